@@ -1,0 +1,108 @@
+# run.tcl --
+#
+#	tclcprof benchmarks (make bench). Each workload runs unprofiled and
+#	under each configuration in turn, interleaved round by round, so that
+#	machine noise hits all of them alike; the figure reported is the
+#	median over the rounds of each configuration's time divided by the
+#	unprofiled time of the same round.
+#
+#	Usage: tclsh run.tcl ?-rounds N? ?-out FILE? ?-only PATTERN?
+
+package require tclcprof
+
+set opts [dict merge {-rounds 7 -out "" -only *} $argv]
+set rounds [dict get $opts -rounds]
+
+# The cbtest helper provides an empty object trace with tclcprof's flags:
+# the cost of Tcl's trace machinery alone.
+set cbLib [file join [expr {[info exists env(TCLCPROF_BUILDDIR)]
+    ? $env(TCLCPROF_BUILDDIR) : "."}] libcbtest[info sharedlibextension]]
+if {[file exists $cbLib]} {
+    load $cbLib Cbtest
+}
+
+# --- workloads ------------------------------------------------------------
+
+proc tiny {} {}
+proc w_tinyloop {} {
+    for {set i 0} {$i < 1000000} {incr i} { tiny }
+}
+proc fib {n} {
+    if {$n < 2} { return $n }
+    expr {[fib [expr {$n - 1}]] + [fib [expr {$n - 2}]]}
+}
+proc w_fib {} { fib 25 }
+proc w_builtin {} {
+    set s ""
+    for {set i 0} {$i < 200000} {incr i} {
+        append s [string map {a b} "abc$i"]
+        if {[regexp {9$} $i]} { set s [string range $s end-50 end] }
+        dict set d [expr {$i % 100}] $i
+    }
+    lsort [dict keys $d]
+}
+
+set workloads {
+    tinyloop {1e6 calls of an empty proc} w_tinyloop
+    fib      {recursive fib 25 (250k calls)} w_fib
+    builtin  {string/regexp/dict/lsort in a loop} w_builtin
+}
+
+# --- configurations -------------------------------------------------------
+
+set configs [list base {} {}]
+if {[llength [info commands cbtest::emptytrace]]} {
+    lappend configs emptytrace {cbtest::emptytrace 1} {cbtest::emptytrace 0}
+}
+lappend configs stack {tclcprof::start -mode stack} {tclcprof::stop}
+
+proc median {l} {
+    set l [lsort -real $l]
+    set n [llength $l]
+    if {$n % 2} { return [lindex $l [expr {$n / 2}]] }
+    expr {([lindex $l [expr {$n/2 - 1}]] + [lindex $l [expr {$n/2}]]) / 2.0}
+}
+
+proc timeit {script} {
+    set t0 [clock microseconds]
+    uplevel #0 $script
+    expr {([clock microseconds] - $t0) / 1e6}
+}
+
+set machine [list cores [exec nproc] tcl [info patchlevel] \
+    host [info hostname] date [clock format [clock seconds] -gmt 1]]
+puts "tclcprof [package present tclcprof] benchmarks: $machine"
+puts "median ratio over $rounds interleaved rounds (time / unprofiled time of the same round)"
+puts ""
+set results {}
+foreach {wname wdesc wproc} $workloads {
+    if {![string match [dict get $opts -only] $wname]} continue
+    # warm up: compile everything once
+    $wproc
+    set times {}
+    for {set r 0} {$r < $rounds} {incr r} {
+        foreach {cname on off} $configs {
+            uplevel #0 $on
+            set t [timeit $wproc]
+            uplevel #0 $off
+            dict lappend times $cname $t
+        }
+    }
+    set base [dict get $times base]
+    set row [list workload $wname base_s [format %.3f [median $base]]]
+    set line [format "%-9s %-40s base %.3fs" $wname $wdesc [median $base]]
+    foreach {cname on off} $configs {
+        if {$cname eq "base"} continue
+        set ratios [lmap t [dict get $times $cname] b $base {expr {$t / $b}}]
+        set m [median $ratios]
+        dict set row $cname [format %.3f $m]
+        append line [format "  %s %.2fx" $cname $m]
+    }
+    puts $line
+    lappend results $row
+}
+if {[dict get $opts -out] ne ""} {
+    set f [open [dict get $opts -out] w]
+    puts $f [list machine $machine rounds $rounds results $results]
+    close $f
+}

@@ -1,0 +1,64 @@
+# all.tcl --
+#
+#	Runs tclcprof's test suite: every *.test file in this directory,
+#	each in a child tclsh of its own (so a crash is confined to one
+#	file), through tcltest's runAllTests.
+#
+#	    tclsh all.tcl ?tcltest option value ...?
+#
+#	Options go to tcltest::configure, e.g. -file 'level*.test',
+#	-match 'stack-*', -verbose bpe, -singleproc 1.  "make test" runs
+#	this script with TCLLIBPATH pointing at the build directory and
+#	passes TESTFLAGS as the options.
+#
+#	The exit status is 1 when any test failed or any test file did not
+#	run to completion (error, crash, non-zero exit), and 0 otherwise,
+#	so that "make test" fails along with the tests.
+#
+# Copyright (c) 2026 The tclcprof authors.
+#
+# See the file "LICENSE" for information on usage and redistribution of
+# this file, and for a DISCLAIMER OF ALL WARRANTIES.
+
+package require Tcl 8.6
+package require tcltest 2.2
+
+# Not ::tclcprof: with -singleproc 1 that namespace belongs to the
+# package, whose C code creates it.
+namespace eval ::tclcprof_alltests {
+    variable failed 0
+}
+
+tcltest::configure -testdir [file dirname [file normalize [info script]]]
+tcltest::configure {*}$argv
+
+if {![llength [glob -nocomplain -directory [tcltest::testsDirectory] *.test]]} {
+    puts stderr "all.tcl: no *.test files in [tcltest::testsDirectory]"
+    exit 1
+}
+
+# tcltest resets its counts as it reports them, so look at them from
+# the cleanup hook, which runs just before: in the final report of
+# runAllTests (counts summed over the child processes, and the names of
+# failing files) and, with -singleproc 1, after each test file.
+proc tcltest::cleanupTestsHook {} {
+    variable numTests
+    variable failFiles
+    if {$numTests(Failed) > 0 || [llength $failFiles] > 0} {
+	set ::tclcprof_alltests::failed 1
+    }
+}
+
+# runAllTests itself (tcltest 2.5 and later) returns true when a test
+# failed or a test file exited with an error or died; older versions
+# return nothing.
+set result [tcltest::runAllTests]
+if {[string is true -strict $result]} {
+    set ::tclcprof_alltests::failed 1
+}
+
+if {$::tclcprof_alltests::failed} {
+    puts stderr "all.tcl: FAILED (see the failing tests or test files above)"
+    exit 1
+}
+exit 0

@@ -1,0 +1,78 @@
+# common.tcl --
+#
+#	Shared set-up for the tclcprof test files: loads the package and the
+#	cbtest helper extension (C commands that call back into Tcl), and
+#	defines the probe used to read the level stack from inside a context.
+
+package require tcltest 2.5
+namespace import -force ::tcltest::*
+
+package require tclcprof
+
+# The helper extension is built next to the package library by
+# "make test"; TCLCPROF_BUILDDIR names that directory.
+proc ::cbtestLib {} {
+    set name libcbtest[info sharedlibextension]
+    foreach dir [list [expr {[info exists ::env(TCLCPROF_BUILDDIR)]
+            ? $::env(TCLCPROF_BUILDDIR) : ""}] \
+            [file dirname [testsDirectory]] [pwd]] {
+        if {$dir ne "" && [file exists [file join $dir $name]]} {
+            return [file normalize [file join $dir $name]]
+        }
+    }
+    return ""
+}
+if {[info commands ::cbtest::eval] eq "" && [cbtestLib] ne ""} {
+    load [cbtestLib] Cbtest
+}
+testConstraint cbtest [llength [info commands ::cbtest::eval]]
+testConstraint thread [expr {![catch {package require Thread}]}]
+
+# probe --
+#	Record the names of the tracked frames, without the probe itself, in
+#	::seen (one list per call).
+proc ::probe {} {
+    lappend ::seen [lmap f [lrange [tclcprof::stack] 0 end-1] {
+        dict get $f name
+    }]
+    return
+}
+
+# probeKinds --
+#	Like probe, with "name/kind" for each frame.
+proc ::probeKinds {} {
+    lappend ::seen [lmap f [lrange [tclcprof::stack] 0 end-1] {
+        string cat [dict get $f name] / [dict get $f kind]
+    }]
+    return
+}
+
+# collect script --
+#	Run script at global level with profiling on; return what the probes
+#	saw. collect's own frame is not tracked (it was entered before start)
+#	and the uplevel that runs the script is left out.
+proc ::collect {script} {
+    set ::seen {}
+    tclcprof::start
+    try {
+        uplevel #0 $script
+    } finally {
+        tclcprof::stop
+    }
+    set out {}
+    foreach s $::seen {
+        lappend out [lrange $s 1 end]
+    }
+    return $out
+}
+
+# Run a script in a child tclsh with the package available; return its
+# stdout (trimmed). Used for tests that need a pristine process.
+proc ::childTclsh {script} {
+    set f [makeFile $script child[pid][incr ::childCount].tcl]
+    try {
+        return [string trim [exec [interpreter] $f 2>@1]]
+    } finally {
+        removeFile $f
+    }
+}

@@ -42,10 +42,21 @@ proc w_builtin {} {
     lsort [dict keys $d]
 }
 
+proc w_cheavy {} {
+    # C doing the work, called from a Tcl loop and calling back into Tcl.
+    for {set i 0} {$i < 100} {incr i} {
+        cbtest::work 2000
+        cbtest::callback {cbtest::work 500}
+    }
+}
+
 set workloads {
     tinyloop {1e6 calls of an empty proc} w_tinyloop
     fib      {recursive fib 25 (250k calls)} w_fib
     builtin  {string/regexp/dict/lsort in a loop} w_builtin
+}
+if {[llength [info commands cbtest::spin]]} {
+    lappend workloads cheavy {C work, C calling back into Tcl} w_cheavy
 }
 
 # --- configurations -------------------------------------------------------
@@ -55,6 +66,8 @@ if {[llength [info commands cbtest::emptytrace]]} {
     lappend configs emptytrace {cbtest::emptytrace 1} {cbtest::emptytrace 0}
 }
 lappend configs stack {tclcprof::start -mode stack} {tclcprof::stop}
+lappend configs sample {tclcprof::start -mode sample -clock cpu} {tclcprof::stop}
+lappend configs sample-wall {tclcprof::start -mode sample -clock wall} {tclcprof::stop}
 
 proc median {l} {
     set l [lsort -real $l]
@@ -101,6 +114,38 @@ foreach {wname wdesc wproc} $workloads {
     puts $line
     lappend results $row
 }
+# Per-sample handler cost at native depths ~20 and ~60 (C recursion adds
+# one frame per level), from the handler's own timing histogram.
+if {[llength [info commands cbtest::nest]]} {
+    puts ""
+    foreach extra {0 40} {
+        tclcprof::start -mode sample -clock cpu
+        cbtest::nest $extra {cbtest::spin 2000}
+        set d [tclcprof::data]
+        set h [dict get [tclcprof::status] sampling handler]
+        tclcprof::stop
+        proc depth {n} {
+            set m 0
+            foreach c [dict get $n children] {
+                set x [depth $c]
+                if {$x > $m} { set m $x }
+            }
+            expr {$m + 1}
+        }
+        # Count native frames as the sampler saw them: -native all.
+        tclcprof::start -mode sample -clock cpu -native all
+        cbtest::nest $extra {cbtest::spin 300}
+        set native [expr {[depth [dict get [tclcprof::data] tree]] - 1}]
+        tclcprof::stop
+        tclcprof::configure -native user
+        puts [format "handler at native depth ~%d: median %.1f us, p99 %.1f us, mean %.1f us" \
+            $native [expr {[dict get $h median_ns] / 1e3}] \
+            [expr {[dict get $h p99_ns] / 1e3}] [expr {[dict get $h mean_ns] / 1e3}]]
+        lappend results [list handler_depth $native median_us \
+            [expr {[dict get $h median_ns] / 1e3}] p99_us [expr {[dict get $h p99_ns] / 1e3}]]
+    }
+}
+
 if {[dict get $opts -out] ne ""} {
     set f [open [dict get $opts -out] w]
     puts $f [list machine $machine rounds $rounds results $results]

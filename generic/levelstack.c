@@ -487,6 +487,13 @@ CprofStackLiveDepth(
     return depth;
 }
 
+const int *
+CprofNumLevelsPtr(
+    Tcl_Interp *interp)
+{
+    return &((Interp *) interp)->numLevels;
+}
+
 /*
  *----------------------------------------------------------------------
  *
@@ -1233,6 +1240,9 @@ TraceEnter(
 	return;
     }
     statePtr->counters.enters++;
+    if (statePtr->samplerPtr != NULL && statePtr->samplerPtr->needDrain) {
+	CprofDrain(statePtr);
+    }
     anchor = (statePtr->calib.state == CPROF_CALIB_OK)
 	    ? marker + statePtr->calib.offset : 0;
 

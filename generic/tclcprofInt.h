@@ -21,10 +21,18 @@
 #include <tcl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifndef MODULE_SCOPE
 #   define MODULE_SCOPE extern __attribute__((__visibility__("hidden")))
 #endif
+
+#ifndef INT2PTR
+#   define INT2PTR(p) ((void *)(intptr_t)(p))
+#   define PTR2INT(p) ((int)(intptr_t)(p))
+#endif
+
+typedef struct CprofSymbolizer CprofSymbolizer;
 
 #ifndef PACKAGE_VERSION
 #   define PACKAGE_VERSION "0.1"
@@ -100,12 +108,23 @@ typedef struct CprofStack {
 } CprofStack;
 
 /*
- * Profiling modes. Only the level stack exists in this version; the
- * sampler and the exact timers build on it.
+ * Profiling modes.
  */
 
 enum CprofMode {
-    CPROF_MODE_STACK = 0	/* Track the level stack only. */
+    CPROF_MODE_SAMPLE = 0,	/* Timer-signal sampling (the default). */
+    CPROF_MODE_STACK		/* Track the level stack only. */
+};
+
+enum CprofClock {
+    CPROF_CLOCK_CPU = 0,	/* The thread's CPU time. */
+    CPROF_CLOCK_WALL		/* Elapsed time, blocked time included. */
+};
+
+enum CprofNative {
+    CPROF_NATIVE_USER = 0,	/* C frames outside libtcl. */
+    CPROF_NATIVE_ALL,		/* Every C frame. */
+    CPROF_NATIVE_NONE		/* Tcl frames only. */
 };
 
 /*
@@ -114,8 +133,110 @@ enum CprofMode {
 
 typedef struct CprofOptions {
     int mode;			/* enum CprofMode. */
-    int control;		/* Show control commands (if, foreach...). */
+    int clock;			/* enum CprofClock. */
+    int native;			/* enum CprofNative. */
+    int control;		/* Keep control commands (if, foreach...). */
+    double rate;		/* Requested samples per second; 0: default
+				 * of the clock. */
 } CprofOptions;
+
+/*
+ * One Tcl frame as copied by the signal handler.
+ */
+
+typedef struct CprofTclRef {
+    int nameId;
+    int level;
+    int kind;
+    uintptr_t anchor;
+} CprofTclRef;
+
+/*
+ * A raw sample, written by the signal handler into a preallocated ring
+ * slot. Native frames are innermost first, as unwound; Tcl frames
+ * outermost first, as on the level stack.
+ */
+
+#define CPROF_NATIVE_MAX	128
+#define CPROF_TCL_MAX		128
+
+#define CPROF_SAMPLE_NATIVE_TRUNC	0x1
+#define CPROF_SAMPLE_TCL_TRUNC		0x2
+#define CPROF_SAMPLE_NO_SIGFRAME	0x4	/* Interrupted frame not found:
+						 * frames kept from the handler
+						 * on. */
+
+typedef struct CprofSample {
+    uint32_t weight;		/* 1 + timer overruns. */
+    uint16_t nNative;
+    uint16_t nTcl;
+    uint32_t flags;
+    uint64_t timeNs;		/* CLOCK_MONOTONIC at the signal. */
+    uintptr_t ip[CPROF_NATIVE_MAX];	/* ip[0] is the interrupted PC;
+					 * the others return addresses. */
+    uintptr_t cfa[CPROF_NATIVE_MAX];	/* Stack pointer of each frame (the
+					 * value the splice compares with
+					 * anchors). */
+    CprofTclRef tcl[CPROF_TCL_MAX];
+} CprofSample;
+
+/*
+ * The splice (splice.c): merge a sample's native and Tcl frames into one
+ * stack, outermost first. Each output entry names a native frame (its
+ * index in ip[]) or a Tcl frame (its index in tcl[]).
+ */
+
+typedef struct CprofSpliceEntry {
+    int isTcl;
+    int index;
+} CprofSpliceEntry;
+
+MODULE_SCOPE int	CprofSplice(const uintptr_t *ip, const uintptr_t *cfa,
+			    int nNative, const CprofTclRef *tcl, int nTcl,
+			    uintptr_t trampStart, uintptr_t trampEnd,
+			    CprofSpliceEntry *out, int *unmatchedPtr);
+
+/*
+ * The aggregated call tree (aggregate.c).
+ */
+
+typedef struct CprofFrameDef {
+    int isC;			/* 0: Tcl frame, 1: native C function. */
+    int nameId;
+    int moduleId;		/* C: module name id or -1; Tcl: -1. */
+    int tclKind;		/* Tcl: enum CprofFrameKind; C: -1. */
+} CprofFrameDef;
+
+typedef struct CprofNode {
+    int frame;			/* Index into frames, -1 for the root. */
+    int parent;
+    int firstChild;
+    int nextSibling;
+    uint64_t self;		/* Weight of samples ending here ("In"). */
+    uint64_t total;		/* Weight of samples through here ("Under"). */
+} CprofNode;
+
+typedef struct CprofTree {
+    CprofFrameDef *frames;
+    int numFrames, capFrames;
+    Tcl_HashTable frameIndex;	/* CprofFrameDef key -> frame index. */
+    CprofNode *nodes;		/* nodes[0] is the root. */
+    int numNodes, capNodes;
+    Tcl_HashTable childIndex;	/* (parent, frame) -> node index. */
+    uint64_t samples;		/* Samples added. */
+    uint64_t weight;		/* Their total weight. */
+    uint64_t truncatedNodes;	/* Weight folded for want of node space. */
+} CprofTree;
+
+#define CPROF_TREE_MAX_NODES	(1 << 22)
+
+MODULE_SCOPE void	CprofTreeInit(CprofTree *treePtr);
+MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
+MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
+			    int nameId, int moduleId, int tclKind);
+MODULE_SCOPE void	CprofTreeAdd(CprofTree *treePtr, const int *frames,
+			    int numFrames, uint64_t weight);
+MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr);
 
 /*
  * Counters reported by status.
@@ -150,6 +271,80 @@ typedef struct CprofCalibration {
 #define CPROF_CALIB_FAILED	2
 
 /*
+ * The sampler of one thread (unix/sampler.c). The fields up to 'ring' are
+ * read and written by the signal handler; the handler reaches the
+ * structure through an initial-exec thread-local pointer.
+ */
+
+#define CPROF_HIST_BUCKETS 160
+
+typedef struct CprofSamplerCounters {
+    uint64_t signals;		/* Signals handled for this thread. */
+    uint64_t weight;		/* Their weight (1 + overruns). */
+    uint64_t samples;		/* Samples written to the ring. */
+    uint64_t dropsFull;		/* Weight dropped: ring full. */
+    uint64_t dropsBusy;		/* Weight dropped: handler re-entered. */
+    uint64_t overhead;		/* Weight that landed in the profiler's
+				 * own normal-context work (draining). */
+    uint64_t nativeTrunc;	/* Samples with truncated native stacks. */
+    uint64_t tclTrunc;		/* Samples with truncated Tcl stacks. */
+    uint64_t noSigframe;	/* Samples whose interrupted frame was not
+				 * found in the unwind. */
+    uint64_t handlerNs;		/* Time spent in the handler. */
+    uint64_t handlerHist[CPROF_HIST_BUCKETS];
+				/* Handler time histogram, four buckets per
+				 * power of two of ns (CprofHistBounds). */
+} CprofSamplerCounters;
+
+MODULE_SCOPE void	CprofHistBounds(int bucket, double *loPtr,
+			    double *hiPtr);
+
+typedef struct CprofSampler {
+    volatile int enabled;	/* Handler records samples. */
+    volatile int busy;		/* Handler running (re-entry guard). */
+    volatile int draining;	/* Normal context is draining the ring:
+				 * samples are counted as overhead. */
+    volatile int needDrain;	/* Set by the handler when the ring is half
+				 * full; polled by the trace callback. */
+    CprofStack *stackPtr;	/* The profiled interpreter's level stack. */
+    const int *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
+    CprofSample *slots;		/* Ring of preallocated samples. */
+    uint32_t mask;		/* Number of slots - 1 (power of two). */
+    volatile uint32_t head;	/* Next slot to write (handler). */
+    volatile uint32_t tail;	/* Next slot to read (normal context). */
+    CprofSamplerCounters counters;
+
+    /* Normal context only. */
+    int clock;			/* enum CprofClock. */
+    double rate;		/* Requested samples per second. */
+    int signo;			/* Signal used. */
+    pid_t pid;			/* Process that armed the timer. */
+    pid_t tid;			/* Thread the timer targets. */
+    void *timer;		/* timer_t, as a pointer-sized value. */
+    int armed;
+    uint64_t startCpuNs;	/* Thread CPU time at start. */
+    uint64_t startWallNs;
+    uint64_t cpuNs;		/* Accumulated, while armed. */
+    uint64_t wallNs;
+} CprofSampler;
+
+MODULE_SCOPE int	CprofSamplerCreate(Tcl_Interp *interp,
+			    CprofStack *stackPtr, const int *numLevelsPtr,
+			    int clock, double rate, CprofSampler **samplerPtrPtr);
+MODULE_SCOPE int	CprofSamplerArm(Tcl_Interp *interp,
+			    CprofSampler *samplerPtr);
+MODULE_SCOPE void	CprofSamplerDisarm(CprofSampler *samplerPtr);
+MODULE_SCOPE void	CprofSamplerDestroy(CprofSampler *samplerPtr);
+MODULE_SCOPE CprofSample *CprofSamplerPeek(CprofSampler *samplerPtr);
+MODULE_SCOPE void	CprofSamplerRelease(CprofSampler *samplerPtr);
+MODULE_SCOPE double	CprofDefaultRate(int clock);
+MODULE_SCOPE const char *CprofSignalName(void);
+MODULE_SCOPE uint64_t	CprofForeignSignals(void);
+MODULE_SCOPE int	CprofUnwindReady(char *msg, size_t msgLen);
+MODULE_SCOPE int	CprofNativeWalk(uintptr_t *ip, uintptr_t *cfa,
+			    int max);
+
+/*
  * Per-interpreter state, kept as AssocData under CPROF_ASSOC.
  */
 
@@ -182,7 +377,33 @@ typedef struct CprofState {
     uintptr_t calibTramp;	/* Trampoline SP found from the callback. */
     CprofCalibration calib;
     int deleting;		/* The interpreter is being deleted. */
+
+    /* Sampling. */
+    CprofSampler *samplerPtr;	/* While sampling (mode sample). */
+    CprofTree tree;		/* Aggregated samples. */
+    CprofSymbolizer *symPtr;	/* Native names. */
+    Tcl_TimerToken drainTimer;	/* Periodic drain from the event loop. */
+    Tcl_WideInt splicedSamples;	/* Samples whose Tcl frames all matched. */
+    Tcl_WideInt unsplicedSamples;/* Samples with unmatched Tcl frames. */
+    Tcl_WideInt unmatchedFrames;/* Tcl frames that matched no anchor. */
+    int hasData;		/* Something was collected since reset. */
+    CprofSamplerCounters lastCounters;
+				/* Counters of the last sampler, kept after
+				 * stop. */
+    double lastRate, lastAchieved;
+    int lastClock;
+    unsigned char *moduleFlags;	/* Per module name id: 0 unknown, 1 user,
+				 * 2 system library. */
+    int numModuleFlags;
 } CprofState;
+
+/*
+ * Sample processing (aggregate.c).
+ */
+
+MODULE_SCOPE void	CprofDrain(CprofState *statePtr);
+MODULE_SCOPE void	CprofAddSample(CprofState *statePtr,
+			    const CprofSample *samplePtr);
 
 /*
  * Name table (levelstack.c): process-wide interned display names. Ids are
@@ -206,6 +427,7 @@ MODULE_SCOPE void	CprofStackClear(CprofState *statePtr);
 MODULE_SCOPE int	CprofStackCalibrate(CprofState *statePtr);
 MODULE_SCOPE const char *CprofKindName(int kind);
 MODULE_SCOPE int	CprofStackLiveDepth(CprofState *statePtr);
+MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
 
 /*
  * Native side (unix/calibrate.c): libunwind in normal context only.
@@ -215,6 +437,36 @@ MODULE_SCOPE int	CprofTrampolineRange(uintptr_t *startPtr,
 			    uintptr_t *endPtr, char *msg, size_t msgLen);
 MODULE_SCOPE int	CprofNativeTrampolines(uintptr_t start, uintptr_t end,
 			    uintptr_t *sps, int max);
+
+/*
+ * Symbolizer (unix/symbolize.c): native addresses to function names, in
+ * normal context only. An own ELF reader over .symtab/.dynsym of every
+ * loaded module (so static functions of unstripped libraries have names),
+ * falling back to stable "module!fn_0x<offset>" names for addresses in
+ * stripped code, and "[unknown]" for addresses in no loaded module.
+ * Results are cached per address; the module list is re-read by
+ * CprofSymRefresh (call it before resolving a batch of addresses captured
+ * since the last refresh, so that a library loaded meanwhile is known; an
+ * address whose module was unloaded since it was captured may resolve to
+ * "[unknown]", never to a wrong name).
+ */
+
+typedef struct CprofSymInfo {
+    int nameId;			/* CprofNameIntern id of the function name
+				 * ("fn", "module!fn_0x1a2b" or "[unknown]"). */
+    int moduleId;		/* CprofNameIntern id of the module's base
+				 * name ("libtcl8.6.so", "tclsh8.6"), or -1. */
+    uintptr_t funcStart;	/* Function start address, or 0 if unknown. */
+    int inTcl;			/* Address lies in the Tcl library itself. */
+    int exact;			/* 1 if named from a symbol table, 0 if the
+				 * name is synthesized. */
+} CprofSymInfo;
+
+MODULE_SCOPE CprofSymbolizer *CprofSymNew(void);
+MODULE_SCOPE void	CprofSymFree(CprofSymbolizer *symPtr);
+MODULE_SCOPE void	CprofSymRefresh(CprofSymbolizer *symPtr);
+MODULE_SCOPE void	CprofSymResolve(CprofSymbolizer *symPtr,
+			    uintptr_t addr, CprofSymInfo *infoPtr);
 
 /*
  * Time (tclcprof.c).

@@ -10,3 +10,4 @@
 # this file, and for a DISCLAIMER OF ALL WARRANTIES.
 
 namespace eval ::tclcprof {}
+source -encoding utf-8 [file join [file dirname [info script]] report.tcl]

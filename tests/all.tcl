@@ -30,6 +30,25 @@ namespace eval ::tclcprof_alltests {
 }
 
 tcltest::configure -testdir [file dirname [file normalize [info script]]]
+
+# Temporary files go to a directory of their own, not the source tree.
+set ::tclcprof_alltests::tmp [file join \
+    [expr {[info exists ::env(TMPDIR)] ? $::env(TMPDIR) : "/tmp"}] \
+    tclcprof-tests-[pid]]
+file mkdir $::tclcprof_alltests::tmp
+tcltest::configure -tmpdir $::tclcprof_alltests::tmp
+
+# A watchdog: each test file runs in a child tclsh that is killed after
+# ten minutes, so that a hang fails the suite instead of stalling it.
+if {![catch {exec timeout --version}]} {
+    set wrapper [file join $::tclcprof_alltests::tmp tclsh-watchdog]
+    set f [open $wrapper w]
+    puts $f "#!/bin/sh"
+    puts $f "exec timeout -s KILL 600 [list [info nameofexecutable]] \"\$@\""
+    close $f
+    file attributes $wrapper -permissions 0755
+    tcltest::interpreter $wrapper
+}
 tcltest::configure {*}$argv
 
 if {![llength [glob -nocomplain -directory [tcltest::testsDirectory] *.test]]} {
@@ -59,6 +78,8 @@ set result [tcltest::runAllTests]
 if {[string is true -strict $result]} {
     set ::tclcprof_alltests::failed 1
 }
+
+catch {file delete -force $::tclcprof_alltests::tmp}
 
 # A plain closing line that CI systems recognise.
 if {[info exists ::tclcprof_alltests::counts]} {

@@ -12,13 +12,345 @@
  * this file, and for a DISCLAIMER OF ALL WARRANTIES.
  */
 
+#ifndef _GNU_SOURCE
+#   define _GNU_SOURCE
+#endif
 #include <tcl.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+/*
+ * Command procedures that end in "return Tcl_Eval...(...)" would be
+ * compiled as tail calls and vanish from native stacks; tests need to see
+ * them.
+ */
+
+#define NOTAIL __attribute__((optimize("no-optimize-sibling-calls")))
+
+/*
+ * Everything here that should show up as a C frame in a profile is
+ * NOINLINE; the command procedures are reached through pointers anyway.
+ */
+
+/*
+ * Spin -- burn 'ms' milliseconds of this thread's CPU time in C.
+ */
+
+static double
+ThreadCpuMs(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static NOINLINE double
+Spin(
+    double ms)
+{
+    double end = ThreadCpuMs() + ms;
+    volatile double x = 1.0;
+
+    while (ThreadCpuMs() < end) {
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+	    x = x * 1.0000001 + 1e-9;
+	}
+    }
+    return x;
+}
+
+/*
+ * cbtest::spin ms			-- burn CPU in C
+ */
+
+static NOTAIL int
+SpinCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    double ms;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetDoubleFromObj(interp, objv[1], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp, Tcl_NewDoubleObj(Spin(ms) > 0 ? ms : 0));
+    return TCL_OK;
+}
+
+/*
+ * cbtest::work n			-- a fixed amount of C work: n thousand
+ *					   iterations (for timing, unlike spin)
+ */
+
+static NOINLINE double
+Work(
+    long n)
+{
+    volatile double x = 1.0;
+    long i;
+
+    for (i = 0; i < n * 1000; i++) {
+	x = x * 1.0000001 + 1e-9;
+    }
+    return x;
+}
+
+static NOTAIL int
+WorkCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    long n;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "n");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetLongFromObj(interp, objv[1], &n) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp, Tcl_NewDoubleObj(Work(n)));
+    return TCL_OK;
+}
+
+/*
+ * cbtest::callback script		-- a C helper between the command and
+ *					   the Tcl it calls back
+ */
+
+static NOINLINE NOTAIL int
+CallbackHelper(
+    Tcl_Interp *interp,
+    Tcl_Obj *scriptObj)
+{
+    int code = Tcl_EvalObjEx(interp, scriptObj, 0);
+
+    Spin(0.0);
+    return code;
+}
+
+static NOTAIL int
+CallbackCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "script");
+	return TCL_ERROR;
+    }
+    return CallbackHelper(interp, objv[1]);
+}
+
+/*
+ * cbtest::sigprof install|check|remove	-- a host that owns SIGPROF
+ */
+
+static volatile int hostSignals;
+
+static void
+HostHandler(
+    int signo,
+    siginfo_t *infoPtr,
+    void *context)
+{
+    hostSignals++;
+}
+
+static int
+SigprofCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const subs[] = {"install", "check", "remove", NULL};
+    struct sigaction sa;
+    int index;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "install|check|remove");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIndexFromObj(interp, objv[1], subs, "subcommand", 0, &index)
+	    != TCL_OK) {
+	return TCL_ERROR;
+    }
+    memset(&sa, 0, sizeof(sa));
+    switch (index) {
+    case 0:
+	sa.sa_sigaction = HostHandler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	break;
+    case 1:
+	sigaction(SIGPROF, NULL, &sa);
+	Tcl_SetObjResult(interp, Tcl_NewBooleanObj(
+		(sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == HostHandler));
+	break;
+    case 2:
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGPROF, &sa, NULL);
+	break;
+    }
+    return TCL_OK;
+}
+
+/*
+ * cbtest::forkwait n ms		-- fork n children that each spin ms
+ *					   and exit 0; returns how many exited
+ *					   normally with status 0
+ */
+
+static int
+ForkWaitCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int n, i, ok = 0;
+    double ms;
+
+    if (objc != 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "n ms");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[1], &n) != TCL_OK
+	    || Tcl_GetDoubleFromObj(interp, objv[2], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    for (i = 0; i < n; i++) {
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+	    Spin(ms);
+	    _exit(0);
+	}
+	if (pid < 0) {
+	    break;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+	    /* retry */
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+	    ok++;
+	}
+    }
+    Tcl_SetObjResult(interp, Tcl_NewIntObj(ok));
+    return TCL_OK;
+}
+
+/*
+ * cbtest::churn start n libA libB | stop	-- background threads that
+ *	malloc/free and dlopen/dlclose two libraries in a loop (the
+ *	sampler's stress load); stop returns the number of cycles done
+ */
+
+static volatile int churnStop;
+static volatile long churnCycles;
+static pthread_t churnThreads[16];
+static int churnCount;
+static char churnLibs[2][1024];
+
+static void *
+ChurnMain(
+    void *arg)
+{
+    long k = (long) arg;
+
+    while (!churnStop) {
+	int i;
+	void *blocks[64];
+
+	for (i = 0; i < 64; i++) {
+	    blocks[i] = malloc(16 + (size_t) ((i * 37 + k) % 4000));
+	}
+	for (i = 0; i < 64; i++) {
+	    free(blocks[i]);
+	}
+	if (k % 2 == 0 && churnLibs[0][0]) {
+	    void *h = dlopen(churnLibs[(churnCycles / 2) % 2], RTLD_NOW);
+
+	    if (h != NULL) {
+		dlclose(h);
+	    }
+	}
+	__atomic_add_fetch(&churnCycles, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static int
+ChurnCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int i, n;
+
+    if (objc == 2 && strcmp(Tcl_GetString(objv[1]), "stop") == 0) {
+	churnStop = 1;
+	for (i = 0; i < churnCount; i++) {
+	    pthread_join(churnThreads[i], NULL);
+	}
+	churnCount = 0;
+	Tcl_SetObjResult(interp, Tcl_NewWideIntObj(churnCycles));
+	return TCL_OK;
+    }
+    if (objc != 5 || strcmp(Tcl_GetString(objv[1]), "start") != 0) {
+	Tcl_WrongNumArgs(interp, 1, objv, "start n libA libB | stop");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[2], &n) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (n < 0 || n > 16 || churnCount != 0) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("bad churn request", -1));
+	return TCL_ERROR;
+    }
+    strncpy(churnLibs[0], Tcl_GetString(objv[3]), sizeof(churnLibs[0]) - 1);
+    strncpy(churnLibs[1], Tcl_GetString(objv[4]), sizeof(churnLibs[1]) - 1);
+    churnStop = 0;
+    churnCycles = 0;
+    for (i = 0; i < n; i++) {
+	if (pthread_create(&churnThreads[i], NULL, ChurnMain,
+		(void *) (long) i) == 0) {
+	    churnCount++;
+	}
+    }
+    return TCL_OK;
+}
 
 /*
  * cbtest::evalobjv cmd ?arg ...?	-- Tcl_EvalObjv
  */
 
-static int
+static NOTAIL int
 EvalObjvCmd(
     ClientData clientData,
     Tcl_Interp *interp,
@@ -36,7 +368,7 @@ EvalObjvCmd(
  * cbtest::eval script			-- Tcl_Eval of a string
  */
 
-static int
+static NOTAIL int
 EvalCmd(
     ClientData clientData,
     Tcl_Interp *interp,
@@ -55,7 +387,7 @@ EvalCmd(
  *					   the list of results
  */
 
-static int
+static NOTAIL int
 EvalObjExCmd(
     ClientData clientData,
     Tcl_Interp *interp,
@@ -92,7 +424,7 @@ EvalObjExCmd(
  *					   Tcl_EvalObjEx the script
  */
 
-static int
+static NOINLINE NOTAIL int
 Nest(
     Tcl_Interp *interp,
     int depth,
@@ -107,7 +439,7 @@ Nest(
     return Nest(interp, depth - 1, scriptObj) + pad[0] * 0;
 }
 
-static int
+static NOTAIL int
 NestCmd(
     ClientData clientData,
     Tcl_Interp *interp,
@@ -185,5 +517,11 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::nest", NestCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::work", WorkCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::callback", CallbackCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::sigprof", SigprofCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::forkwait", ForkWaitCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::churn", ChurnCmd, NULL, NULL);
     return Tcl_PkgProvideEx(interp, "cbtest", "1.0", NULL);
 }

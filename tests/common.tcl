@@ -76,3 +76,71 @@ proc ::childTclsh {script} {
         removeFile $f
     }
 }
+
+# --- helpers for sampled profiles -------------------------------------
+
+# findNodes node name --
+#	All nodes named name in the tree below node (not below a match).
+proc ::findNodes {node name} {
+    set out {}
+    foreach c [dict get $node children] {
+        if {[dict get $c name] eq $name} {
+            lappend out $c
+        } else {
+            lappend out {*}[findNodes $c $name]
+        }
+    }
+    return $out
+}
+
+# chainWeight tree chain --
+#	{chain root}: the weight of samples whose stack contains the frames of
+#	chain consecutively, starting at a frame named [lindex $chain 0];
+#	and the total weight under the frames named [lindex $chain 0].
+proc ::chainWeight {tree chain} {
+    set hit 0
+    set all 0
+    foreach n [findNodes $tree [lindex $chain 0]] {
+        incr all [dict get $n total]
+        incr hit [ChainFrom $n [lrange $chain 1 end]]
+    }
+    list $hit $all
+}
+proc ::ChainFrom {node rest} {
+    if {![llength $rest]} {
+        return [dict get $node total]
+    }
+    set w 0
+    foreach c [dict get $node children] {
+        if {[dict get $c name] eq [lindex $rest 0]} {
+            incr w [ChainFrom $c [lrange $rest 1 end]]
+        }
+    }
+    return $w
+}
+
+# nodeTotal tree name --
+#	Sum of the totals of the outermost nodes named name.
+proc ::nodeTotal {tree name} {
+    set w 0
+    foreach n [findNodes $tree $name] {
+        incr w [dict get $n total]
+    }
+    return $w
+}
+
+# treePaths node --
+#	Every path from below node to a node with self weight, as
+#	{path self} pairs; names joined with " > ".
+proc ::treePaths {node {prefix {}}} {
+    set out {}
+    foreach c [dict get $node children] {
+        set p [expr {$prefix eq "" ? [dict get $c name]
+                : "$prefix > [dict get $c name]"}]
+        if {[dict get $c self] > 0} {
+            lappend out $p [dict get $c self]
+        }
+        lappend out {*}[treePaths $c $p]
+    }
+    return $out
+}

@@ -1,11 +1,11 @@
-# demo.tcl --
+# stack.tcl --
 #
 #	A small nested workload (procs, an ensemble, TclOO with next, a
 #	generator coroutine, lsort -command and an event handler) run under
 #	tclcprof. At a few points it prints the live level
 #	stack, the frames the sampler splices into native stacks.
 #
-#	Run with "make demo", or: tclsh examples/demo.tcl
+#	tclsh examples/stack.tcl
 
 package require tclcprof
 
@@ -72,7 +72,7 @@ namespace eval app {
     proc step {} { shapes area square 3 }
 }
 
-tclcprof::start
+tclcprof::start -mode stack
 app::run
 set s [tclcprof::status]
 tclcprof::stop

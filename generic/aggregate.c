@@ -1,0 +1,483 @@
+/*
+ * aggregate.c --
+ *
+ *	From raw samples to the in-memory call tree: drain the sampler's
+ *	ring, splice each sample's Tcl frames into its native frames, name
+ *	the native frames, drop what the options hide, and add the stack to
+ *	the call tree.
+ *
+ *	The call tree has one node per distinct path from the root; each node
+ *	carries "self" (weight of samples whose innermost kept frame is that
+ *	node, "In") and "total" (weight of samples passing through it,
+ *	"Under"). A recursive function appears as a chain of nodes, each
+ *	counted once per sample. Memory grows with the number of distinct
+ *	paths, not with run length, and is capped at CPROF_TREE_MAX_NODES;
+ *	past that, new paths are cut at their deepest existing node and the
+ *	folded weight is counted.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _GNU_SOURCE
+#   define _GNU_SOURCE
+#endif
+#include "tclcprofInt.h"
+#include <dlfcn.h>
+#include <string.h>
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofTreeInit, CprofTreeFree --
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofTreeInit(
+    CprofTree *treePtr)
+{
+    memset(treePtr, 0, sizeof(CprofTree));
+    Tcl_InitHashTable(&treePtr->frameIndex,
+	    (int) (sizeof(CprofFrameDef) / sizeof(int)));
+    Tcl_InitHashTable(&treePtr->childIndex, 2);
+    treePtr->capNodes = 1024;
+    treePtr->nodes = (CprofNode *) ckalloc(treePtr->capNodes
+	    * sizeof(CprofNode));
+    treePtr->numNodes = 1;
+    memset(&treePtr->nodes[0], 0, sizeof(CprofNode));
+    treePtr->nodes[0].frame = -1;
+    treePtr->nodes[0].parent = -1;
+    treePtr->nodes[0].firstChild = -1;
+    treePtr->nodes[0].nextSibling = -1;
+}
+
+void
+CprofTreeFree(
+    CprofTree *treePtr)
+{
+    Tcl_DeleteHashTable(&treePtr->frameIndex);
+    Tcl_DeleteHashTable(&treePtr->childIndex);
+    if (treePtr->frames) {
+	ckfree(treePtr->frames);
+    }
+    if (treePtr->nodes) {
+	ckfree(treePtr->nodes);
+    }
+    memset(treePtr, 0, sizeof(CprofTree));
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofTreeFrame --
+ *
+ *	The index of a frame definition, added if new.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofTreeFrame(
+    CprofTree *treePtr,
+    int isC,
+    int nameId,
+    int moduleId,
+    int tclKind)
+{
+    CprofFrameDef key;
+    Tcl_HashEntry *hPtr;
+    int isNew, index;
+
+    key.isC = isC;
+    key.nameId = nameId;
+    key.moduleId = isC ? moduleId : -1;
+    key.tclKind = isC ? -1 : tclKind;
+    hPtr = Tcl_CreateHashEntry(&treePtr->frameIndex, (char *) &key, &isNew);
+    if (!isNew) {
+	return PTR2INT(Tcl_GetHashValue(hPtr));
+    }
+    if (treePtr->numFrames == treePtr->capFrames) {
+	treePtr->capFrames = treePtr->capFrames ? 2 * treePtr->capFrames
+		: 256;
+	treePtr->frames = (CprofFrameDef *) ckrealloc(treePtr->frames,
+		treePtr->capFrames * sizeof(CprofFrameDef));
+    }
+    index = treePtr->numFrames++;
+    treePtr->frames[index] = key;
+    Tcl_SetHashValue(hPtr, INT2PTR(index));
+    return index;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofTreeAdd --
+ *
+ *	Add one stack (frame indices, outermost first) with its weight.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofTreeAdd(
+    CprofTree *treePtr,
+    const int *frames,
+    int numFrames,
+    uint64_t weight)
+{
+    int node = 0, i;
+
+    treePtr->samples++;
+    treePtr->weight += weight;
+    treePtr->nodes[0].total += weight;
+    for (i = 0; i < numFrames; i++) {
+	int key[2], isNew, child;
+	Tcl_HashEntry *hPtr;
+
+	key[0] = node;
+	key[1] = frames[i];
+	if (treePtr->numNodes >= CPROF_TREE_MAX_NODES) {
+	    hPtr = Tcl_FindHashEntry(&treePtr->childIndex, (char *) key);
+	    if (hPtr == NULL) {
+		treePtr->truncatedNodes += weight;
+		break;
+	    }
+	    isNew = 0;
+	} else {
+	    hPtr = Tcl_CreateHashEntry(&treePtr->childIndex, (char *) key,
+		    &isNew);
+	}
+	if (isNew) {
+	    CprofNode *nPtr;
+
+	    if (treePtr->numNodes == treePtr->capNodes) {
+		treePtr->capNodes *= 2;
+		treePtr->nodes = (CprofNode *) ckrealloc(treePtr->nodes,
+			treePtr->capNodes * sizeof(CprofNode));
+	    }
+	    child = treePtr->numNodes++;
+	    nPtr = &treePtr->nodes[child];
+	    nPtr->frame = frames[i];
+	    nPtr->parent = node;
+	    nPtr->firstChild = -1;
+	    nPtr->nextSibling = treePtr->nodes[node].firstChild;
+	    nPtr->self = 0;
+	    nPtr->total = 0;
+	    treePtr->nodes[node].firstChild = child;
+	    Tcl_SetHashValue(hPtr, INT2PTR(child));
+	} else {
+	    child = PTR2INT(Tcl_GetHashValue(hPtr));
+	}
+	node = child;
+	treePtr->nodes[node].total += weight;
+    }
+    treePtr->nodes[node].self += weight;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofTreeToObj --
+ *
+ *	The tree as nested dicts: {name kind self total children} plus
+ *	tclkind (Tcl frames) or module (C frames). The root has name {} and
+ *	kind root.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static Tcl_Obj *
+NodeToObj(
+    CprofTree *treePtr,
+    int node,
+    Tcl_Obj *const keys[])
+{
+    CprofNode *nPtr = &treePtr->nodes[node];
+    Tcl_Obj *dictObj = Tcl_NewDictObj();
+    Tcl_Obj *childrenObj = Tcl_NewListObj(0, NULL);
+    int child;
+
+    if (nPtr->frame < 0) {
+	Tcl_DictObjPut(NULL, dictObj, keys[0], Tcl_NewObj());
+	Tcl_DictObjPut(NULL, dictObj, keys[1], Tcl_NewStringObj("root", -1));
+    } else {
+	CprofFrameDef *fPtr = &treePtr->frames[nPtr->frame];
+	const char *name = CprofNameString(fPtr->nameId);
+
+	Tcl_DictObjPut(NULL, dictObj, keys[0],
+		Tcl_NewStringObj(name ? name : "?", -1));
+	Tcl_DictObjPut(NULL, dictObj, keys[1],
+		Tcl_NewStringObj(fPtr->isC ? "c" : "tcl", -1));
+	if (fPtr->isC) {
+	    const char *mod = fPtr->moduleId >= 0
+		    ? CprofNameString(fPtr->moduleId) : NULL;
+
+	    Tcl_DictObjPut(NULL, dictObj, keys[5],
+		    Tcl_NewStringObj(mod ? mod : "", -1));
+	} else {
+	    Tcl_DictObjPut(NULL, dictObj, keys[6],
+		    Tcl_NewStringObj(CprofKindName(fPtr->tclKind), -1));
+	}
+    }
+    Tcl_DictObjPut(NULL, dictObj, keys[2],
+	    Tcl_NewWideIntObj((Tcl_WideInt) nPtr->self));
+    Tcl_DictObjPut(NULL, dictObj, keys[3],
+	    Tcl_NewWideIntObj((Tcl_WideInt) nPtr->total));
+    for (child = nPtr->firstChild; child >= 0;
+	    child = treePtr->nodes[child].nextSibling) {
+	Tcl_ListObjAppendElement(NULL, childrenObj,
+		NodeToObj(treePtr, child, keys));
+    }
+    Tcl_DictObjPut(NULL, dictObj, keys[4], childrenObj);
+    return dictObj;
+}
+
+Tcl_Obj *
+CprofTreeToObj(
+    CprofTree *treePtr)
+{
+    static const char *const keyNames[] = {
+	"name", "kind", "self", "total", "children", "module", "tclkind"
+    };
+    Tcl_Obj *keys[7], *resultObj;
+    int i;
+
+    for (i = 0; i < 7; i++) {
+	keys[i] = Tcl_NewStringObj(keyNames[i], -1);
+	Tcl_IncrRefCount(keys[i]);
+    }
+    resultObj = NodeToObj(treePtr, 0, keys);
+    for (i = 0; i < 7; i++) {
+	Tcl_DecrRefCount(keys[i]);
+    }
+    return resultObj;
+}
+
+/*
+ * Whether a module is tclcprof's own library: its frames (the trace
+ * callback, a drain) are the profiler's work inside Tcl's and are shown
+ * with Tcl's internals.
+ */
+
+static int
+IsOwnModule(
+    int moduleId)
+{
+    static int ownId = -2;
+
+    if (ownId == -2) {
+	Dl_info info;
+
+	ownId = -1;
+	if (dladdr((void *) CprofAddSample, &info) && info.dli_fname) {
+	    const char *base = strrchr(info.dli_fname, '/');
+
+	    ownId = CprofNameIntern(base ? base + 1 : info.dli_fname, -1);
+	}
+    }
+    return moduleId >= 0 && moduleId == ownId;
+}
+
+/*
+ * Whether a module is one of the system libraries: libc, libm, the dynamic
+ * loader, libgcc, libpthread, libdl, librt, zlib. Cached per module name.
+ */
+
+static int
+IsSystemModule(
+    CprofState *statePtr,
+    int moduleId)
+{
+    static const char *const prefixes[] = {
+	"libc.so", "libm.so", "ld-linux", "libgcc_s", "libpthread",
+	"libdl.so", "librt.so", "libz.so", "linux-vdso", NULL
+    };
+    unsigned char *flagsPtr;
+    const char *name;
+    int i, flag = 1;
+
+    if (moduleId < 0) {
+	return 0;
+    }
+    if (moduleId >= statePtr->numModuleFlags) {
+	int n = moduleId + 64;
+
+	statePtr->moduleFlags = (unsigned char *) ckrealloc(
+		statePtr->moduleFlags, n);
+	memset(statePtr->moduleFlags + statePtr->numModuleFlags, 0,
+		n - statePtr->numModuleFlags);
+	statePtr->numModuleFlags = n;
+    }
+    flagsPtr = &statePtr->moduleFlags[moduleId];
+    if (*flagsPtr == 0) {
+	name = CprofNameString(moduleId);
+	flag = 1;
+	for (i = 0; name != NULL && prefixes[i] != NULL; i++) {
+	    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) {
+		flag = 2;
+		break;
+	    }
+	}
+	*flagsPtr = (unsigned char) flag;
+    }
+    return *flagsPtr == 2;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofAddSample --
+ *
+ *	Splice, name, filter and aggregate one raw sample.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofAddSample(
+    CprofState *statePtr,
+    const CprofSample *samplePtr)
+{
+    CprofSpliceEntry merged[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    int frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    int n, i, kept = 0, unmatched, startup = 1;
+    int native = statePtr->options.native;
+    CprofTree *treePtr = &statePtr->tree;
+    int afterTcl = 0;		/* The last native frame was Tcl's own. */
+    int callsMain = 0;		/* The last native frame was libc's start. */
+
+    n = CprofSplice(samplePtr->ip, samplePtr->cfa, samplePtr->nNative,
+	    samplePtr->tcl, samplePtr->nTcl, statePtr->calib.trampStart,
+	    statePtr->calib.trampEnd, merged, &unmatched);
+    if (samplePtr->nTcl > 0) {
+	if (unmatched) {
+	    statePtr->unsplicedSamples++;
+	    statePtr->unmatchedFrames += unmatched;
+	} else {
+	    statePtr->splicedSamples++;
+	}
+    }
+
+    for (i = 0; i < n; i++) {
+	if (merged[i].isTcl) {
+	    const CprofTclRef *refPtr = &samplePtr->tcl[merged[i].index];
+
+	    startup = 0;
+	    if (refPtr->kind == CPROF_KIND_CONTROL
+		    && !statePtr->options.control) {
+		continue;
+	    }
+	    frames[kept++] = CprofTreeFrame(treePtr, 0, refPtr->nameId, -1,
+		    refPtr->kind);
+	} else {
+	    int j = merged[i].index;
+	    uintptr_t addr = (j == 0) ? samplePtr->ip[0]
+		    : samplePtr->ip[j] - 1;
+	    CprofSymInfo info;
+
+	    if (native == CPROF_NATIVE_NONE) {
+		continue;
+	    }
+	    CprofSymResolve(statePtr->symPtr, addr, &info);
+
+	    /*
+	     * The C library's start-up code calls main: name it so when the
+	     * program is stripped.
+	     */
+
+	    if (callsMain && !info.exact) {
+		info.nameId = CprofNameIntern("main", 4);
+	    }
+	    callsMain = 0;
+	    {
+		const char *name = CprofNameString(info.nameId);
+
+		if (name != NULL && strncmp(name, "__libc_start", 12) == 0) {
+		    callsMain = 1;
+		}
+	    }
+	    if (native == CPROF_NATIVE_USER) {
+		if (info.inTcl || IsOwnModule(info.moduleId)) {
+		    startup = 0;
+		    afterTcl = 1;
+		    continue;
+		}
+
+		/*
+		 * System libraries called by Tcl's internals (malloc,
+		 * memcpy, poll...) are part of Tcl's work; called from user
+		 * C code they are shown.
+		 */
+
+		if (afterTcl && IsSystemModule(statePtr, info.moduleId)) {
+		    continue;
+		}
+		afterTcl = 0;
+
+		/*
+		 * The C library's start-up frames (_start,
+		 * __libc_start_main, start_thread, clone) head every stack
+		 * and say nothing.
+		 */
+
+		if (startup) {
+		    const char *mod = info.moduleId >= 0
+			    ? CprofNameString(info.moduleId) : NULL;
+		    const char *name = CprofNameString(info.nameId);
+
+		    if ((mod != NULL && (strncmp(mod, "libc.so", 7) == 0
+			    || strncmp(mod, "ld-linux", 8) == 0))
+			    || (name != NULL && strcmp(name, "_start") == 0)) {
+			continue;
+		    }
+		}
+	    }
+	    startup = 0;
+	    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
+		    info.moduleId, -1);
+	}
+    }
+    CprofTreeAdd(treePtr, frames, kept, samplePtr->weight);
+    statePtr->hasData = 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDrain --
+ *
+ *	Process every sample waiting in the ring. Runs in normal context in
+ *	the sampled thread: from the trace callback when the handler asks,
+ *	from an event-loop timer, and before data is read. Samples that land
+ *	while it runs are counted as the profiler's own overhead.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofDrain(
+    CprofState *statePtr)
+{
+    CprofSampler *sPtr = statePtr->samplerPtr;
+    CprofSample *samplePtr;
+
+    if (sPtr == NULL) {
+	return;
+    }
+    sPtr->draining = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sPtr->needDrain = 0;
+    if (CprofSamplerPeek(sPtr) != NULL) {
+	CprofSymRefresh(statePtr->symPtr);
+	while ((samplePtr = CprofSamplerPeek(sPtr)) != NULL) {
+	    CprofAddSample(statePtr, samplePtr);
+	    CprofSamplerRelease(sPtr);
+	}
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sPtr->draining = 0;
+}

@@ -1,0 +1,147 @@
+/*
+ * splice.c --
+ *
+ *	Splice the Tcl frames of a sample into its native stack.
+ *
+ *	In Tcl 8.6 one native trampoline frame (TclNRRunCallbacks) runs many
+ *	nested Tcl commands: procs are flat on the C stack, and only a C
+ *	command that calls Tcl_Eval* starts a nested trampoline. The level
+ *	stack records, for every Tcl frame, the stack pointer of the
+ *	trampoline frame that runs it (its anchor). The rule:
+ *
+ *	  Walk the native frames outermost to innermost. For each Tcl frame,
+ *	  in order, find -- moving inward only -- the native frame whose
+ *	  stack pointer equals the anchor and whose IP lies in the
+ *	  trampoline; the Tcl frame goes right after it, after the Tcl frames
+ *	  already placed there. Native frames between two trampolines thus
+ *	  belong to the innermost Tcl frame anchored at the outer one: that is
+ *	  how "tok2column > tclprim_tok2column [C] > lang2lang_type [C] >
+ *	  ::MtiFS::IsVerilogLanguage" comes out.
+ *
+ *	Invariants: output order preserves the order of native frames and of
+ *	Tcl frames; every input frame appears exactly once. A Tcl frame whose
+ *	anchor matches no remaining trampoline frame (calibration failed, an
+ *	untraced path) is kept: it and all Tcl frames after it go after the
+ *	innermost trampoline frame at or after the last match, and are
+ *	counted as unmatched. No "nearest trampoline" guessing: it was wrong
+ *	in 12 of 44 contexts measured.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "tclcprofInt.h"
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSplice --
+ *
+ *	ip[] and cfa[] hold nNative native frames, innermost first; ip[0]
+ *	is an exact PC, the others return addresses. tcl[] holds nTcl
+ *	frames, outermost first.
+ *
+ * Results:
+ *	The number of entries written to out[] (nNative + nTcl), outermost
+ *	first; *unmatchedPtr gets the number of Tcl frames that matched no
+ *	anchor.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline int
+InTrampoline(
+    const uintptr_t *ip,
+    int i,
+    uintptr_t start,
+    uintptr_t end)
+{
+    uintptr_t pc = (i == 0) ? ip[0] : ip[i] - 1;
+
+    return pc >= start && pc < end;
+}
+
+int
+CprofSplice(
+    const uintptr_t *ip,
+    const uintptr_t *cfa,
+    int nNative,
+    const CprofTclRef *tcl,
+    int nTcl,
+    uintptr_t trampStart,
+    uintptr_t trampEnd,
+    CprofSpliceEntry *out,
+    int *unmatchedPtr)
+{
+    int n = 0, t = 0, i, pos, unmatched = 0;
+
+    /*
+     * pos walks the native frames from outermost (nNative-1) inward.
+     */
+
+    pos = nNative - 1;
+    while (t < nTcl) {
+	int j, found = -1;
+
+	for (j = pos; j >= 0; j--) {
+	    if (cfa[j] == tcl[t].anchor && tcl[t].anchor != 0
+		    && InTrampoline(ip, j, trampStart, trampEnd)) {
+		found = j;
+		break;
+	    }
+	}
+	if (found < 0) {
+	    break;
+	}
+
+	/*
+	 * Emit native frames down to and including the trampoline, then
+	 * every Tcl frame anchored there.
+	 */
+
+	for (i = pos; i >= found; i--) {
+	    out[n].isTcl = 0;
+	    out[n++].index = i;
+	}
+	pos = found - 1;
+	while (t < nTcl && tcl[t].anchor == cfa[found]) {
+	    out[n].isTcl = 1;
+	    out[n++].index = t++;
+	}
+    }
+
+    if (t < nTcl) {
+	/*
+	 * Unmatched frames: keep them after the innermost trampoline frame
+	 * still ahead, or here if there is none.
+	 */
+
+	int last = -1;
+
+	for (i = pos; i >= 0; i--) {
+	    if (InTrampoline(ip, i, trampStart, trampEnd)) {
+		last = i;
+	    }
+	}
+	if (last >= 0) {
+	    for (i = pos; i >= last; i--) {
+		out[n].isTcl = 0;
+		out[n++].index = i;
+	    }
+	    pos = last - 1;
+	}
+	unmatched = nTcl - t;
+	while (t < nTcl) {
+	    out[n].isTcl = 1;
+	    out[n++].index = t++;
+	}
+    }
+    for (i = pos; i >= 0; i--) {
+	out[n].isTcl = 0;
+	out[n++].index = i;
+    }
+    *unmatchedPtr = unmatched;
+    return n;
+}

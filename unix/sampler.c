@@ -1,0 +1,822 @@
+/*
+ * sampler.c --
+ *
+ *	The timer-signal sampler. Each profiled thread gets a POSIX timer of
+ *	its own (timer_create with SIGEV_THREAD_ID on the thread's CPU clock
+ *	or on CLOCK_MONOTONIC), delivering a signal to that thread only. The
+ *	handler captures the native stack with libgcc's _Unwind_Backtrace
+ *	(async-signal-safe on glibc >= 2.35, which finds unwind tables with
+ *	_dl_find_object) and copies the Tcl frames of the level stack into a
+ *	preallocated ring slot. Everything else (splicing, symbolizing,
+ *	aggregating) happens later in normal context.
+ *
+ *	Why not libunwind in the handler: libunwind 1.6 deadlocked when
+ *	sampling code that does malloc/free and dlopen/dlclose; and it is far
+ *	slower. Why not setitimer: it is process-directed, has no overrun
+ *	count and survives execve.
+ *
+ *	Signal safety: every function marked so below touches only
+ *	preallocated memory, thread-local data, atomics and raw syscalls
+ *	(clock_gettime through the vDSO).
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _GNU_SOURCE
+#   define _GNU_SOURCE
+#endif
+#include "tclcprofInt.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <unwind.h>
+
+/*
+ * Ring size: 1024 slots of about 7 KiB, enough for 4 s at 250 Hz between
+ * drains.
+ */
+
+#define RING_SLOTS 1024
+
+/*
+ * The handler's way to its thread's sampler.
+ */
+
+static __thread CprofSampler *tlsSampler
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Process-wide signal state, under signalMutex.
+ */
+
+static struct {
+    int signo;			/* Signal in use, 0 if none claimed. */
+    int users;			/* Armed samplers. */
+    struct sigaction oldAction;	/* To restore when the last one stops. */
+    int atforkDone;
+} sig;
+TCL_DECLARE_MUTEX(signalMutex)
+
+static volatile uint64_t foreignSignals;
+static volatile int forking;	/* Set by the atfork prepare handler. */
+
+/*
+ * libgcc's unwinder, reached through dlopen so that libunwind's
+ * same-named exports (linked for normal-context work) cannot shadow it.
+ */
+
+typedef _Unwind_Reason_Code (*BacktraceProc)(_Unwind_Trace_Fn, void *);
+typedef _Unwind_Ptr (*GetIPInfoProc)(struct _Unwind_Context *, int *);
+typedef _Unwind_Word (*GetCFAProc)(struct _Unwind_Context *);
+
+static BacktraceProc pBacktrace;
+static GetIPInfoProc pGetIPInfo;
+static GetCFAProc pGetCFA;
+static int unwindState;		/* 0 unknown, 1 ready, -1 unavailable. */
+static char unwindMsg[160];
+
+typedef struct Walk {
+    uintptr_t *ip;
+    uintptr_t *cfa;
+    int n;
+    int max;
+    int truncated;
+    int started;		/* Interrupted frame reached. */
+    int skipped;
+    uintptr_t pc;		/* Interrupted PC, from the ucontext. */
+} Walk;
+
+static void		SignalHandler(int signo, siginfo_t *infoPtr,
+			    void *context);
+static _Unwind_Reason_Code WalkFrame(struct _Unwind_Context *ctx,
+			    void *arg);
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofUnwindReady --
+ *
+ *	Find libgcc's unwinder and warm it up in normal context (its first
+ *	use may allocate).
+ *
+ * Results:
+ *	1 when usable; 0 with a reason in msg.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static _Unwind_Reason_Code
+CountFrame(
+    struct _Unwind_Context *ctx,
+    void *arg)
+{
+    (*(int *) arg)++;
+    return _URC_NO_REASON;
+}
+
+int
+CprofUnwindReady(
+    char *msg,
+    size_t msgLen)
+{
+    Tcl_MutexLock(&signalMutex);
+    if (unwindState == 0) {
+	void *handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (handle == NULL) {
+	    snprintf(unwindMsg, sizeof(unwindMsg),
+		    "cannot load libgcc_s.so.1: %s", dlerror());
+	    unwindState = -1;
+	} else {
+	    pBacktrace = (BacktraceProc) dlsym(handle, "_Unwind_Backtrace");
+	    pGetIPInfo = (GetIPInfoProc) dlsym(handle, "_Unwind_GetIPInfo");
+	    pGetCFA = (GetCFAProc) dlsym(handle, "_Unwind_GetCFA");
+	    if (!pBacktrace || !pGetIPInfo || !pGetCFA) {
+		snprintf(unwindMsg, sizeof(unwindMsg),
+			"libgcc_s.so.1 lacks _Unwind_Backtrace/GetIPInfo/GetCFA");
+		unwindState = -1;
+	    } else {
+		int n = 0;
+
+		pBacktrace(CountFrame, &n);
+		unwindState = 1;
+	    }
+	}
+    }
+    if (unwindState < 0 && msg != NULL) {
+	snprintf(msg, msgLen, "%s", unwindMsg);
+    }
+    Tcl_MutexUnlock(&signalMutex);
+    return unwindState > 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Atfork handlers --
+ *
+ *	Around fork, the signal is blocked in the forking thread and the
+ *	handler told to stand aside, so that no handler runs half-way
+ *	through a fork. The child inherits no POSIX timers: its samplers
+ *	are dead (CprofSamplerDisarm sees the pid changed).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+AtforkPrepare(void)
+{
+    sigset_t set;
+
+    forking = 1;
+    if (sig.signo > 0) {
+	sigemptyset(&set);
+	sigaddset(&set, sig.signo);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+    }
+}
+
+static void
+AtforkParent(void)
+{
+    sigset_t set;
+
+    if (sig.signo > 0) {
+	sigemptyset(&set);
+	sigaddset(&set, sig.signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    }
+    forking = 0;
+}
+
+static void
+AtforkChild(void)
+{
+    sigset_t set;
+
+    if (tlsSampler != NULL) {
+	tlsSampler->enabled = 0;
+    }
+    if (sig.signo > 0) {
+	sigemptyset(&set);
+	sigaddset(&set, sig.signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    }
+    forking = 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ClaimSignal, ReleaseSignal --
+ *
+ *	Install the handler on SIGPROF when nobody else handles it, else on
+ *	a free real-time signal; restore the previous action when the last
+ *	sampler stops. Called with signalMutex held.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ClaimSignal(
+    Tcl_Interp *interp)
+{
+    struct sigaction sa, old;
+    int signo;
+
+    if (sig.users++ > 0) {
+	return TCL_OK;
+    }
+    if (!sig.atforkDone) {
+	pthread_atfork(AtforkPrepare, AtforkParent, AtforkChild);
+	sig.atforkDone = 1;
+    }
+    signo = 0;
+    if (sigaction(SIGPROF, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO)
+	    && (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN)) {
+	signo = SIGPROF;
+    } else {
+	int s;
+
+	for (s = SIGRTMIN + 4; s <= SIGRTMAX - 4; s++) {
+	    if (sigaction(s, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO)
+		    && old.sa_handler == SIG_DFL) {
+		signo = s;
+		break;
+	    }
+	}
+    }
+    if (signo == 0) {
+	sig.users--;
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"no free signal for the sampler: SIGPROF and the real-time "
+		"signals are all handled by the program", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "SIGNAL", NULL);
+	return TCL_ERROR;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = SignalHandler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(signo, &sa, &sig.oldAction) != 0) {
+	sig.users--;
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"cannot install the signal handler: %s", Tcl_ErrnoMsg(errno)));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "SIGNAL", NULL);
+	return TCL_ERROR;
+    }
+    sig.signo = signo;
+    return TCL_OK;
+}
+
+static void
+ReleaseSignal(void)
+{
+    if (--sig.users > 0 || sig.signo == 0) {
+	return;
+    }
+    sigaction(sig.signo, &sig.oldAction, NULL);
+    sig.signo = 0;
+}
+
+const char *
+CprofSignalName(void)
+{
+    static char buf[32];
+    int signo = sig.signo;
+
+    if (signo == 0) {
+	return "";
+    }
+    if (signo == SIGPROF) {
+	return "SIGPROF";
+    }
+    snprintf(buf, sizeof(buf), "SIGRTMIN+%d", signo - SIGRTMIN);
+    return buf;
+}
+
+uint64_t
+CprofForeignSignals(void)
+{
+    return __atomic_load_n(&foreignSignals, __ATOMIC_RELAXED);
+}
+
+double
+CprofDefaultRate(
+    int clock)
+{
+    /*
+     * CPU-time timers are driven by the scheduler tick (HZ=250 on Debian
+     * kernels): more than that is delivered as overruns. Wall-clock timers
+     * are precise, but every signal interrupts a blocked thread.
+     */
+
+    return clock == CPROF_CLOCK_CPU ? 250.0 : 250.0;
+}
+
+static uint64_t
+ClockNs(
+    clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSamplerCreate --
+ *
+ *	Allocate and pre-fault a sampler for the calling thread.
+ *
+ * Results:
+ *	TCL_OK and *samplerPtrPtr, or TCL_ERROR with a TCLCPROF error.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSamplerCreate(
+    Tcl_Interp *interp,
+    CprofStack *stackPtr,
+    const int *numLevelsPtr,
+    int clock,
+    double rate,
+    CprofSampler **samplerPtrPtr)
+{
+    CprofSampler *sPtr;
+    char msg[160];
+    size_t bytes = RING_SLOTS * sizeof(CprofSample);
+
+    if (tlsSampler != NULL) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"another interpreter of this thread is already sampling", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "BUSY", NULL);
+	return TCL_ERROR;
+    }
+    if (!CprofUnwindReady(msg, sizeof(msg))) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("cannot sample: %s", msg));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "NATIVE", NULL);
+	return TCL_ERROR;
+    }
+    sPtr = (CprofSampler *) ckalloc(sizeof(CprofSampler));
+    memset(sPtr, 0, sizeof(CprofSampler));
+    sPtr->slots = (CprofSample *) ckalloc(bytes);
+    memset(sPtr->slots, 0, bytes);	/* Pre-fault every page. */
+    sPtr->mask = RING_SLOTS - 1;
+    sPtr->stackPtr = stackPtr;
+    sPtr->numLevelsPtr = numLevelsPtr;
+    sPtr->clock = clock;
+    sPtr->rate = rate > 0 ? rate : CprofDefaultRate(clock);
+    *samplerPtrPtr = sPtr;
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSamplerArm --
+ *
+ *	Claim the signal, create the thread's timer and start it with a
+ *	random first expiry.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSamplerArm(
+    Tcl_Interp *interp,
+    CprofSampler *sPtr)
+{
+    struct sigevent sev;
+    struct itimerspec its;
+    timer_t timer;
+    clockid_t clockId;
+    uint64_t interval, first;
+
+    if (sPtr->armed) {
+	return TCL_OK;
+    }
+    Tcl_MutexLock(&signalMutex);
+    if (ClaimSignal(interp) != TCL_OK) {
+	Tcl_MutexUnlock(&signalMutex);
+	return TCL_ERROR;
+    }
+    sPtr->signo = sig.signo;
+    Tcl_MutexUnlock(&signalMutex);
+
+    sPtr->pid = getpid();
+    sPtr->tid = (pid_t) syscall(SYS_gettid);
+    clockId = sPtr->clock == CPROF_CLOCK_CPU ? CLOCK_THREAD_CPUTIME_ID
+	    : CLOCK_MONOTONIC;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = sPtr->signo;
+    sev._sigev_un._tid = sPtr->tid;
+    if (timer_create(clockId, &sev, &timer) != 0) {
+	int err = errno;
+
+	Tcl_MutexLock(&signalMutex);
+	ReleaseSignal();
+	Tcl_MutexUnlock(&signalMutex);
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"cannot create the sampling timer: %s", Tcl_ErrnoMsg(err)));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "TIMER", Tcl_ErrnoId(), NULL);
+	return TCL_ERROR;
+    }
+    sPtr->timer = (void *) timer;
+
+    tlsSampler = sPtr;
+    __atomic_store_n(&sPtr->enabled, 1, __ATOMIC_RELEASE);
+
+    interval = (uint64_t) (1e9 / sPtr->rate);
+    if (interval < 10000) {
+	interval = 10000;
+    }
+    first = 1 + (uint64_t) (ClockNs(CLOCK_MONOTONIC) % interval);
+    its.it_interval.tv_sec = interval / 1000000000u;
+    its.it_interval.tv_nsec = interval % 1000000000u;
+    its.it_value.tv_sec = first / 1000000000u;
+    its.it_value.tv_nsec = first % 1000000000u;
+    sPtr->startCpuNs = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+    sPtr->startWallNs = ClockNs(CLOCK_MONOTONIC);
+    if (timer_settime(timer, 0, &its, NULL) != 0) {
+	int err = errno;
+
+	CprofSamplerDisarm(sPtr);
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"cannot start the sampling timer: %s", Tcl_ErrnoMsg(err)));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "TIMER", Tcl_ErrnoId(), NULL);
+	return TCL_ERROR;
+    }
+    sPtr->armed = 1;
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSamplerDisarm --
+ *
+ *	Stop the timer and the handler for this sampler. Must run in the
+ *	sampled thread. A signal already queued for the thread is consumed
+ *	here, so that restoring the previous action cannot let a stray
+ *	SIGPROF kill the process.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofSamplerDisarm(
+    CprofSampler *sPtr)
+{
+    sigset_t set;
+    struct timespec zero = {0, 0};
+
+    if (sPtr->timer == NULL && !sPtr->armed) {
+	return;
+    }
+    __atomic_store_n(&sPtr->enabled, 0, __ATOMIC_RELEASE);
+    if (sPtr->pid == getpid()) {
+	timer_delete((timer_t) sPtr->timer);
+	sPtr->cpuNs += ClockNs(CLOCK_THREAD_CPUTIME_ID) - sPtr->startCpuNs;
+	sPtr->wallNs += ClockNs(CLOCK_MONOTONIC) - sPtr->startWallNs;
+	if (sPtr->signo > 0) {
+	    sigemptyset(&set);
+	    sigaddset(&set, sPtr->signo);
+	    while (sigtimedwait(&set, NULL, &zero) > 0) {
+		/* Drop a signal queued before the timer was deleted. */
+	    }
+	}
+    }
+    sPtr->timer = NULL;
+    if (tlsSampler == sPtr) {
+	tlsSampler = NULL;
+    }
+    if (sPtr->armed) {
+	sPtr->armed = 0;
+	Tcl_MutexLock(&signalMutex);
+	if (sPtr->pid == getpid()) {
+	    ReleaseSignal();
+	}
+	Tcl_MutexUnlock(&signalMutex);
+    }
+}
+
+void
+CprofSamplerDestroy(
+    CprofSampler *sPtr)
+{
+    CprofSamplerDisarm(sPtr);
+    ckfree(sPtr->slots);
+    ckfree(sPtr);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSamplerPeek, CprofSamplerRelease --
+ *
+ *	The consumer side of the ring (normal context, the sampled
+ *	thread): the oldest unread sample, or NULL; then release it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+CprofSample *
+CprofSamplerPeek(
+    CprofSampler *sPtr)
+{
+    uint32_t head = __atomic_load_n(&sPtr->head, __ATOMIC_ACQUIRE);
+
+    if (head == sPtr->tail) {
+	return NULL;
+    }
+    return &sPtr->slots[sPtr->tail & sPtr->mask];
+}
+
+void
+CprofSamplerRelease(
+    CprofSampler *sPtr)
+{
+    __atomic_store_n(&sPtr->tail, sPtr->tail + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * WalkFrame --
+ *
+ *	_Unwind_Backtrace callback: record each frame's IP and CFA, starting
+ *	at the interrupted frame (frames of the handler itself and of the
+ *	signal trampoline are skipped).
+ *
+ * Signal safety:
+ *	Writes only to the ring slot being filled.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static _Unwind_Reason_Code
+WalkFrame(
+    struct _Unwind_Context *ctx,
+    void *arg)
+{
+    Walk *wPtr = (Walk *) arg;
+    int before = 0;
+    uintptr_t ip = (uintptr_t) pGetIPInfo(ctx, &before);
+
+    if (!wPtr->started) {
+	if (ip != wPtr->pc) {
+	    if (++wPtr->skipped < 16) {
+		return _URC_NO_REASON;
+	    }
+	    return _URC_END_OF_STACK;
+	}
+	wPtr->started = 1;
+    }
+    if (ip == 0) {
+	return _URC_END_OF_STACK;
+    }
+    if (wPtr->n >= wPtr->max) {
+	wPtr->truncated = 1;
+	return _URC_END_OF_STACK;
+    }
+    wPtr->ip[wPtr->n] = ip;
+    wPtr->cfa[wPtr->n] = (uintptr_t) pGetCFA(ctx);
+    wPtr->n++;
+    return _URC_NO_REASON;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNativeWalk --
+ *
+ *	The same unwind as the handler's, from normal context: the caller's
+ *	frame and outward. For tests that check the splice's premises.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNativeWalk(
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max)
+{
+    Walk walk;
+
+    if (!CprofUnwindReady(NULL, 0)) {
+	return 0;
+    }
+    walk.ip = ip;
+    walk.cfa = cfa;
+    walk.n = 0;
+    walk.max = max;
+    walk.truncated = 0;
+    walk.started = 1;
+    walk.skipped = 0;
+    walk.pc = 0;
+    pBacktrace(WalkFrame, &walk);
+    return walk.n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * HistBucket, CprofHistBounds --
+ *
+ *	Handler-time histogram: four buckets per power of two, so that a
+ *	quantile is known within about 19%.
+ *
+ * Signal safety:
+ *	HistBucket is pure arithmetic.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline int
+HistBucket(
+    uint64_t d)
+{
+    int b, bucket;
+
+    if (d < 4) {
+	return (int) d;
+    }
+    b = 63 - __builtin_clzll(d);
+    bucket = 4 * b + (int) ((d >> (b - 2)) & 3);
+    return bucket < CPROF_HIST_BUCKETS ? bucket : CPROF_HIST_BUCKETS - 1;
+}
+
+void
+CprofHistBounds(
+    int bucket,
+    double *loPtr,
+    double *hiPtr)
+{
+    int b = bucket / 4, q = bucket % 4;
+
+    if (bucket < 4) {
+	*loPtr = bucket;
+	*hiPtr = bucket + 1;
+	return;
+    }
+    *loPtr = (double) (1ull << b) * (1.0 + q / 4.0);
+    *hiPtr = (double) (1ull << b) * (1.0 + (q + 1) / 4.0);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SignalHandler --
+ *
+ *	Take one sample of the current thread.
+ *
+ * Signal safety:
+ *	Preallocated ring memory, the thread's own level stack (read with
+ *	acquire loads: the trace callback commits frames with release
+ *	stores and never frees an array the handler may hold), atomics,
+ *	clock_gettime (vDSO), and libgcc's unwinder.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+SignalHandler(
+    int signo,
+    siginfo_t *infoPtr,
+    void *context)
+{
+    int savedErrno = errno;
+    CprofSampler *sPtr = tlsSampler;
+    CprofSample *slotPtr;
+    uint32_t head, weight;
+    uint64_t t0, t1;
+    const CprofFrame *frames;
+    int depth, live, first, i, numLevels;
+    Walk walk;
+    ucontext_t *ucPtr = (ucontext_t *) context;
+
+    if (sPtr == NULL || forking || infoPtr == NULL
+	    || infoPtr->si_code != SI_TIMER
+	    || !__atomic_load_n(&sPtr->enabled, __ATOMIC_ACQUIRE)) {
+	/*
+	 * Not our timer: another thread, a kill(), or after disarm.
+	 */
+
+	__atomic_add_fetch(&foreignSignals, 1, __ATOMIC_RELAXED);
+	errno = savedErrno;
+	return;
+    }
+    weight = 1;
+    if (infoPtr->si_overrun > 0) {
+	weight += (uint32_t) infoPtr->si_overrun;
+    }
+    sPtr->counters.signals++;
+    sPtr->counters.weight += weight;
+    if (sPtr->busy) {
+	sPtr->counters.dropsBusy += weight;
+	errno = savedErrno;
+	return;
+    }
+    if (sPtr->draining) {
+	sPtr->counters.overhead += weight;
+	errno = savedErrno;
+	return;
+    }
+    sPtr->busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t0 = ClockNs(CLOCK_MONOTONIC);
+
+    head = sPtr->head;
+    if (head - __atomic_load_n(&sPtr->tail, __ATOMIC_ACQUIRE)
+	    > sPtr->mask) {
+	sPtr->counters.dropsFull += weight;
+	sPtr->needDrain = 1;
+	goto done;
+    }
+    slotPtr = &sPtr->slots[head & sPtr->mask];
+    slotPtr->weight = weight;
+    slotPtr->flags = 0;
+    slotPtr->timeNs = t0;
+
+    /*
+     * Native frames, from the interrupted one outward.
+     */
+
+    walk.ip = slotPtr->ip;
+    walk.cfa = slotPtr->cfa;
+    walk.n = 0;
+    walk.max = CPROF_NATIVE_MAX;
+    walk.truncated = 0;
+    walk.started = 0;
+    walk.skipped = 0;
+    walk.pc = ucPtr ? (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RIP] : 0;
+    pBacktrace(WalkFrame, &walk);
+    if (!walk.started) {
+	slotPtr->flags |= CPROF_SAMPLE_NO_SIGFRAME;
+	sPtr->counters.noSigframe++;
+    }
+    if (walk.truncated) {
+	slotPtr->flags |= CPROF_SAMPLE_NATIVE_TRUNC;
+	sPtr->counters.nativeTrunc++;
+    }
+    slotPtr->nNative = (uint16_t) walk.n;
+
+    /*
+     * Tcl frames: those at or below Tcl's current nesting level (frames
+     * above it lost their leave). The innermost ones are kept when the
+     * stack is deeper than a slot holds.
+     */
+
+    frames = __atomic_load_n(&sPtr->stackPtr->frames, __ATOMIC_ACQUIRE);
+    depth = __atomic_load_n(&sPtr->stackPtr->depth, __ATOMIC_ACQUIRE);
+    numLevels = *sPtr->numLevelsPtr;
+    live = depth;
+    while (live > 0 && frames[live - 1].level > numLevels) {
+	live--;
+    }
+    first = 0;
+    if (live > CPROF_TCL_MAX) {
+	first = live - CPROF_TCL_MAX;
+	slotPtr->flags |= CPROF_SAMPLE_TCL_TRUNC;
+	sPtr->counters.tclTrunc++;
+    }
+    for (i = first; i < live; i++) {
+	CprofTclRef *refPtr = &slotPtr->tcl[i - first];
+
+	refPtr->nameId = frames[i].nameId;
+	refPtr->level = frames[i].level;
+	refPtr->kind = frames[i].kind;
+	refPtr->anchor = frames[i].anchor;
+    }
+    slotPtr->nTcl = (uint16_t) (live - first);
+
+    __atomic_store_n(&sPtr->head, head + 1, __ATOMIC_RELEASE);
+    sPtr->counters.samples++;
+    if (head + 1 - sPtr->tail > (sPtr->mask + 1) / 2) {
+	sPtr->needDrain = 1;
+    }
+
+  done:
+    t1 = ClockNs(CLOCK_MONOTONIC);
+    sPtr->counters.handlerNs += t1 - t0;
+    sPtr->counters.handlerHist[HistBucket(t1 - t0)]++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sPtr->busy = 0;
+    errno = savedErrno;
+}

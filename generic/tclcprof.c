@@ -522,12 +522,18 @@ DoStart(
     CprofStackInstall(statePtr);
     CprofStackCalibrate(statePtr);
     if (opts.mode == CPROF_MODE_SAMPLE) {
-	ClearData(statePtr);
 	if (StartSampling(statePtr) != TCL_OK) {
 	    CprofStackRemove(statePtr);
 	    statePtr->options = saved;
 	    return TCL_ERROR;
 	}
+
+	/*
+	 * Only now that the run can start is the last run's data dropped
+	 * (samples already taken wait in the ring until the next drain).
+	 */
+
+	ClearData(statePtr);
     }
     SetLabel(ciPtr, labelObj);
     memset(&statePtr->counters, 0, sizeof(statePtr->counters));

@@ -119,25 +119,6 @@ DLLEXPORT int		Tclcprof_SafeUnload(Tcl_Interp *interp, int flags);
 #endif
 
 /*
- *----------------------------------------------------------------------
- *
- * CprofMonoNs --
- *
- *	Monotonic time in nanoseconds.
- *
- *----------------------------------------------------------------------
- */
-
-Tcl_WideInt
-CprofMonoNs(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (Tcl_WideInt) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/*
  * Errors: a lowercase message and a TCLCPROF error code.
  */
 
@@ -369,16 +350,6 @@ DrainTimerProc(
     }
 }
 
-static uint64_t
-NowNs(
-    clockid_t id)
-{
-    struct timespec ts;
-
-    clock_gettime(id, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /*
  * Seconds of the sampler's clock while armed.
  */
@@ -392,8 +363,8 @@ SamplerSeconds(
 
     if (sPtr->armed) {
 	ns += (sPtr->clock == CPROF_CLOCK_CPU)
-		? NowNs(CLOCK_THREAD_CPUTIME_ID) - sPtr->startCpuNs
-		: NowNs(CLOCK_MONOTONIC) - sPtr->startWallNs;
+		? CprofClockNs(CLOCK_THREAD_CPUTIME_ID) - sPtr->startCpuNs
+		: CprofClockNs(CLOCK_MONOTONIC) - sPtr->startWallNs;
     }
     return ns / 1e9;
 }
@@ -483,8 +454,8 @@ ClearData(
 
 	memset(&sPtr->counters, 0, sizeof(sPtr->counters));
 	sPtr->cpuNs = sPtr->wallNs = 0;
-	sPtr->startCpuNs = NowNs(CLOCK_THREAD_CPUTIME_ID);
-	sPtr->startWallNs = NowNs(CLOCK_MONOTONIC);
+	sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
+	sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
     }
 }
 

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #ifndef MODULE_SCOPE
 #   define MODULE_SCOPE extern __attribute__((__visibility__("hidden")))
@@ -469,9 +470,23 @@ MODULE_SCOPE void	CprofSymResolve(CprofSymbolizer *symPtr,
 			    uintptr_t addr, CprofSymInfo *infoPtr);
 
 /*
- * Time (tclcprof.c).
+ * Time: a clock in nanoseconds. clock_gettime goes through the vDSO for
+ * the monotonic clock and is a plain system call for the CPU clocks.
+ *
+ * Signal safety:
+ *	Async-signal-safe.
  */
 
-MODULE_SCOPE Tcl_WideInt CprofMonoNs(void);
+static inline uint64_t
+CprofClockNs(
+    clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+#define CprofMonoNs() ((Tcl_WideInt) CprofClockNs(CLOCK_MONOTONIC))
 
 #endif /* _TCLCPROFINT_H */

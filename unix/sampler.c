@@ -324,16 +324,6 @@ CprofDefaultRate(
     return clock == CPROF_CLOCK_CPU ? 250.0 : 250.0;
 }
 
-static uint64_t
-ClockNs(
-    clockid_t id)
-{
-    struct timespec ts;
-
-    clock_gettime(id, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /*
  *----------------------------------------------------------------------
  *
@@ -445,13 +435,13 @@ CprofSamplerArm(
     if (interval < 10000) {
 	interval = 10000;
     }
-    first = 1 + (uint64_t) (ClockNs(CLOCK_MONOTONIC) % interval);
+    first = 1 + (uint64_t) (CprofClockNs(CLOCK_MONOTONIC) % interval);
     its.it_interval.tv_sec = interval / 1000000000u;
     its.it_interval.tv_nsec = interval % 1000000000u;
     its.it_value.tv_sec = first / 1000000000u;
     its.it_value.tv_nsec = first % 1000000000u;
-    sPtr->startCpuNs = ClockNs(CLOCK_THREAD_CPUTIME_ID);
-    sPtr->startWallNs = ClockNs(CLOCK_MONOTONIC);
+    sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
+    sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
     if (timer_settime(timer, 0, &its, NULL) != 0) {
 	int err = errno;
 
@@ -491,8 +481,8 @@ CprofSamplerDisarm(
     __atomic_store_n(&sPtr->enabled, 0, __ATOMIC_RELEASE);
     if (sPtr->pid == getpid()) {
 	timer_delete((timer_t) sPtr->timer);
-	sPtr->cpuNs += ClockNs(CLOCK_THREAD_CPUTIME_ID) - sPtr->startCpuNs;
-	sPtr->wallNs += ClockNs(CLOCK_MONOTONIC) - sPtr->startWallNs;
+	sPtr->cpuNs += CprofClockNs(CLOCK_THREAD_CPUTIME_ID) - sPtr->startCpuNs;
+	sPtr->wallNs += CprofClockNs(CLOCK_MONOTONIC) - sPtr->startWallNs;
 	if (sPtr->signo > 0) {
 	    sigemptyset(&set);
 	    sigaddset(&set, sPtr->signo);
@@ -740,7 +730,7 @@ SignalHandler(
     }
     sPtr->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t0 = ClockNs(CLOCK_MONOTONIC);
+    t0 = CprofClockNs(CLOCK_MONOTONIC);
 
     head = sPtr->head;
     if (head - __atomic_load_n(&sPtr->tail, __ATOMIC_ACQUIRE)
@@ -813,7 +803,7 @@ SignalHandler(
     }
 
   done:
-    t1 = ClockNs(CLOCK_MONOTONIC);
+    t1 = CprofClockNs(CLOCK_MONOTONIC);
     sPtr->counters.handlerNs += t1 - t0;
     sPtr->counters.handlerHist[HistBucket(t1 - t0)]++;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);

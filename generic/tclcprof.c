@@ -452,10 +452,23 @@ ClearData(
     if (statePtr->samplerPtr != NULL) {
 	CprofSampler *sPtr = statePtr->samplerPtr;
 
+	/*
+	 * Samples waiting in the ring belong to the data being dropped.
+	 * While 'draining' is set the handler writes no sample (it counts
+	 * the signal as profiler overhead), so counters and ring are reset
+	 * together, consistently.
+	 */
+
+	sPtr->draining = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&sPtr->tail, __atomic_load_n(&sPtr->head,
+		__ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 	memset(&sPtr->counters, 0, sizeof(sPtr->counters));
 	sPtr->cpuNs = sPtr->wallNs = 0;
 	sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
 	sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sPtr->draining = 0;
     }
 }
 
@@ -652,14 +665,11 @@ ResetObjCmd(
     }
 
     /*
-     * Counters and collected data go; the live stack stays, since the
-     * commands on it are still running. Samples waiting in the ring were
-     * taken before the reset: drop them with the rest.
+     * Counters and collected data go, samples waiting in the ring with
+     * them; the live stack stays, since the commands on it are still
+     * running.
      */
 
-    if (statePtr->samplerPtr != NULL) {
-	CprofDrain(statePtr);
-    }
     ClearData(statePtr);
     memset(&statePtr->counters, 0, sizeof(statePtr->counters));
     statePtr->stack.maxDepth = statePtr->stack.depth;

@@ -134,6 +134,100 @@ WorkCmd(
 }
 
 /*
+ * cbtest::dlrun lib symbol n		-- dlopen lib, call int symbol(int) with
+ *					   n in a loop for about 'n' ms of CPU,
+ *					   dlclose it: samples taken inside are
+ *					   named after the library is gone
+ */
+
+static NOTAIL int
+DlrunCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    void *handle;
+    int (*fn)(int);
+    double ms, end;
+    volatile int sink = 0;
+
+    if (objc != 4) {
+	Tcl_WrongNumArgs(interp, 1, objv, "lib symbol ms");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetDoubleFromObj(interp, objv[3], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    handle = dlopen(Tcl_GetString(objv[1]), RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(dlerror(), -1));
+	return TCL_ERROR;
+    }
+    fn = (int (*)(int)) dlsym(handle, Tcl_GetString(objv[2]));
+    if (fn == NULL) {
+	dlclose(handle);
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("no such symbol", -1));
+	return TCL_ERROR;
+    }
+    end = ThreadCpuMs() + ms;
+    while (ThreadCpuMs() < end) {
+	sink += fn(100000);
+    }
+    dlclose(handle);
+    Tcl_SetObjResult(interp, Tcl_NewIntObj(sink != 0));
+    return TCL_OK;
+}
+
+/*
+ * cbtest::nocfi ms			-- spin under a frame that has no
+ *					   unwind information (x86_64 only)
+ */
+
+#if defined(__x86_64__) && defined(__linux__)
+#define HAVE_NOCFI 1
+extern void cbtest_nocfi_call(void (*fn)(void));
+__asm__(
+    ".text\n"
+    ".globl cbtest_nocfi_call\n"
+    ".hidden cbtest_nocfi_call\n"
+    ".type cbtest_nocfi_call,@function\n"
+    "cbtest_nocfi_call:\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	call *%rdi\n"
+    "	pop %rbp\n"
+    "	ret\n"
+    ".size cbtest_nocfi_call, .-cbtest_nocfi_call\n");
+
+static double nocfiMs;
+
+static NOINLINE void
+NoCfiBody(void)
+{
+    Spin(nocfiMs);
+}
+
+static NOTAIL int
+NoCfiCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetDoubleFromObj(interp, objv[1], &nocfiMs) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    cbtest_nocfi_call(NoCfiBody);
+    return TCL_OK;
+}
+#endif
+
+/*
  * cbtest::callback script		-- a C helper between the command and
  *					   the Tcl it calls back
  */
@@ -519,6 +613,10 @@ Cbtest_Init(
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::work", WorkCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::dlrun", DlrunCmd, NULL, NULL);
+#ifdef HAVE_NOCFI
+    Tcl_CreateObjCommand(interp, "cbtest::nocfi", NoCfiCmd, NULL, NULL);
+#endif
     Tcl_CreateObjCommand(interp, "cbtest::callback", CallbackCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::sigprof", SigprofCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::forkwait", ForkWaitCmd, NULL, NULL);

@@ -513,8 +513,9 @@ DoStart(
 	}
 
 	/*
-	 * Only now that the run can start is the last run's data dropped
-	 * (samples already taken wait in the ring until the next drain).
+	 * Only now that the run can start is the last run's data dropped;
+	 * ClearData also drops what the new timer may already have put in
+	 * the ring, together with its counters.
 	 */
 
 	ClearData(statePtr);

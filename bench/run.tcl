@@ -137,7 +137,6 @@ if {[llength [info commands cbtest::nest]]} {
         cbtest::nest $extra {cbtest::spin 300}
         set native [expr {[depth [dict get [tclcprof::data] tree]] - 1}]
         tclcprof::stop
-        tclcprof::configure -native user
         puts [format "handler at native depth ~%d: median %.1f us, p99 %.1f us, mean %.1f us" \
             $native [expr {[dict get $h median_ns] / 1e3}] \
             [expr {[dict get $h p99_ns] / 1e3}] [expr {[dict get $h mean_ns] / 1e3}]]

@@ -50,7 +50,10 @@ static const char *const nativeNames[] = {
 
 typedef struct CprofInterp {
     CprofState state;		/* Must be first. */
-    Tcl_Obj *labelObj;		/* -label, never NULL. */
+    Tcl_Obj *labelObj;		/* -label of the current (or last) run. */
+    CprofOptions defaults;	/* Options set by configure: what a run
+				 * started without options uses. */
+    Tcl_Obj *defaultLabelObj;	/* -label set by configure. */
 } CprofInterp;
 
 static int		ConfigureObjCmd(ClientData clientData,
@@ -272,12 +275,19 @@ ParseOptions(
     return TCL_OK;
 }
 
+/*
+ * The options configure reports: those of the running profile while one
+ * runs, else the configured ones that the next run will start from.
+ */
+
 static Tcl_Obj *
 OptionValue(
     CprofInterp *ciPtr,
     int index)
 {
-    CprofOptions *optsPtr = &ciPtr->state.options;
+    int running = ciPtr->state.running;
+    CprofOptions *optsPtr = running ? &ciPtr->state.options
+	    : &ciPtr->defaults;
 
     switch ((enum CprofOption) index) {
     case OPT_CLOCK:
@@ -285,7 +295,7 @@ OptionValue(
     case OPT_CONTROL:
 	return Tcl_NewBooleanObj(optsPtr->control);
     case OPT_LABEL:
-	return ciPtr->labelObj;
+	return running ? ciPtr->labelObj : ciPtr->defaultLabelObj;
     case OPT_MODE:
 	return Tcl_NewStringObj(modeNames[optsPtr->mode], -1);
     case OPT_NATIVE:
@@ -312,14 +322,16 @@ OptionsDict(
 }
 
 static void
-SetLabel(
-    CprofInterp *ciPtr,
-    Tcl_Obj *labelObj)
+SetObj(
+    Tcl_Obj **objPtrPtr,
+    Tcl_Obj *newObj)
 {
-    Tcl_IncrRefCount(labelObj);
-    Tcl_DecrRefCount(ciPtr->labelObj);
-    ciPtr->labelObj = labelObj;
+    Tcl_IncrRefCount(newObj);
+    Tcl_DecrRefCount(*objPtrPtr);
+    *objPtrPtr = newObj;
 }
+
+#define SetLabel(ciPtr, labelObj) SetObj(&(ciPtr)->labelObj, (labelObj))
 
 /*
  *----------------------------------------------------------------------
@@ -493,8 +505,13 @@ DoStart(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &ciPtr->state;
-    CprofOptions opts = statePtr->options, saved = statePtr->options;
-    Tcl_Obj *labelObj = ciPtr->labelObj;
+    CprofOptions opts = ciPtr->defaults, saved = statePtr->options;
+    Tcl_Obj *labelObj = ciPtr->defaultLabelObj;
+
+    /*
+     * A run starts from the configured options; those given here apply to
+     * this run only.
+     */
 
     if (statePtr->running) {
 	return StateError(interp, "profiling is already running", "RUNNING");
@@ -1025,8 +1042,9 @@ ConfigureObjCmd(
 {
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
-    CprofOptions opts = statePtr->options;
+    CprofOptions opts = statePtr->options, defaults = ciPtr->defaults;
     Tcl_Obj *labelObj = ciPtr->labelObj;
+    Tcl_Obj *defaultLabelObj = ciPtr->defaultLabelObj;
     int index;
 
     if (objc == 1) {
@@ -1043,12 +1061,27 @@ ConfigureObjCmd(
 	Tcl_SetObjResult(interp, OptionValue(ciPtr, index));
 	return TCL_OK;
     }
-    if (ParseOptions(interp, objc - 1, objv + 1, &opts, &labelObj,
-	    statePtr->running) != TCL_OK) {
+
+    /*
+     * configure sets the options later runs start from and, while a
+     * profile runs, changes it too where that makes sense (-label,
+     * -native, -control; not -mode, -clock, -rate).
+     */
+
+    if (statePtr->running && ParseOptions(interp, objc - 1, objv + 1,
+	    &opts, &labelObj, 1) != TCL_OK) {
 	return TCL_ERROR;
     }
-    statePtr->options = opts;
-    SetLabel(ciPtr, labelObj);
+    if (ParseOptions(interp, objc - 1, objv + 1, &defaults,
+	    &defaultLabelObj, 0) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    ciPtr->defaults = defaults;
+    SetObj(&ciPtr->defaultLabelObj, defaultLabelObj);
+    if (statePtr->running) {
+	statePtr->options = opts;
+	SetLabel(ciPtr, labelObj);
+    }
     return TCL_OK;
 }
 
@@ -1385,6 +1418,7 @@ DeleteState(
 	ckfree(statePtr->moduleFlags);
     }
     Tcl_DecrRefCount(ciPtr->labelObj);
+    Tcl_DecrRefCount(ciPtr->defaultLabelObj);
     ckfree(ciPtr);
 }
 
@@ -1437,6 +1471,9 @@ Tclcprof_Init(
     statePtr->options.mode = CPROF_MODE_SAMPLE;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     statePtr->options.native = CPROF_NATIVE_USER;
+    ciPtr->defaults = statePtr->options;
+    ciPtr->defaultLabelObj = Tcl_NewObj();
+    Tcl_IncrRefCount(ciPtr->defaultLabelObj);
     CprofTreeInit(&statePtr->tree);
     ciPtr->labelObj = Tcl_NewObj();
     Tcl_IncrRefCount(ciPtr->labelObj);

@@ -10,7 +10,7 @@
  *	  a refresh with nothing changed cost one callback. A module whose
  *	  path, base, build-id, segments or file identity changed is a new
  *	  module: the cached names of the old one are forgotten.
- *	- Symbols: an own ELF64 reader over the file (mmap'd read-only, every
+ *	- Symbols: an own ELF64 reader over the file (read into memory, every
  *	  offset checked against the file size). .symtab when present (static
  *	  functions of unstripped libraries have names), else .dynsym; else
  *	  the .symtab of the separate debug file found by build-id under
@@ -41,6 +41,7 @@
 #endif
 #include "tclcprofInt.h"
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
@@ -49,7 +50,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 /*
@@ -1610,6 +1610,52 @@ SameFile(
 /*
  *----------------------------------------------------------------------
  *
+ * ReadImage --
+ *
+ *	Read a whole file into memory. Reading, not mapping: a mapped file
+ *	truncated on disk while it is parsed would raise SIGBUS in the
+ *	profiled program.
+ *
+ * Results:
+ *	A ckalloc'd copy of the file's size bytes, or NULL if it could not
+ *	be read whole (too large, short read, I/O error).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const unsigned char *
+ReadImage(
+    int fd,
+    size_t size)
+{
+    unsigned char *buf;
+    size_t done = 0;
+
+    if (size > (size_t) INT_MAX) {
+	return NULL;
+    }
+    buf = (unsigned char *) attemptckalloc((unsigned) size);
+    if (buf == NULL) {
+	return NULL;
+    }
+    while (done < size) {
+	ssize_t n = pread(fd, buf + done, size - done, (off_t) done);
+
+	if (n < 0 && errno == EINTR) {
+	    continue;
+	}
+	if (n <= 0) {
+	    ckfree((char *) buf);
+	    return NULL;
+	}
+	done += (size_t) n;
+    }
+    return buf;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * LoadDebugSymbols --
  *
  *	For a file without .symtab: read the .symtab of its separate debug
@@ -1657,9 +1703,9 @@ LoadDebugSymbols(
 	return;
     }
     size = (size_t) st.st_size;
-    img = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    img = ReadImage(fd, size);
     close(fd);
-    if (img == MAP_FAILED) {
+    if (img == NULL) {
 	return;
     }
     if (OpenView(&v, img, size)
@@ -1667,7 +1713,7 @@ LoadDebugSymbols(
 	    && memcmp(buildId, tablePtr->buildId, tablePtr->buildIdLen) == 0) {
 	ReadSymbols(&v, tablePtr, SHT_SYMTAB);
     }
-    munmap((void *) img, size);
+    ckfree((char *) img);
 }
 
 /*
@@ -1710,13 +1756,13 @@ LoadFile(
 	return;
     }
     size = (size_t) st.st_size;
-    img = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    img = ReadImage(fd, size);
     close(fd);
-    if (img == MAP_FAILED) {
+    if (img == NULL) {
 	return;
     }
     ParseImage(tablePtr, img, size);
-    munmap((void *) img, size);
+    ckfree((char *) img);
     if (!tablePtr->fromSymtab) {
 	LoadDebugSymbols(tablePtr);
     }

@@ -283,48 +283,86 @@ IsOwnModule(
 }
 
 /*
- * Whether a module is one of the system libraries: libc, libm, the dynamic
- * loader, libgcc, libpthread, libdl, librt, zlib. Cached per module name.
+ * Module classes, cached per module name id in statePtr->moduleFlags:
+ * system libraries (libc, libm, the dynamic loader, libgcc, libpthread,
+ * libdl, librt, zlib, the vDSO), and among them those whose frames head
+ * every stack (libc's start-up code, the loader).
  */
 
+#define MOD_UNKNOWN	0
+#define MOD_USER	1
+#define MOD_SYSTEM	2
+#define MOD_STARTUP	3	/* A system library that runs start-up code. */
+
 static int
-IsSystemModule(
+ModuleClass(
     CprofState *statePtr,
     int moduleId)
 {
-    static const char *const prefixes[] = {
-	"libc.so", "libm.so", "ld-linux", "libgcc_s", "libpthread",
-	"libdl.so", "librt.so", "libz.so", "linux-vdso", NULL
+    static const struct {
+	const char *prefix;
+	int class;
+    } classes[] = {
+	{"libc.so", MOD_STARTUP}, {"ld-linux", MOD_STARTUP},
+	{"libm.so", MOD_SYSTEM}, {"libgcc_s", MOD_SYSTEM},
+	{"libpthread", MOD_SYSTEM}, {"libdl.so", MOD_SYSTEM},
+	{"librt.so", MOD_SYSTEM}, {"libz.so", MOD_SYSTEM},
+	{"linux-vdso", MOD_SYSTEM}, {NULL, 0}
     };
     unsigned char *flagsPtr;
-    const char *name;
-    int i, flag = 1;
 
     if (moduleId < 0) {
-	return 0;
+	return MOD_USER;
     }
     if (moduleId >= statePtr->numModuleFlags) {
 	int n = moduleId + 64;
 
 	statePtr->moduleFlags = (unsigned char *) ckrealloc(
 		statePtr->moduleFlags, n);
-	memset(statePtr->moduleFlags + statePtr->numModuleFlags, 0,
+	memset(statePtr->moduleFlags + statePtr->numModuleFlags, MOD_UNKNOWN,
 		n - statePtr->numModuleFlags);
 	statePtr->numModuleFlags = n;
     }
     flagsPtr = &statePtr->moduleFlags[moduleId];
-    if (*flagsPtr == 0) {
-	name = CprofNameString(moduleId);
-	flag = 1;
-	for (i = 0; name != NULL && prefixes[i] != NULL; i++) {
-	    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) {
-		flag = 2;
+    if (*flagsPtr == MOD_UNKNOWN) {
+	const char *name = CprofNameString(moduleId);
+	int i;
+
+	*flagsPtr = MOD_USER;
+	for (i = 0; name != NULL && classes[i].prefix != NULL; i++) {
+	    if (strncmp(name, classes[i].prefix,
+		    strlen(classes[i].prefix)) == 0) {
+		*flagsPtr = (unsigned char) classes[i].class;
 		break;
 	    }
 	}
-	*flagsPtr = (unsigned char) flag;
     }
-    return *flagsPtr == 2;
+    return *flagsPtr;
+}
+
+/*
+ * Name ids the per-frame filters compare with, interned once per process
+ * (ids are stable and the same in every thread).
+ */
+
+static struct {
+    int ready;
+    int start;			/* "_start" */
+    int main;			/* "main" */
+    int libcStart[3];		/* the functions of libc that call main */
+} ids;
+
+static void
+InitIds(void)
+{
+    if (!ids.ready) {
+	ids.start = CprofNameIntern("_start", -1);
+	ids.main = CprofNameIntern("main", -1);
+	ids.libcStart[0] = CprofNameIntern("__libc_start_call_main", -1);
+	ids.libcStart[1] = CprofNameIntern("__libc_start_main", -1);
+	ids.libcStart[2] = CprofNameIntern("__libc_start_main_impl", -1);
+	ids.ready = 1;
+    }
 }
 
 /*
@@ -349,6 +387,9 @@ CprofAddSample(
     CprofTree *treePtr = &statePtr->tree;
     int afterTcl = 0;		/* The last native frame was Tcl's own. */
     int callsMain = 0;		/* The last native frame was libc's start. */
+    int moduleClass;
+
+    InitIds();
 
     n = CprofSplice(samplePtr->ip, samplePtr->cfa, samplePtr->nNative,
 	    samplePtr->tcl, samplePtr->nTcl, statePtr->calib.trampStart,
@@ -390,16 +431,11 @@ CprofAddSample(
 	     */
 
 	    if (callsMain && !info.exact) {
-		info.nameId = CprofNameIntern("main", 4);
+		info.nameId = ids.main;
 	    }
-	    callsMain = 0;
-	    {
-		const char *name = CprofNameString(info.nameId);
-
-		if (name != NULL && strncmp(name, "__libc_start", 12) == 0) {
-		    callsMain = 1;
-		}
-	    }
+	    callsMain = (info.nameId == ids.libcStart[0]
+		    || info.nameId == ids.libcStart[1]
+		    || info.nameId == ids.libcStart[2]);
 	    if (native == CPROF_NATIVE_USER) {
 		if (info.inTcl || IsOwnModule(info.moduleId)) {
 		    startup = 0;
@@ -413,7 +449,8 @@ CprofAddSample(
 		 * C code they are shown.
 		 */
 
-		if (afterTcl && IsSystemModule(statePtr, info.moduleId)) {
+		moduleClass = ModuleClass(statePtr, info.moduleId);
+		if (afterTcl && moduleClass >= MOD_SYSTEM) {
 		    continue;
 		}
 		afterTcl = 0;
@@ -424,16 +461,9 @@ CprofAddSample(
 		 * and say nothing.
 		 */
 
-		if (startup) {
-		    const char *mod = info.moduleId >= 0
-			    ? CprofNameString(info.moduleId) : NULL;
-		    const char *name = CprofNameString(info.nameId);
-
-		    if ((mod != NULL && (strncmp(mod, "libc.so", 7) == 0
-			    || strncmp(mod, "ld-linux", 8) == 0))
-			    || (name != NULL && strcmp(name, "_start") == 0)) {
-			continue;
-		    }
+		if (startup && (moduleClass == MOD_STARTUP
+			|| info.nameId == ids.start)) {
+		    continue;
 		}
 	    }
 	    startup = 0;

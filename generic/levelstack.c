@@ -1337,7 +1337,6 @@ TraceEnter(
     framePtr->token = (Tcl_Command) cmdPtr;
     framePtr->kind = infoPtr->kind;
     framePtr->flags = 0;
-    framePtr->enterNs = 0;
     if (infoPtr->flags & CMD_INFO_OBJECT) {
 	framePtr->nameId = MethodNameId(statePtr, iPtr, cmdPtr, objc, objv);
     } else {

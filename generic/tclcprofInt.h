@@ -393,8 +393,8 @@ typedef struct CprofState {
 				 * stop. */
     double lastRate, lastAchieved;
     int lastClock;
-    unsigned char *moduleFlags;	/* Per module name id: 0 unknown, 1 user,
-				 * 2 system library. */
+    unsigned char *moduleFlags;	/* Per module name id: its class
+				 * (aggregate.c, MOD_*). */
     int numModuleFlags;
 } CprofState;
 

@@ -53,6 +53,7 @@ CprofTreeInit(
     treePtr->nodes[0].parent = -1;
     treePtr->nodes[0].firstChild = -1;
     treePtr->nodes[0].nextSibling = -1;
+    treePtr->nodes[0].exact = -1;
 }
 
 void
@@ -118,6 +119,8 @@ CprofTreeFrame(
  * CprofTreeAdd --
  *
  *	Add one stack (frame indices, outermost first) with its weight.
+ *	'exact', when not NULL, gives for each frame the exact call-tree
+ *	node of its Tcl path (-1 for C frames): recorded on the node.
  *
  *----------------------------------------------------------------------
  */
@@ -126,6 +129,7 @@ void
 CprofTreeAdd(
     CprofTree *treePtr,
     const int *frames,
+    const int *exact,
     int numFrames,
     uint64_t weight)
 {
@@ -167,6 +171,7 @@ CprofTreeAdd(
 	    nPtr->nextSibling = treePtr->nodes[node].firstChild;
 	    nPtr->self = 0;
 	    nPtr->total = 0;
+	    nPtr->exact = -1;
 	    treePtr->nodes[node].firstChild = child;
 	    Tcl_SetHashValue(hPtr, INT2PTR(child));
 	} else {
@@ -174,6 +179,9 @@ CprofTreeAdd(
 	}
 	node = child;
 	treePtr->nodes[node].total += weight;
+	if (exact != NULL && exact[i] >= 0 && treePtr->nodes[node].exact < 0) {
+	    treePtr->nodes[node].exact = exact[i];
+	}
     }
     treePtr->nodes[node].self += weight;
 }
@@ -184,8 +192,10 @@ CprofTreeAdd(
  * CprofTreeToObj --
  *
  *	The tree as nested dicts: {name kind self total children} plus
- *	tclkind (Tcl frames) or module (C frames). The root has name {} and
- *	kind root.
+ *	tclkind (Tcl frames) or module (C frames), and, given the exact
+ *	timing data of mode both, the exact figures of Tcl frames (calls
+ *	total_ns self_ns min_ns max_ns). The root has name {} and kind
+ *	root.
  *
  *----------------------------------------------------------------------
  */
@@ -193,6 +203,7 @@ CprofTreeAdd(
 static Tcl_Obj *
 NodeToObj(
     CprofTree *treePtr,
+    CprofExact *exactPtr,
     int node,
     Tcl_Obj *const keys[])
 {
@@ -227,10 +238,13 @@ NodeToObj(
 	    Tcl_NewWideIntObj((Tcl_WideInt) nPtr->self));
     Tcl_DictObjPut(NULL, dictObj, keys[3],
 	    Tcl_NewWideIntObj((Tcl_WideInt) nPtr->total));
+    if (exactPtr != NULL && nPtr->exact > 0) {
+	CprofExactNodeFigures(exactPtr, nPtr->exact, dictObj);
+    }
     for (child = nPtr->firstChild; child >= 0;
 	    child = treePtr->nodes[child].nextSibling) {
 	Tcl_ListObjAppendElement(NULL, childrenObj,
-		NodeToObj(treePtr, child, keys));
+		NodeToObj(treePtr, exactPtr, child, keys));
     }
     Tcl_DictObjPut(NULL, dictObj, keys[4], childrenObj);
     return dictObj;
@@ -238,7 +252,8 @@ NodeToObj(
 
 Tcl_Obj *
 CprofTreeToObj(
-    CprofTree *treePtr)
+    CprofTree *treePtr,
+    CprofExact *exactPtr)
 {
     static const char *const keyNames[] = {
 	"name", "kind", "self", "total", "children", "module", "tclkind"
@@ -250,7 +265,7 @@ CprofTreeToObj(
 	keys[i] = Tcl_NewStringObj(keyNames[i], -1);
 	Tcl_IncrRefCount(keys[i]);
     }
-    resultObj = NodeToObj(treePtr, 0, keys);
+    resultObj = NodeToObj(treePtr, exactPtr, 0, keys);
     for (i = 0; i < 7; i++) {
 	Tcl_DecrRefCount(keys[i]);
     }
@@ -382,6 +397,8 @@ CprofAddSample(
 {
     CprofSpliceEntry merged[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    int exact[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    int withExact = statePtr->exact.on;
     int n, i, kept = 0, unmatched, startup = 1;
     int native = statePtr->options.native;
     CprofTree *treePtr = &statePtr->tree;
@@ -408,10 +425,12 @@ CprofAddSample(
 	    const CprofTclRef *refPtr = &samplePtr->tcl[merged[i].index];
 
 	    startup = 0;
-	    if (refPtr->kind == CPROF_KIND_CONTROL
-		    && !statePtr->options.control) {
+	    if ((refPtr->kind == CPROF_KIND_CONTROL
+		    && !statePtr->options.control)
+		    || (refPtr->flags & CPROF_FRAME_HIDDEN)) {
 		continue;
 	    }
+	    exact[kept] = refPtr->node;
 	    frames[kept++] = CprofTreeFrame(treePtr, 0, refPtr->nameId, -1,
 		    refPtr->kind);
 	} else {
@@ -467,11 +486,13 @@ CprofAddSample(
 		}
 	    }
 	    startup = 0;
+	    exact[kept] = -1;
 	    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
 		    info.moduleId, -1);
 	}
     }
-    CprofTreeAdd(treePtr, frames, kept, samplePtr->weight);
+    CprofTreeAdd(treePtr, frames, withExact ? exact : NULL, kept,
+	    samplePtr->weight);
     statePtr->hasData = 1;
 }
 
@@ -494,9 +515,13 @@ CprofDrain(
 {
     CprofSampler *sPtr = statePtr->samplerPtr;
     CprofSample *samplePtr;
+    uint64_t t0 = 0;
 
     if (sPtr == NULL) {
 	return;
+    }
+    if (statePtr->exact.on) {
+	t0 = CprofClockNs(statePtr->exact.clockId);
     }
     sPtr->draining = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -510,4 +535,12 @@ CprofDrain(
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     sPtr->draining = 0;
+
+    /*
+     * With exact timing on, the time spent here is not the program's.
+     */
+
+    if (statePtr->exact.on) {
+	CprofExactShift(statePtr, CprofClockNs(statePtr->exact.clockId) - t0);
+    }
 }

@@ -36,6 +36,7 @@
 #include "tclcprofInt.h"
 #include <tclInt.h>
 #include <tclOOInt.h>
+#include <tclCompile.h>
 #include <string.h>
 #include <stdio.h>
 
@@ -46,6 +47,8 @@
 #define CMD_INFO_ENSEMBLE	0x1	/* Tcl_IsEnsemble. */
 #define CMD_INFO_OBJECT		0x2	/* A TclOO object (or its "my"). */
 #define CMD_INFO_COROUTINE	0x4	/* A coroutine's command. */
+#define CMD_INFO_OWN		0x8	/* tclcprof's own (::tclcprof ensemble
+				 * or ::tclcprof::*): hidden. */
 
 typedef struct CmdInfo {
     Command *cmdPtr;		/* Held with refCount++ so that its memory is
@@ -71,6 +74,7 @@ typedef struct CprofCoroSaved {
 				 * levels are relative to the resumer. */
     int count;
     int capacity;
+    uint64_t suspendNs;		/* Exact clock when they were saved. */
 } CprofCoroSaved;
 
 /*
@@ -143,6 +147,8 @@ static void		CoroDeleteTrace(ClientData clientData,
 			    const char *newName, int flags);
 static void		FreeCoroSaved(CprofCoroSaved *savedPtr, int untrace);
 static void		ProbeInternals(Tcl_Interp *interp);
+static void		CoverageEnter(CprofState *statePtr, Interp *iPtr,
+			    Command *cmdPtr, int objc, Tcl_Obj *const objv[]);
 
 /*
  *----------------------------------------------------------------------
@@ -442,9 +448,16 @@ CprofStackInstall(
 {
     if (statePtr->trace == NULL) {
 	statePtr->stack.depth = 0;
+
+	/*
+	 * Coverage needs no leaves: without them Tcl still runs its leave
+	 * machinery, but not our callback.
+	 */
+
 	statePtr->trace = Tcl_CreateObjTrace(statePtr->interp, 0,
-		TCL_TRACE_ENTER_EXEC | TCL_TRACE_LEAVE_EXEC
-		| TCL_ALLOW_INLINE_COMPILATION, TraceProc, statePtr, NULL);
+		TCL_TRACE_ENTER_EXEC | (statePtr->exact.coverage ? 0
+		: TCL_TRACE_LEAVE_EXEC) | TCL_ALLOW_INLINE_COMPILATION,
+		TraceProc, statePtr, NULL);
     }
     return TCL_OK;
 }
@@ -485,6 +498,56 @@ CprofStackLiveDepth(
 	depth--;
     }
     return depth;
+}
+
+/*
+ * The exact data was cleared: saved coroutine frames no longer have nodes
+ * or site records (they get nodes again when resumed).
+ */
+
+void
+CprofStackForgetSaved(
+    CprofState *statePtr)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+    int i;
+
+    for (hPtr = Tcl_FirstHashEntry(&statePtr->coroSaved, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	CprofCoroSaved *savedPtr = Tcl_GetHashValue(hPtr);
+
+	for (i = 0; i < savedPtr->count; i++) {
+	    savedPtr->frames[i].node = 0;
+	    savedPtr->frames[i].lineRec = -1;
+	    savedPtr->frames[i].eventIndex = -1;
+	}
+    }
+}
+
+/*
+ * Profiling stops: the frames of suspended coroutines will not run again
+ * under this profile. Closed at 'now' on the exact clock.
+ */
+
+void
+CprofStackDropSaved(
+    CprofState *statePtr,
+    uint64_t now)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    for (hPtr = Tcl_FirstHashEntry(&statePtr->coroSaved, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	CprofCoroSaved *savedPtr = Tcl_GetHashValue(hPtr);
+
+	if (savedPtr->count > 0) {
+	    CprofExactDropSuspended(statePtr, savedPtr->frames,
+		    savedPtr->count, now - savedPtr->suspendNs);
+	    savedPtr->count = 0;
+	}
+    }
 }
 
 const int *
@@ -531,13 +594,280 @@ TraceProc(
     CprofState *statePtr = (CprofState *) clientData;
     Interp *iPtr = (Interp *) interp;
 
-    if (iPtr->activeInterpTracePtr->reverseScan) {
+    if (statePtr->exact.coverage) {
+	CoverageEnter(statePtr, iPtr, (Command *) token, objc, objv);
+    } else if (iPtr->activeInterpTracePtr->reverseScan) {
 	TraceEnter(statePtr, iPtr, level, (Command *) token, objc, objv,
 		(uintptr_t) &marker);
     } else {
 	TraceLeave(statePtr, iPtr, level, (Command *) token);
+	return TCL_OK;
+    }
+
+    /*
+     * -duration: look at the clock every 256 commands. The run is stopped
+     * here, on the way out of the callback, where nothing of the stack is
+     * in use any more (Tcl allows a trace to be deleted from its own
+     * callback).
+     */
+
+    if (statePtr->deadlineNs != 0 && (statePtr->counters.enters & 255) == 0
+	    && (uint64_t) CprofMonoNs() >= statePtr->deadlineNs) {
+	statePtr->stopRequested = 1;
+    }
+    if (statePtr->stopRequested && statePtr->stopProc != NULL) {
+	statePtr->stopProc(statePtr);
     }
     return TCL_OK;
+}
+
+/*
+ * Where the command being entered was invoked: the bytecode and pc, or the
+ * sourced file's path and line, of Tcl's current command frame.
+ */
+
+static inline int
+SiteKey(
+    Interp *iPtr,
+    void **ptrPtr,
+    int *offsetPtr)
+{
+    CmdFrame *cfPtr = iPtr->cmdFramePtr;
+
+    if (cfPtr == NULL) {
+	return CPROF_SITE_NONE;
+    }
+    if (cfPtr->type == TCL_LOCATION_BC) {
+	const ByteCode *codePtr = (const ByteCode *) cfPtr->data.tebc.codePtr;
+
+	if (codePtr == NULL || cfPtr->data.tebc.pc == NULL) {
+	    return CPROF_SITE_NONE;
+	}
+	*ptrPtr = (void *) codePtr;
+	*offsetPtr = (int) ((const unsigned char *) cfPtr->data.tebc.pc
+		- codePtr->codeStart);
+	return CPROF_SITE_BYTECODE;
+    }
+    if (cfPtr->type == TCL_LOCATION_SOURCE && cfPtr->line != NULL
+	    && cfPtr->nline > 0 && cfPtr->data.eval.path != NULL) {
+	*ptrPtr = cfPtr->data.eval.path;
+	*offsetPtr = cfPtr->line[0];
+	return CPROF_SITE_SOURCE;
+    }
+    return CPROF_SITE_NONE;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofResolveSite, CprofHoldSiteKey, CprofReleaseSiteKey --
+ *
+ *	A site key to a file and line (once per key, in normal context);
+ *	holding and releasing the object a key names, so that its address
+ *	is not reused while the key is cached.
+ *
+ * Results:
+ *	CprofResolveSite: 1 and *fileIdPtr, *linePtr set for a place in a
+ *	sourced file; 0 for code with no file (interactive, eval'ed
+ *	strings).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofResolveSite(
+    Tcl_Interp *interp,
+    int siteKind,
+    void *sitePtr,
+    int siteOffset,
+    int *fileIdPtr,
+    int *linePtr)
+{
+    if (siteKind == CPROF_SITE_SOURCE) {
+	Tcl_Obj *pathObj = (Tcl_Obj *) sitePtr;
+	int length;
+	const char *path = Tcl_GetStringFromObj(pathObj, &length);
+
+	if (length == 0 || siteOffset <= 0) {
+	    return 0;
+	}
+	*fileIdPtr = CprofNameIntern(path, length);
+	*linePtr = siteOffset;
+	return 1;
+    }
+    if (siteKind == CPROF_SITE_BYTECODE) {
+	ByteCode *codePtr = (ByteCode *) sitePtr;
+	CmdFrame cf;
+	int found = 0;
+
+	memset(&cf, 0, sizeof(cf));
+	cf.type = TCL_LOCATION_BC;
+	cf.data.tebc.codePtr = codePtr;
+	cf.data.tebc.pc = (const char *) codePtr->codeStart + siteOffset;
+	TclGetSrcInfoForPc(&cf);
+	if (cf.type == TCL_LOCATION_SOURCE) {
+	    if (cf.line != NULL && cf.nline > 0 && cf.line[0] > 0
+		    && cf.data.eval.path != NULL) {
+		int length;
+		const char *path = Tcl_GetStringFromObj(cf.data.eval.path,
+			&length);
+
+		if (length > 0) {
+		    *fileIdPtr = CprofNameIntern(path, length);
+		    *linePtr = cf.line[0];
+		    found = 1;
+		}
+	    }
+	    if (cf.data.eval.path != NULL) {
+		Tcl_DecrRefCount(cf.data.eval.path);
+	    }
+	}
+	(void) interp;
+	return found;
+    }
+    return 0;
+}
+
+void
+CprofHoldSiteKey(
+    int siteKind,
+    void *sitePtr)
+{
+    if (siteKind == CPROF_SITE_BYTECODE) {
+	((ByteCode *) sitePtr)->refCount++;
+    } else if (siteKind == CPROF_SITE_SOURCE) {
+	Tcl_IncrRefCount((Tcl_Obj *) sitePtr);
+    }
+}
+
+void
+CprofReleaseSiteKey(
+    int siteKind,
+    void *sitePtr)
+{
+    if (siteKind == CPROF_SITE_BYTECODE) {
+	ByteCode *codePtr = (ByteCode *) sitePtr;
+	static const Tcl_ObjType *byteCodeTypePtr = NULL;
+
+	if (codePtr->refCount > 1) {
+	    codePtr->refCount--;
+	    return;
+	}
+
+	/*
+	 * The last reference: Tcl's cleanup of ByteCode is not exported,
+	 * but the bytecode object type's free procedure drops a reference
+	 * and cleans up, so let a scratch object own the ByteCode.
+	 */
+
+	if (byteCodeTypePtr == NULL) {
+	    byteCodeTypePtr = Tcl_GetObjType("bytecode");
+	}
+	if (byteCodeTypePtr != NULL) {
+	    Tcl_Obj scratch;
+
+	    memset(&scratch, 0, sizeof(scratch));
+	    scratch.refCount = 1;
+	    scratch.typePtr = byteCodeTypePtr;
+	    scratch.internalRep.twoPtrValue.ptr1 = codePtr;
+	    byteCodeTypePtr->freeIntRepProc(&scratch);
+	}
+    } else if (siteKind == CPROF_SITE_SOURCE) {
+	Tcl_DecrRefCount((Tcl_Obj *) sitePtr);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDefinedProcs --
+ *
+ *	The fully qualified names of the procedures defined in every
+ *	namespace of the interpreter, tclcprof's own left out.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+AddProcs(
+    Tcl_Interp *interp,
+    Namespace *nsPtr,
+    Tcl_Obj *listObj)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    if (strcmp(nsPtr->fullName, "::tclcprof") == 0) {
+	return;
+    }
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->cmdTable, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Command *cmdPtr = Tcl_GetHashValue(hPtr);
+
+	if (TclIsProc(cmdPtr)) {
+	    Tcl_Obj *nameObj = Tcl_NewObj();
+
+	    Tcl_GetCommandFullName(interp, (Tcl_Command) cmdPtr, nameObj);
+	    Tcl_ListObjAppendElement(NULL, listObj, nameObj);
+	}
+    }
+#ifndef BREAK_NAMESPACE_COMPAT
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->childTable, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	AddProcs(interp, Tcl_GetHashValue(hPtr), listObj);
+    }
+#else
+    if (nsPtr->childTablePtr != NULL) {
+	for (hPtr = Tcl_FirstHashEntry(nsPtr->childTablePtr, &search);
+		hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	    AddProcs(interp, Tcl_GetHashValue(hPtr), listObj);
+	}
+    }
+#endif
+}
+
+Tcl_Obj *
+CprofDefinedProcs(
+    Tcl_Interp *interp)
+{
+    Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
+
+    AddProcs(interp, (Namespace *) Tcl_GetGlobalNamespace(interp), listObj);
+    return listObj;
+}
+
+/*
+ * Coverage mode: name the command and count it; no stack is kept.
+ */
+
+static void
+CoverageEnter(
+    CprofState *statePtr,
+    Interp *iPtr,
+    Command *cmdPtr,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CmdInfo *infoPtr;
+    int nameId, siteKind = CPROF_SITE_NONE, siteOffset = 0;
+    void *sitePtr = NULL;
+
+    if (cmdPtr == (Command *) statePtr->calibCmd) {
+	return;
+    }
+    statePtr->counters.enters++;
+    infoPtr = LookupCmd(statePtr, cmdPtr);
+    if (infoPtr->flags & CMD_INFO_OWN) {
+	return;
+    }
+    nameId = (infoPtr->flags & CMD_INFO_OBJECT)
+	    ? MethodNameId(statePtr, iPtr, cmdPtr, objc, objv)
+	    : infoPtr->nameId;
+    if (statePtr->exact.lines) {
+	siteKind = SiteKey(iPtr, &sitePtr, &siteOffset);
+    }
+    CprofExactCoverage(statePtr, nameId, infoPtr->kind, siteKind, sitePtr,
+	    siteOffset);
 }
 
 /*
@@ -600,6 +930,9 @@ PopMissing(
 
     if (!(stackPtr->frames[stackPtr->depth - 1].flags & CPROF_FRAME_NEXT)) {
 	statePtr->counters.missingLeaves++;
+    }
+    if (statePtr->exact.on) {
+	CprofExactLeave(statePtr, stackPtr->depth - 1);
     }
     __atomic_store_n(&stackPtr->depth, stackPtr->depth - 1, __ATOMIC_RELEASE);
 }
@@ -676,6 +1009,10 @@ LookupCmd(
 
     infoPtr->epoch = cmdPtr->cmdEpoch;
     infoPtr->flags = 0;
+    if (strcmp(name, "::tclcprof") == 0
+	    || strncmp(name, "::tclcprof::", 12) == 0) {
+	infoPtr->flags |= CMD_INFO_OWN;
+    }
     if (TclIsProc(origPtr)) {
 	infoPtr->kind = CPROF_KIND_PROC;
 	infoPtr->nameId = CprofNameIntern(name, length);
@@ -1075,6 +1412,11 @@ FreeCoroSaved(
 		TCL_TRACE_DELETE, CoroDeleteTrace, savedPtr);
 	Tcl_DecrRefCount(nameObj);
     }
+    if (savedPtr->count > 0 && savedPtr->statePtr->exact.on) {
+	CprofExactDropSuspended(savedPtr->statePtr, savedPtr->frames,
+		savedPtr->count, CprofClockNs(savedPtr->statePtr->exact.clockId)
+		- savedPtr->suspendNs);
+    }
     Tcl_DeleteHashEntry(savedPtr->hPtr);
     if (savedPtr->frames) {
 	ckfree(savedPtr->frames);
@@ -1114,6 +1456,10 @@ SaveCoroutine(
 	first--;
     }
     n = stackPtr->depth - first;
+    if (statePtr->exact.on) {
+	CprofExactSuspend(statePtr, first, n);
+	savedPtr->suspendNs = CprofClockNs(statePtr->exact.clockId);
+    }
     if (savedPtr->capacity < n) {
 	savedPtr->frames = (CprofFrame *) ckrealloc(savedPtr->frames,
 		n * sizeof(CprofFrame));
@@ -1136,7 +1482,7 @@ RestoreCoroutine(
     uintptr_t anchor)
 {
     CprofStack *stackPtr = &statePtr->stack;
-    int i;
+    int i, first = stackPtr->depth;
 
     for (i = 0; i < savedPtr->count; i++) {
 	CprofFrame *framePtr = PushFrame(stackPtr);
@@ -1146,6 +1492,10 @@ RestoreCoroutine(
 	framePtr->anchor = anchor;
 	framePtr->flags |= CPROF_FRAME_RESTORED;
 	CommitPush(stackPtr);
+    }
+    if (statePtr->exact.on) {
+	CprofExactResume(statePtr, first, savedPtr->count,
+		CprofClockNs(statePtr->exact.clockId) - savedPtr->suspendNs);
     }
     savedPtr->count = 0;
     statePtr->counters.coroRestores++;
@@ -1283,6 +1633,16 @@ TraceEnter(
 	topPtr->nameId = FoldNameId(statePtr, topPtr, cmdPtr);
 	topPtr->flags &= ~CPROF_FRAME_FOLD;
 	statePtr->counters.folded++;
+	if (statePtr->exact.on) {
+	    CprofExactRename(statePtr, topPtr, stackPtr->depth > 1
+		    ? topPtr - 1 : NULL);
+	} else if (!(topPtr->flags & CPROF_FRAME_OWN)
+		&& (statePtr->exact.includeObj || statePtr->exact.excludeObj)) {
+	    topPtr->flags &= ~CPROF_FRAME_HIDDEN;
+	    if (CprofFrameHidden(statePtr, topPtr->nameId, CPROF_KIND_CMD)) {
+		topPtr->flags |= CPROF_FRAME_HIDDEN;
+	    }
+	}
 	return;
     }
 
@@ -1323,8 +1683,13 @@ TraceEnter(
 	    nextPtr->anchor = anchor;
 	    nextPtr->token = NULL;
 	    nextPtr->flags = CPROF_FRAME_NEXT;
+	    nextPtr->node = -1;
 	    CommitPush(stackPtr);
 	    statePtr->counters.nextFrames++;
+	    if (statePtr->exact.on) {
+		CprofExactEnter(statePtr, nextPtr, nextPtr - 1,
+			CPROF_SITE_NONE, NULL, 0);
+	    }
 	}
     }
 
@@ -1345,7 +1710,24 @@ TraceEnter(
 	    framePtr->flags = CPROF_FRAME_FOLD;
 	}
     }
+    framePtr->node = -1;
+    if (infoPtr->flags & CMD_INFO_OWN) {
+	framePtr->flags |= CPROF_FRAME_OWN | CPROF_FRAME_HIDDEN;
+    }
     CommitPush(stackPtr);
+    if (statePtr->exact.on) {
+	int siteKind = CPROF_SITE_NONE, siteOffset = 0;
+	void *sitePtr = NULL;
+
+	if (statePtr->exact.lines) {
+	    siteKind = SiteKey(iPtr, &sitePtr, &siteOffset);
+	}
+	CprofExactEnter(statePtr, framePtr, stackPtr->depth > 1
+		? framePtr - 1 : NULL, siteKind, sitePtr, siteOffset);
+    } else if ((statePtr->exact.includeObj || statePtr->exact.excludeObj)
+	    && CprofFrameHidden(statePtr, framePtr->nameId, framePtr->kind)) {
+	framePtr->flags |= CPROF_FRAME_HIDDEN;
+    }
 
     /*
      * Resuming a coroutine by its command: put its saved frames back above
@@ -1406,9 +1788,22 @@ TraceLeave(
 	    continue;
 	}
 	if (topPtr->level == level && topPtr->envPtr == envPtr) {
+	    uint64_t slowNs = 0;
+
+	    if (statePtr->exact.on) {
+		slowNs = CprofExactLeave(statePtr, stackPtr->depth - 1);
+	    }
 	    __atomic_store_n(&stackPtr->depth, stackPtr->depth - 1,
 		    __ATOMIC_RELEASE);
 	    statePtr->counters.leaves++;
+	    if (slowNs > 0) {
+		/*
+		 * Last: the report may run Tcl code, which may even stop
+		 * profiling.
+		 */
+
+		CprofExactReportSlow(statePtr, stackPtr->depth, slowNs);
+	    }
 	    return;
 	}
 	break;

@@ -21,21 +21,40 @@
  */
 
 static const char *const optionNames[] = {
-    "-clock", "-control", "-label", "-mode", "-native", "-rate", NULL
+    "-clock", "-compensate", "-control", "-duration", "-eventlimit",
+    "-events", "-exclude", "-include", "-label", "-lines", "-mode",
+    "-native", "-onslow", "-rate", "-slow", NULL
 };
 enum CprofOption {
-    OPT_CLOCK, OPT_CONTROL, OPT_LABEL, OPT_MODE, OPT_NATIVE, OPT_RATE
+    OPT_CLOCK, OPT_COMPENSATE, OPT_CONTROL, OPT_DURATION, OPT_EVENTLIMIT,
+    OPT_EVENTS, OPT_EXCLUDE, OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE,
+    OPT_NATIVE, OPT_ONSLOW, OPT_RATE, OPT_SLOW
 };
 
 static const char *const modeNames[] = {
-    "sample", "stack", NULL
+    "sample", "stack", "exact", "both", "coverage", NULL
 };
 static const char *const clockNames[] = {
-    "cpu", "wall", NULL
+    "cpu", "wall", "auto", NULL
 };
 static const char *const nativeNames[] = {
     "user", "all", "none", NULL
 };
+
+/*
+ * Options whose values are Tcl values, kept as objects.
+ */
+
+enum ObjOption {
+    OBJ_LABEL, OBJ_INCLUDE, OBJ_EXCLUDE, OBJ_ONSLOW, OBJ_COUNT
+};
+
+/*
+ * Most events -events keeps by default, and at most.
+ */
+
+#define DEFAULT_EVENT_LIMIT 1000000
+#define MAX_EVENT_LIMIT 100000000
 
 /*
  * Highest sampling rate accepted: beyond this the handler's own cost
@@ -50,10 +69,15 @@ static const char *const nativeNames[] = {
 
 typedef struct CprofInterp {
     CprofState state;		/* Must be first. */
-    Tcl_Obj *labelObj;		/* -label of the current (or last) run. */
+    Tcl_Obj *objs[OBJ_COUNT];	/* -label, -include, -exclude, -onslow of
+				 * the current (or last) run. */
     CprofOptions defaults;	/* Options set by configure: what a run
 				 * started without options uses. */
-    Tcl_Obj *defaultLabelObj;	/* -label set by configure. */
+    Tcl_Obj *defaultObjs[OBJ_COUNT];
+				/* The same, set by configure. */
+    Tcl_TimerToken durationTimer;
+				/* Stops a run with -duration that sits in
+				 * the event loop. */
 } CprofInterp;
 
 static int		ConfigureObjCmd(ClientData clientData,
@@ -189,11 +213,12 @@ ParseOptions(
     int objc,
     Tcl_Obj *const objv[],
     CprofOptions *optsPtr,
-    Tcl_Obj **labelPtrPtr,
-    int running)
+    Tcl_Obj **objs,
+    int running,
+    int *givenPtr)
 {
-    int i, index, value;
-    double rate;
+    int i, index, value, n;
+    double number;
     CprofOptions before = *optsPtr;
 
     for (i = 0; i < objc; i += 2) {
@@ -210,6 +235,9 @@ ParseOptions(
 		    NULL);
 	    return TCL_ERROR;
 	}
+	if (givenPtr != NULL) {
+	    *givenPtr |= 1 << index;
+	}
 	switch ((enum CprofOption) index) {
 	case OPT_CLOCK:
 	    if (GetEnum(interp, objv[i+1], clockNames, "clock", "-clock",
@@ -217,15 +245,57 @@ ParseOptions(
 		return TCL_ERROR;
 	    }
 	    break;
+	case OPT_COMPENSATE:
 	case OPT_CONTROL:
+	case OPT_EVENTS:
+	case OPT_LINES:
 	    if (Tcl_GetBooleanFromObj(NULL, objv[i+1], &value) != TCL_OK) {
-		return BadValue(interp, "-control", objv[i+1],
+		return BadValue(interp, optionNames[index], objv[i+1],
 			"expected a boolean");
 	    }
-	    optsPtr->control = value;
+	    if (index == OPT_COMPENSATE) {
+		optsPtr->compensate = value;
+	    } else if (index == OPT_CONTROL) {
+		optsPtr->control = value;
+	    } else if (index == OPT_EVENTS) {
+		optsPtr->events = value;
+	    } else {
+		optsPtr->lines = value;
+	    }
+	    break;
+	case OPT_DURATION:
+	case OPT_SLOW:
+	    if (Tcl_GetDoubleFromObj(NULL, objv[i+1], &number) != TCL_OK
+		    || !(number >= 0 && number < 1e9)) {
+		return BadValue(interp, optionNames[index], objv[i+1],
+			index == OPT_DURATION ? "expected a number of seconds"
+			" (0 for no limit)" : "expected a number of "
+			"milliseconds (0 for no slow-call watch)");
+	    }
+	    if (index == OPT_DURATION) {
+		optsPtr->duration = number;
+	    } else {
+		optsPtr->slowMs = number;
+	    }
+	    break;
+	case OPT_EVENTLIMIT:
+	    if (Tcl_GetIntFromObj(NULL, objv[i+1], &value) != TCL_OK
+		    || value < 1 || value > MAX_EVENT_LIMIT) {
+		return BadValue(interp, "-eventlimit", objv[i+1],
+			"expected a number of events from 1 to 100000000");
+	    }
+	    optsPtr->eventLimit = value;
+	    break;
+	case OPT_EXCLUDE:
+	case OPT_INCLUDE:
+	    if (Tcl_ListObjLength(NULL, objv[i+1], &n) != TCL_OK) {
+		return BadValue(interp, optionNames[index], objv[i+1],
+			"expected a list of glob patterns");
+	    }
+	    objs[index == OPT_EXCLUDE ? OBJ_EXCLUDE : OBJ_INCLUDE] = objv[i+1];
 	    break;
 	case OPT_LABEL:
-	    *labelPtrPtr = objv[i+1];
+	    objs[OBJ_LABEL] = objv[i+1];
 	    break;
 	case OPT_MODE:
 	    if (GetEnum(interp, objv[i+1], modeNames, "mode", "-mode",
@@ -239,20 +309,27 @@ ParseOptions(
 		return TCL_ERROR;
 	    }
 	    break;
+	case OPT_ONSLOW:
+	    if (Tcl_ListObjLength(NULL, objv[i+1], &n) != TCL_OK) {
+		return BadValue(interp, "-onslow", objv[i+1],
+			"expected a command prefix (a list)");
+	    }
+	    objs[OBJ_ONSLOW] = objv[i+1];
+	    break;
 	case OPT_RATE:
-	    if (Tcl_GetDoubleFromObj(NULL, objv[i+1], &rate) != TCL_OK
-		    || !(rate >= 1.0 && rate <= MAX_RATE)) {
+	    if (Tcl_GetDoubleFromObj(NULL, objv[i+1], &number) != TCL_OK
+		    || !(number >= 1.0 && number <= MAX_RATE)) {
 		return BadValue(interp, "-rate", objv[i+1],
 			"expected a number of samples per second from 1 to "
 			"10000");
 	    }
-	    optsPtr->rate = rate;
+	    optsPtr->rate = number;
 	    break;
 	}
     }
 
     /*
-     * What the sampler was built with cannot change under it.
+     * What the collector was built with cannot change under it.
      */
 
     if (running) {
@@ -264,11 +341,64 @@ ParseOptions(
 	    which = "-clock";
 	} else if (optsPtr->rate != before.rate) {
 	    which = "-rate";
+	} else if (optsPtr->lines != before.lines) {
+	    which = "-lines";
+	} else if (optsPtr->events != before.events) {
+	    which = "-events";
+	} else if (optsPtr->eventLimit != before.eventLimit) {
+	    which = "-eventlimit";
+	} else if (optsPtr->compensate != before.compensate) {
+	    which = "-compensate";
 	}
 	if (which != NULL) {
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
 		    "cannot change %s while profiling is running", which));
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "RUNNING", NULL);
+	    return TCL_ERROR;
+	}
+    }
+    return TCL_OK;
+}
+
+/*
+ * Options that apply to some modes only: given explicitly to a run of
+ * another mode, they are an error (configured ones are just not used).
+ */
+
+static int
+CheckModeOptions(
+    Tcl_Interp *interp,
+    const CprofOptions *optsPtr,
+    int given)
+{
+    static const struct {
+	int option;
+	int modes;		/* Bit mask of the modes it applies to. */
+	const char *which;
+    } rules[] = {
+	{OPT_LINES, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH)
+		| (1 << CPROF_MODE_COVERAGE), "exact, both or coverage"},
+	{OPT_EVENTS, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
+		"exact or both"},
+	{OPT_SLOW, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
+		"exact or both"},
+	{OPT_ONSLOW, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
+		"exact or both"},
+	{OPT_COMPENSATE, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
+		"exact or both"},
+	{-1, 0, NULL}
+    };
+    int i;
+
+    for (i = 0; rules[i].option >= 0; i++) {
+	if ((given & (1 << rules[i].option))
+		&& !(rules[i].modes & (1 << optsPtr->mode))) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		    "%s applies to -mode %s, not to -mode %s",
+		    optionNames[rules[i].option], rules[i].which,
+		    modeNames[optsPtr->mode]));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE",
+		    optionNames[rules[i].option], NULL);
 	    return TCL_ERROR;
 	}
     }
@@ -288,21 +418,41 @@ OptionValue(
     int running = ciPtr->state.running;
     CprofOptions *optsPtr = running ? &ciPtr->state.options
 	    : &ciPtr->defaults;
+    Tcl_Obj **objs = running ? ciPtr->objs : ciPtr->defaultObjs;
 
     switch ((enum CprofOption) index) {
     case OPT_CLOCK:
 	return Tcl_NewStringObj(clockNames[optsPtr->clock], -1);
+    case OPT_COMPENSATE:
+	return Tcl_NewBooleanObj(optsPtr->compensate);
     case OPT_CONTROL:
 	return Tcl_NewBooleanObj(optsPtr->control);
+    case OPT_DURATION:
+	return Tcl_NewDoubleObj(optsPtr->duration);
+    case OPT_EVENTLIMIT:
+	return Tcl_NewIntObj(optsPtr->eventLimit);
+    case OPT_EVENTS:
+	return Tcl_NewBooleanObj(optsPtr->events);
+    case OPT_EXCLUDE:
+	return objs[OBJ_EXCLUDE];
+    case OPT_INCLUDE:
+	return objs[OBJ_INCLUDE];
     case OPT_LABEL:
-	return running ? ciPtr->labelObj : ciPtr->defaultLabelObj;
+	return objs[OBJ_LABEL];
+    case OPT_LINES:
+	return Tcl_NewBooleanObj(optsPtr->lines);
     case OPT_MODE:
 	return Tcl_NewStringObj(modeNames[optsPtr->mode], -1);
     case OPT_NATIVE:
 	return Tcl_NewStringObj(nativeNames[optsPtr->native], -1);
+    case OPT_ONSLOW:
+	return objs[OBJ_ONSLOW];
     case OPT_RATE:
 	return Tcl_NewDoubleObj(optsPtr->rate > 0 ? optsPtr->rate
-		: CprofDefaultRate(optsPtr->clock));
+		: CprofDefaultRate(optsPtr->clock == CPROF_CLOCK_WALL
+		? CPROF_CLOCK_WALL : CPROF_CLOCK_CPU));
+    case OPT_SLOW:
+	return Tcl_NewDoubleObj(optsPtr->slowMs);
     }
     return Tcl_NewObj();
 }
@@ -321,17 +471,24 @@ OptionsDict(
     return dictObj;
 }
 
-static void
-SetObj(
-    Tcl_Obj **objPtrPtr,
-    Tcl_Obj *newObj)
-{
-    Tcl_IncrRefCount(newObj);
-    Tcl_DecrRefCount(*objPtrPtr);
-    *objPtrPtr = newObj;
-}
+/*
+ * Replace the object options in 'dest' by those in 'src', with the
+ * reference counts that go with it.
+ */
 
-#define SetLabel(ciPtr, labelObj) SetObj(&(ciPtr)->labelObj, (labelObj))
+static void
+SetObjs(
+    Tcl_Obj **dest,
+    Tcl_Obj *const *src)
+{
+    int i;
+
+    for (i = 0; i < OBJ_COUNT; i++) {
+	Tcl_IncrRefCount(src[i]);
+	Tcl_DecrRefCount(dest[i]);
+	dest[i] = src[i];
+    }
+}
 
 /*
  *----------------------------------------------------------------------
@@ -455,6 +612,8 @@ ClearData(
 {
     CprofTreeFree(&statePtr->tree);
     CprofTreeInit(&statePtr->tree);
+    CprofExactClear(statePtr);
+    statePtr->stoppedBy = NULL;
     statePtr->splicedSamples = 0;
     statePtr->unsplicedSamples = 0;
     statePtr->unmatchedFrames = 0;
@@ -497,6 +656,81 @@ ClearData(
  *----------------------------------------------------------------------
  */
 
+static void DoStop(CprofState *statePtr);
+
+/*
+ * -duration: the run stops itself. The trace callback looks at the clock
+ * every 256 commands; a timer covers a program sitting in the event loop.
+ */
+
+static void
+StopByItself(
+    CprofState *statePtr)
+{
+    statePtr->stoppedBy = "duration";
+    DoStop(statePtr);
+}
+
+static void
+DurationTimerProc(
+    ClientData clientData)
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+
+    ciPtr->durationTimer = NULL;
+    if (!statePtr->running || statePtr->deadlineNs == 0) {
+	return;
+    }
+    if ((uint64_t) CprofMonoNs() >= statePtr->deadlineNs) {
+	if (!statePtr->paused) {
+	    StopByItself(statePtr);
+	}
+	return;
+    }
+    ciPtr->durationTimer = Tcl_CreateTimerHandler((int)
+	    ((statePtr->deadlineNs - CprofMonoNs()) / 1000000 + 1),
+	    DurationTimerProc, ciPtr);
+}
+
+static void
+SetDeadline(
+    CprofInterp *ciPtr,
+    double duration,
+    uint64_t fromNs)
+{
+    CprofState *statePtr = &ciPtr->state;
+
+    if (ciPtr->durationTimer != NULL) {
+	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
+	ciPtr->durationTimer = NULL;
+    }
+    statePtr->deadlineNs = 0;
+    if (duration > 0 && statePtr->running) {
+	statePtr->deadlineNs = fromNs + (uint64_t) (duration * 1e9);
+	if (!statePtr->paused) {
+	    DurationTimerProc(ciPtr);
+	}
+    }
+}
+
+/*
+ * The clock a run uses: -clock auto is the CPU clock for sampling and
+ * elapsed time for exact timing (and for mode both).
+ */
+
+static int
+RunClock(
+    const CprofOptions *optsPtr)
+{
+    if (optsPtr->clock != CPROF_CLOCK_AUTO) {
+	return optsPtr->clock;
+    }
+    return (optsPtr->mode == CPROF_MODE_SAMPLE
+	    || optsPtr->mode == CPROF_MODE_STACK)
+	    ? CPROF_CLOCK_CPU : CPROF_CLOCK_WALL;
+}
+
 static int
 DoStart(
     CprofInterp *ciPtr,
@@ -505,8 +739,11 @@ DoStart(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &ciPtr->state;
-    CprofOptions opts = ciPtr->defaults, saved = statePtr->options;
-    Tcl_Obj *labelObj = ciPtr->defaultLabelObj;
+    CprofOptions opts = ciPtr->defaults, saved = statePtr->options, run;
+    CprofEvent *events = NULL;
+    int64_t inNs = 0, callNs = 0;
+    Tcl_Obj *objs[OBJ_COUNT];
+    int given = 0, i;
 
     /*
      * A run starts from the configured options; those given here apply to
@@ -516,28 +753,83 @@ DoStart(
     if (statePtr->running) {
 	return StateError(interp, "profiling is already running", "RUNNING");
     }
-    if (ParseOptions(interp, objc, objv, &opts, &labelObj, 0) != TCL_OK) {
+    for (i = 0; i < OBJ_COUNT; i++) {
+	objs[i] = ciPtr->defaultObjs[i];
+    }
+    if (ParseOptions(interp, objc, objv, &opts, objs, 0, &given) != TCL_OK
+	    || CheckModeOptions(interp, &opts, given) != TCL_OK) {
 	return TCL_ERROR;
     }
-    statePtr->options = opts;
-    CprofStackInstall(statePtr);
-    CprofStackCalibrate(statePtr);
-    if (opts.mode == CPROF_MODE_SAMPLE) {
-	if (StartSampling(statePtr) != TCL_OK) {
-	    CprofStackRemove(statePtr);
-	    statePtr->options = saved;
+
+    /*
+     * The run's own options: its clock resolved, what does not apply to
+     * its mode off.
+     */
+
+    run = opts;
+    run.clock = RunClock(&opts);
+    if (!CprofModeExact(run.mode)) {
+	run.events = 0;
+	run.slowMs = 0;
+	run.compensate = 0;
+	if (run.mode != CPROF_MODE_COVERAGE) {
+	    run.lines = 0;
+	}
+    }
+
+    /*
+     * What can fail comes first, while the last run's data is intact:
+     * the event buffer, then the sampler. The compensation figures are
+     * measured (once per process) before any of it runs.
+     */
+
+    if (CprofExactNeedEvents(statePtr, &run)) {
+	events = (CprofEvent *) attemptckalloc((size_t) run.eventLimit
+		* sizeof(CprofEvent));
+	if (events == NULL) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		    "cannot allocate room for %d events", run.eventLimit));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "MEMORY", NULL);
 	    return TCL_ERROR;
 	}
-
-	/*
-	 * Only now that the run can start is the last run's data dropped;
-	 * ClearData also drops what the new timer may already have put in
-	 * the ring, together with its counters.
-	 */
-
-	ClearData(statePtr);
     }
-    SetLabel(ciPtr, labelObj);
+    if (run.compensate) {
+	CprofExactCalibrate(statePtr, run.clock, &inNs, &callNs);
+    }
+    statePtr->options = run;
+    if (CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK) {
+	statePtr->options = saved;
+	if (events != NULL) {
+	    ckfree(events);
+	}
+	return TCL_ERROR;
+    }
+
+    /*
+     * Only now that the run can start is the last run's data dropped;
+     * ClearData also drops what the new timer may already have put in the
+     * ring, together with its counters.
+     */
+
+    CprofExactPrepare(statePtr, &run, events, inNs, callNs);
+    ClearData(statePtr);
+    CprofExactSetFilters(statePtr, objs[OBJ_INCLUDE], objs[OBJ_EXCLUDE]);
+    if (statePtr->exact.onSlowObj != NULL) {
+	Tcl_DecrRefCount(statePtr->exact.onSlowObj);
+	statePtr->exact.onSlowObj = NULL;
+    }
+    if (run.slowMs > 0) {
+	int n;
+
+	Tcl_ListObjLength(NULL, objs[OBJ_ONSLOW], &n);
+	if (n > 0) {
+	    statePtr->exact.onSlowObj = objs[OBJ_ONSLOW];
+	    Tcl_IncrRefCount(statePtr->exact.onSlowObj);
+	}
+    }
+    CprofStackInstall(statePtr);
+    CprofStackCalibrate(statePtr);
+    SetObjs(ciPtr->objs, objs);
     memset(&statePtr->counters, 0, sizeof(statePtr->counters));
     statePtr->stack.maxDepth = 0;
     statePtr->running = 1;
@@ -545,6 +837,10 @@ DoStart(
     statePtr->pausedNs = 0;
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
+    statePtr->stopRequested = 0;
+    statePtr->stopProc = StopByItself;
+    SetDeadline(ciPtr, statePtr->options.duration,
+	    (uint64_t) statePtr->startNs);
     return TCL_OK;
 }
 
@@ -583,8 +879,17 @@ static void
 DoStop(
     CprofState *statePtr)
 {
+    CprofInterp *ciPtr = (CprofInterp *) statePtr;
+
+    CprofExactCloseAll(statePtr);
     StopSampling(statePtr);
     CprofStackRemove(statePtr);
+    statePtr->stopRequested = 0;
+    statePtr->deadlineNs = 0;
+    if (ciPtr->durationTimer != NULL) {
+	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
+	ciPtr->durationTimer = NULL;
+    }
     statePtr->stopNs = CprofMonoNs();
     if (statePtr->paused) {
 	statePtr->pausedNs += statePtr->stopNs - statePtr->pauseStartNs;
@@ -632,6 +937,7 @@ PauseObjCmd(
     if (statePtr->paused) {
 	return StateError(interp, "profiling is already paused", "PAUSED");
     }
+    CprofExactCloseAll(statePtr);
     PauseSampling(statePtr);
     CprofStackRemove(statePtr);
     statePtr->paused = 1;
@@ -662,8 +968,22 @@ ResumeObjCmd(
 	    && CprofSamplerArm(interp, statePtr->samplerPtr) != TCL_OK) {
 	return TCL_ERROR;
     }
-    statePtr->pausedNs += CprofMonoNs() - statePtr->pauseStartNs;
-    statePtr->paused = 0;
+    {
+	Tcl_WideInt pausedNs = CprofMonoNs() - statePtr->pauseStartNs;
+
+	statePtr->pausedNs += pausedNs;
+	statePtr->paused = 0;
+
+	/*
+	 * -duration counts profiled time: push the deadline back.
+	 */
+
+	if (statePtr->deadlineNs != 0) {
+	    SetDeadline((CprofInterp *) statePtr,
+		    (statePtr->deadlineNs + pausedNs - CprofMonoNs()) / 1e9,
+		    (uint64_t) CprofMonoNs());
+	}
+    }
     CprofStackInstall(statePtr);
     return TCL_OK;
 }
@@ -689,6 +1009,7 @@ ResetObjCmd(
      */
 
     ClearData(statePtr);
+    CprofExactRebase(statePtr);
     memset(&statePtr->counters, 0, sizeof(statePtr->counters));
     statePtr->stack.maxDepth = statePtr->stack.depth;
     statePtr->pausedNs = 0;
@@ -825,6 +1146,44 @@ SamplingDict(
     return dictObj;
 }
 
+/*
+ * The exact-timing part of status and of a profile's meta.
+ */
+
+static Tcl_Obj *
+ExactDict(
+    CprofState *statePtr)
+{
+    CprofExact *exactPtr = &statePtr->exact;
+    Tcl_Obj *dictObj = Tcl_NewDictObj(), *subObj;
+
+    PUT(dictObj, "active", Tcl_NewBooleanObj(statePtr->running
+	    && !statePtr->paused && (exactPtr->on || exactPtr->coverage)));
+    PUT(dictObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->calls));
+    PUT(dictObj, "nodes", Tcl_NewIntObj(exactPtr->numNodes));
+    PUT(dictObj, "truncated_nodes",
+	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->truncatedNodes));
+    subObj = Tcl_NewDictObj();
+    PUT(subObj, "inside_ns", Tcl_NewWideIntObj(exactPtr->inNs));
+    PUT(subObj, "call_ns", Tcl_NewWideIntObj(exactPtr->callNs));
+    PUT(dictObj, "compensation", subObj);
+    PUT(dictObj, "unfinished",
+	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->openFrames));
+    PUT(dictObj, "suspended_ns",
+	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->suspendedNs));
+    PUT(dictObj, "sites", Tcl_NewIntObj(exactPtr->numSites));
+    PUT(dictObj, "no_location",
+	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->noLocation));
+    subObj = Tcl_NewDictObj();
+    PUT(subObj, "recorded", Tcl_NewIntObj(exactPtr->numEvents));
+    PUT(subObj, "dropped",
+	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->eventsDropped));
+    PUT(dictObj, "events", subObj);
+    PUT(dictObj, "slow_calls",
+	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->slowCalls));
+    return dictObj;
+}
+
 static int
 StatusObjCmd(
     ClientData clientData,
@@ -860,7 +1219,7 @@ StatusObjCmd(
     PUT(resultObj, "paused", Tcl_NewBooleanObj(statePtr->paused));
     PUT(resultObj, "mode",
 	    Tcl_NewStringObj(modeNames[statePtr->options.mode], -1));
-    PUT(resultObj, "label", ciPtr->labelObj);
+    PUT(resultObj, "label", ciPtr->objs[OBJ_LABEL]);
     PUT(resultObj, "options", OptionsDict(ciPtr));
     PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
 	    && !statePtr->paused ? CprofStackLiveDepth(statePtr) : 0));
@@ -888,6 +1247,7 @@ StatusObjCmd(
     PUT(calObj, "message", Tcl_NewStringObj(calPtr->message, -1));
     PUT(resultObj, "calibration", calObj);
     PUT(resultObj, "sampling", SamplingDict(statePtr));
+    PUT(resultObj, "exact", ExactDict(statePtr));
 
     Tcl_SetObjResult(interp, resultObj);
     return TCL_OK;
@@ -916,6 +1276,8 @@ DataObjCmd(
 {
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
+    CprofExact *exactPtr = &statePtr->exact;
+    int mode = statePtr->options.mode;
     Tcl_Obj *metaObj, *resultObj, *samplingObj, *valueObj;
     Tcl_WideInt elapsed;
 
@@ -926,40 +1288,91 @@ DataObjCmd(
     if (statePtr->samplerPtr != NULL) {
 	CprofDrain(statePtr);
     }
-    if (statePtr->startNs == 0 || (statePtr->options.mode
-	    != CPROF_MODE_SAMPLE && !statePtr->hasData)) {
+    if (statePtr->startNs == 0 || mode == CPROF_MODE_STACK) {
 	Tcl_SetObjResult(interp, Tcl_NewStringObj(
 		"no profile data: start profiling with tclcprof::start", -1));
 	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
 	return TCL_ERROR;
     }
-    samplingObj = SamplingDict(statePtr);
     elapsed = (statePtr->running ? CprofMonoNs() : statePtr->stopNs)
 	    - statePtr->startNs - statePtr->pausedNs;
+    if (statePtr->paused) {
+	elapsed -= CprofMonoNs() - statePtr->pauseStartNs;
+    }
     metaObj = Tcl_NewDictObj();
-    PUT(metaObj, "mode", Tcl_NewStringObj("sample", -1));
-    Tcl_DictObjGet(NULL, samplingObj, Tcl_NewStringObj("clock", -1),
-	    &valueObj);
-    PUT(metaObj, "clock", valueObj);
-    Tcl_DictObjGet(NULL, samplingObj, Tcl_NewStringObj("rate_requested",
-	    -1), &valueObj);
-    PUT(metaObj, "rate_requested", valueObj);
-    Tcl_DictObjGet(NULL, samplingObj, Tcl_NewStringObj("rate_achieved",
-	    -1), &valueObj);
-    PUT(metaObj, "rate_achieved", valueObj);
-    PUT(metaObj, "samples",
-	    Tcl_NewWideIntObj((Tcl_WideInt) statePtr->tree.samples));
-    PUT(metaObj, "weight",
-	    Tcl_NewWideIntObj((Tcl_WideInt) statePtr->tree.weight));
+    PUT(metaObj, "mode", Tcl_NewStringObj(modeNames[mode], -1));
+    PUT(metaObj, "clock",
+	    Tcl_NewStringObj(clockNames[statePtr->options.clock], -1));
     PUT(metaObj, "elapsed", Tcl_NewDoubleObj(elapsed > 0 ? elapsed / 1e9
 	    : 0.0));
-    PUT(metaObj, "label", ciPtr->labelObj);
-    PUT(metaObj, "native",
-	    Tcl_NewStringObj(nativeNames[statePtr->options.native], -1));
-    PUT(metaObj, "sampling", samplingObj);
+    PUT(metaObj, "label", ciPtr->objs[OBJ_LABEL]);
+    PUT(metaObj, "running", Tcl_NewBooleanObj(statePtr->running));
+    PUT(metaObj, "stopped_by", Tcl_NewStringObj(statePtr->stoppedBy
+	    ? statePtr->stoppedBy : "", -1));
+    if (CprofModeSamples(mode)) {
+	samplingObj = SamplingDict(statePtr);
+	Tcl_DictObjGet(NULL, samplingObj, Tcl_NewStringObj("rate_requested",
+		-1), &valueObj);
+	PUT(metaObj, "rate_requested", valueObj);
+	Tcl_DictObjGet(NULL, samplingObj, Tcl_NewStringObj("rate_achieved",
+		-1), &valueObj);
+	PUT(metaObj, "rate_achieved", valueObj);
+	PUT(metaObj, "samples",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->tree.samples));
+	PUT(metaObj, "weight",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->tree.weight));
+	PUT(metaObj, "native",
+		Tcl_NewStringObj(nativeNames[statePtr->options.native], -1));
+	PUT(metaObj, "sampling", samplingObj);
+    }
+    if (mode != CPROF_MODE_SAMPLE) {
+	PUT(metaObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt)
+		(mode == CPROF_MODE_COVERAGE ? statePtr->counters.enters
+		: (Tcl_WideInt) exactPtr->calls)));
+	PUT(metaObj, "lines", Tcl_NewBooleanObj(statePtr->options.lines));
+	PUT(metaObj, "include", ciPtr->objs[OBJ_INCLUDE]);
+	PUT(metaObj, "exclude", ciPtr->objs[OBJ_EXCLUDE]);
+    }
+    if (CprofModeExact(mode)) {
+	PUT(metaObj, "compensate",
+		Tcl_NewBooleanObj(statePtr->options.compensate));
+	PUT(metaObj, "exact", ExactDict(statePtr));
+    }
+
     resultObj = Tcl_NewDictObj();
     PUT(resultObj, "meta", metaObj);
-    PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree));
+    switch (mode) {
+    case CPROF_MODE_SAMPLE:
+	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, NULL));
+	break;
+    case CPROF_MODE_BOTH:
+	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, exactPtr));
+	PUT(resultObj, "exact", CprofExactTreeObj(exactPtr));
+	break;
+    case CPROF_MODE_EXACT:
+	PUT(resultObj, "tree", CprofExactTreeObj(exactPtr));
+	break;
+    case CPROF_MODE_COVERAGE: {
+	Tcl_Obj *rootObj = Tcl_NewDictObj();
+
+	PUT(rootObj, "name", Tcl_NewObj());
+	PUT(rootObj, "kind", Tcl_NewStringObj("root", -1));
+	PUT(rootObj, "self", Tcl_NewIntObj(0));
+	PUT(rootObj, "total", Tcl_NewIntObj(0));
+	PUT(rootObj, "children", Tcl_NewObj());
+	PUT(resultObj, "tree", rootObj);
+	break;
+    }
+    }
+    if (mode != CPROF_MODE_SAMPLE) {
+	if (statePtr->options.lines && mode != CPROF_MODE_COVERAGE) {
+	    PUT(resultObj, "lines", CprofExactLinesObj(exactPtr));
+	}
+	if (statePtr->options.events) {
+	    PUT(resultObj, "events", CprofExactEventsObj(exactPtr));
+	}
+	PUT(resultObj, "coverage", CprofExactCoverageObj(statePtr));
+    }
     Tcl_SetObjResult(interp, resultObj);
     return TCL_OK;
 }
@@ -1043,9 +1456,8 @@ ConfigureObjCmd(
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
     CprofOptions opts = statePtr->options, defaults = ciPtr->defaults;
-    Tcl_Obj *labelObj = ciPtr->labelObj;
-    Tcl_Obj *defaultLabelObj = ciPtr->defaultLabelObj;
-    int index;
+    Tcl_Obj *objs[OBJ_COUNT], *defaultObjs[OBJ_COUNT];
+    int index, i, given = 0;
 
     if (objc == 1) {
 	Tcl_SetObjResult(interp, OptionsDict(ciPtr));
@@ -1061,26 +1473,64 @@ ConfigureObjCmd(
 	Tcl_SetObjResult(interp, OptionValue(ciPtr, index));
 	return TCL_OK;
     }
+    if (objc % 2 != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?-option? ?value -option value ...?");
+	return TCL_ERROR;
+    }
+    for (i = 0; i < OBJ_COUNT; i++) {
+	objs[i] = ciPtr->objs[i];
+	defaultObjs[i] = ciPtr->defaultObjs[i];
+    }
 
     /*
      * configure sets the options later runs start from and, while a
      * profile runs, changes it too where that makes sense (-label,
-     * -native, -control; not -mode, -clock, -rate).
+     * -native, -control, -include, -exclude, -slow, -onslow, -duration;
+     * not what the collector was built with).
      */
 
-    if (statePtr->running && ParseOptions(interp, objc - 1, objv + 1,
-	    &opts, &labelObj, 1) != TCL_OK) {
-	return TCL_ERROR;
+    if (statePtr->running) {
+	opts.clock = ciPtr->defaults.clock;
+	if (ParseOptions(interp, objc - 1, objv + 1, &opts, objs, 1, &given)
+		!= TCL_OK) {
+	    return TCL_ERROR;
+	}
+	opts.clock = RunClock(&opts);
     }
-    if (ParseOptions(interp, objc - 1, objv + 1, &defaults,
-	    &defaultLabelObj, 0) != TCL_OK) {
+    if (ParseOptions(interp, objc - 1, objv + 1, &defaults, defaultObjs, 0,
+	    NULL) != TCL_OK) {
 	return TCL_ERROR;
     }
     ciPtr->defaults = defaults;
-    SetObj(&ciPtr->defaultLabelObj, defaultLabelObj);
+    SetObjs(ciPtr->defaultObjs, defaultObjs);
     if (statePtr->running) {
+	if (!CprofModeExact(opts.mode)) {
+	    opts.slowMs = 0;
+	}
 	statePtr->options = opts;
-	SetLabel(ciPtr, labelObj);
+	SetObjs(ciPtr->objs, objs);
+	if (given & ((1 << OPT_INCLUDE) | (1 << OPT_EXCLUDE))) {
+	    CprofExactSetFilters(statePtr, objs[OBJ_INCLUDE],
+		    objs[OBJ_EXCLUDE]);
+	}
+	if (given & ((1 << OPT_SLOW) | (1 << OPT_ONSLOW))) {
+	    int n;
+
+	    statePtr->exact.slowNs = (uint64_t) (opts.slowMs * 1e6);
+	    if (statePtr->exact.onSlowObj != NULL) {
+		Tcl_DecrRefCount(statePtr->exact.onSlowObj);
+		statePtr->exact.onSlowObj = NULL;
+	    }
+	    Tcl_ListObjLength(NULL, objs[OBJ_ONSLOW], &n);
+	    if (n > 0) {
+		statePtr->exact.onSlowObj = objs[OBJ_ONSLOW];
+		Tcl_IncrRefCount(statePtr->exact.onSlowObj);
+	    }
+	}
+	if (given & (1 << OPT_DURATION)) {
+	    SetDeadline(ciPtr, opts.duration, (uint64_t) statePtr->startNs
+		    + (uint64_t) statePtr->pausedNs);
+	}
     }
     return TCL_OK;
 }
@@ -1293,9 +1743,9 @@ DebugAggregate(
 	    frames[j] = CprofTreeFrame(&tree, isC, CprofNameIntern(name, -1),
 		    -1, isC ? -1 : CPROF_KIND_PROC);
 	}
-	CprofTreeAdd(&tree, frames, fc, (uint64_t) weight);
+	CprofTreeAdd(&tree, frames, NULL, fc, (uint64_t) weight);
     }
-    Tcl_SetObjResult(interp, CprofTreeToObj(&tree));
+    Tcl_SetObjResult(interp, CprofTreeToObj(&tree, NULL));
     CprofTreeFree(&tree);
     return TCL_OK;
 
@@ -1404,12 +1854,18 @@ DeleteState(
 {
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
+    int i;
 
     statePtr->deleting = 1;
+    if (ciPtr->durationTimer != NULL) {
+	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
+	ciPtr->durationTimer = NULL;
+    }
     StopSampling(statePtr);
     CprofStackRemove(statePtr);
     statePtr->running = 0;
     CprofStackFreeState(statePtr);
+    CprofExactFree(statePtr);
     CprofTreeFree(&statePtr->tree);
     if (statePtr->symPtr != NULL) {
 	CprofSymFree(statePtr->symPtr);
@@ -1417,8 +1873,10 @@ DeleteState(
     if (statePtr->moduleFlags != NULL) {
 	ckfree(statePtr->moduleFlags);
     }
-    Tcl_DecrRefCount(ciPtr->labelObj);
-    Tcl_DecrRefCount(ciPtr->defaultLabelObj);
+    for (i = 0; i < OBJ_COUNT; i++) {
+	Tcl_DecrRefCount(ciPtr->objs[i]);
+	Tcl_DecrRefCount(ciPtr->defaultObjs[i]);
+    }
     ckfree(ciPtr);
 }
 
@@ -1471,12 +1929,19 @@ Tclcprof_Init(
     statePtr->options.mode = CPROF_MODE_SAMPLE;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     statePtr->options.native = CPROF_NATIVE_USER;
+    statePtr->options.clock = CPROF_CLOCK_AUTO;
+    statePtr->options.compensate = 1;
+    statePtr->options.eventLimit = DEFAULT_EVENT_LIMIT;
     ciPtr->defaults = statePtr->options;
-    ciPtr->defaultLabelObj = Tcl_NewObj();
-    Tcl_IncrRefCount(ciPtr->defaultLabelObj);
+    statePtr->options.clock = CPROF_CLOCK_CPU;
+    for (i = 0; i < OBJ_COUNT; i++) {
+	ciPtr->objs[i] = Tcl_NewObj();
+	Tcl_IncrRefCount(ciPtr->objs[i]);
+	ciPtr->defaultObjs[i] = ciPtr->objs[i];
+	Tcl_IncrRefCount(ciPtr->defaultObjs[i]);
+    }
     CprofTreeInit(&statePtr->tree);
-    ciPtr->labelObj = Tcl_NewObj();
-    Tcl_IncrRefCount(ciPtr->labelObj);
+    CprofExactInit(&statePtr->exact);
     CprofStackInitState(statePtr);
     Tcl_SetAssocData(interp, CPROF_ASSOC, DeleteState, ciPtr);
 

@@ -64,6 +64,12 @@ enum CprofFrameKind {
 #define CPROF_FRAME_RESTORED	0x2	/* Restored from a suspended coroutine. */
 #define CPROF_FRAME_NEXT	0x4	/* A method reached by [next]: no enter or
 				 * leave of its own; popped by level. */
+#define CPROF_FRAME_HIDDEN	0x8	/* Excluded (-include/-exclude) or a
+				 * control command with -control 0: not a
+				 * node of its own; its time goes to its
+				 * caller. */
+#define CPROF_FRAME_OWN		0x10	/* One of tclcprof's own commands:
+				 * always hidden. */
 
 /*
  * One tracked Tcl frame. Readers outside normal context (the sampler's
@@ -86,7 +92,23 @@ typedef struct CprofFrame {
 				 * dereferenced after the enter. */
     unsigned short kind;	/* enum CprofFrameKind. */
     unsigned short flags;	/* CPROF_FRAME_* bits. */
-    uint64_t enterNs;		/* Enter timestamp, when exact timing is on. */
+
+    /*
+     * Exact timing (exact.c), while it is on. A frame is timed in
+     * segments: one from its enter to its leave, or, for the frames of a
+     * coroutine, one per run between a resume and a yield.
+     */
+
+    int node;			/* Exact call-tree node; for a hidden frame,
+				 * the node of its nearest shown caller. */
+    int lineRec;		/* Call-site record (-lines), or -1. */
+    uint64_t enterNs;		/* Start of the current segment. */
+    int64_t childNs;		/* Compensated time of completed callees
+				 * in the current segment. */
+    int64_t callNs;		/* Compensated time of earlier segments. */
+    uint64_t desc;		/* Calls completed below this frame in the
+				 * current segment (for compensation). */
+    int eventIndex;		/* Its enter event (-events), or -1. */
 } CprofFrame;
 
 /*
@@ -114,12 +136,22 @@ typedef struct CprofStack {
 
 enum CprofMode {
     CPROF_MODE_SAMPLE = 0,	/* Timer-signal sampling (the default). */
-    CPROF_MODE_STACK		/* Track the level stack only. */
+    CPROF_MODE_STACK,		/* Track the level stack only. */
+    CPROF_MODE_EXACT,		/* Time every traced command. */
+    CPROF_MODE_BOTH,		/* Sampling and exact timing together. */
+    CPROF_MODE_COVERAGE		/* Which commands and lines ran. */
 };
+
+#define CprofModeSamples(m) \
+    ((m) == CPROF_MODE_SAMPLE || (m) == CPROF_MODE_BOTH)
+#define CprofModeExact(m) \
+    ((m) == CPROF_MODE_EXACT || (m) == CPROF_MODE_BOTH)
 
 enum CprofClock {
     CPROF_CLOCK_CPU = 0,	/* The thread's CPU time. */
-    CPROF_CLOCK_WALL		/* Elapsed time, blocked time included. */
+    CPROF_CLOCK_WALL,		/* Elapsed time, blocked time included. */
+    CPROF_CLOCK_AUTO		/* cpu for sampling, wall for exact timing
+				 * (options only; never a run's clock). */
 };
 
 enum CprofNative {
@@ -139,6 +171,13 @@ typedef struct CprofOptions {
     int control;		/* Keep control commands (if, foreach...). */
     double rate;		/* Requested samples per second; 0: default
 				 * of the clock. */
+    int lines;			/* Per call-site records (exact, coverage). */
+    int compensate;		/* Subtract the profiler's own cost. */
+    int events;			/* Record enter/leave events (exact). */
+    int eventLimit;		/* Most events kept. */
+    double duration;		/* Seconds after which the run stops; 0:
+				 * none. */
+    double slowMs;		/* Slow-call threshold in ms; 0: none. */
 } CprofOptions;
 
 /*
@@ -148,7 +187,10 @@ typedef struct CprofOptions {
 typedef struct CprofTclRef {
     int nameId;
     int level;
-    int kind;
+    unsigned short kind;
+    unsigned short flags;	/* CPROF_FRAME_HIDDEN, from the frame. */
+    int node;			/* Exact call-tree node (mode both), or
+				 * -1. */
     uintptr_t anchor;
 } CprofTclRef;
 
@@ -213,6 +255,9 @@ typedef struct CprofNode {
     int parent;
     int firstChild;
     int nextSibling;
+    int exact;			/* Tcl frames in mode both: the exact
+				 * call-tree node of the same Tcl path, or
+				 * -1. */
     uint64_t self;		/* Weight of samples ending here ("In"). */
     uint64_t total;		/* Weight of samples through here ("Under"). */
 } CprofNode;
@@ -236,8 +281,147 @@ MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
 MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 			    int nameId, int moduleId, int tclKind);
 MODULE_SCOPE void	CprofTreeAdd(CprofTree *treePtr, const int *frames,
-			    int numFrames, uint64_t weight);
-MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr);
+			    const int *exact, int numFrames, uint64_t weight);
+struct CprofExact;
+MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
+			    struct CprofExact *exactPtr);
+
+/*
+ * Exact timing (exact.c). An open-addressing map from a pair of integers
+ * (or a pointer and an integer) to a non-negative int keeps the lookups of
+ * the enter path free of Tcl's hash functions.
+ */
+
+typedef struct CprofPairSlot {
+    uint64_t a, b;		/* The key. */
+    int value;			/* -1 marks an empty slot. */
+} CprofPairSlot;
+
+typedef struct CprofPairMap {
+    CprofPairSlot *slots;
+    uint32_t mask;		/* Slots - 1 (a power of two), or 0 when
+				 * nothing is allocated. */
+    uint32_t count;
+} CprofPairMap;
+
+/*
+ * One node of the exact call tree: a Tcl call path. Self time is not kept:
+ * it is the node's total less its children's totals, computed when the
+ * tree is read, so that self plus children is total exactly.
+ */
+
+typedef struct CprofExactNode {
+    int parent;			/* -1 for the root. */
+    int nameId;
+    int firstChild;
+    int nextSibling;
+    int kind;			/* enum CprofFrameKind. */
+    int lastChild;		/* The child found last (a one-entry cache
+				 * in front of the map). */
+    uint64_t calls;		/* Completed calls. */
+    int64_t totalNs;		/* Compensated inclusive time, summed. */
+    uint64_t minNs, maxNs;	/* Per completed call. */
+    uint64_t suspendedNs;	/* Coroutines: time suspended (on the node of
+				 * the outermost frame of the coroutine). */
+} CprofExactNode;
+
+/*
+ * A call site (-lines): a source file and line, and one record per command
+ * invoked there.
+ */
+
+typedef struct CprofSite {
+    int fileId;			/* Interned path. */
+    int line;
+} CprofSite;
+
+typedef struct CprofLineRec {
+    int site;
+    int nameId;
+    int kind;
+    int active;			/* Calls of it running now (recursion: only
+				 * the outermost one's time counts). */
+    uint64_t calls;
+    int64_t totalNs;
+    int64_t selfNs;
+    uint64_t minNs, maxNs;
+} CprofLineRec;
+
+/*
+ * An enter or leave event (-events). Coroutine runs give a leave at the
+ * yield and an enter at the resume, so events always nest.
+ */
+
+typedef struct CprofEvent {
+    uint64_t ns;		/* Since the run started. */
+    int nameId;
+    int type;			/* 'E' or 'L'. */
+} CprofEvent;
+
+#define CPROF_EXACT_MAX_NODES	(1 << 22)
+#define CPROF_NO_SITE		0x7fffffff
+
+typedef struct CprofNameCalls CprofNameCalls;
+
+typedef struct CprofExact {
+    int on;			/* Timing every traced command. */
+    int coverage;		/* Coverage mode: counting only. */
+    int lines;			/* Call-site records. */
+    clockid_t clockId;		/* CLOCK_MONOTONIC or the thread CPU clock. */
+    int64_t inNs;		/* Compensation: the profiler's cost inside a
+				 * call's own measured time... */
+    int64_t callNs;		/* ... and its whole cost per call, which
+				 * lands in the caller's time. */
+    uint64_t runStartNs;	/* Clock at start (event times are relative
+				 * to it). */
+
+    CprofExactNode *nodes;	/* nodes[0] is the root. */
+    int numNodes, capNodes;
+    CprofPairMap childMap;	/* (parent, nameId) -> node. */
+    uint64_t truncatedNodes;	/* Calls charged to a caller for want of
+				 * node space. */
+
+    struct CprofNameCalls {
+	uint64_t calls;
+	int kind;
+    } *nameCalls;		/* Calls by name id (coverage). */
+    int numNameCalls;
+    unsigned char *nameClass;	/* By name id: 0 unknown, 1 shown, 2 hidden
+				 * by -include/-exclude. */
+    int numNameClass;
+    Tcl_Obj *includeObj;	/* Glob lists; NULL or empty: everything. */
+    Tcl_Obj *excludeObj;
+
+    CprofSite *sites;		/* Call sites. */
+    uint64_t *siteHits;		/* Calls made at each site. */
+    int numSites, capSites;
+    CprofPairMap siteKeyMap;	/* (code or path, pc or line) -> site, or
+				 * CPROF_NO_SITE for a place with no
+				 * file. */
+    CprofPairMap siteMap;	/* (fileId, line) -> site. */
+    void **held;		/* References taken by siteKeyMap's keys
+				 * (levelstack.c: CprofReleaseSiteKey). */
+    int *heldKinds;
+    int numHeld, capHeld;
+    CprofLineRec *lineRecs;
+    int numLineRecs, capLineRecs;
+    CprofPairMap lineMap;	/* (site, nameId) -> record. */
+    uint64_t noLocation;	/* Calls made where no file is known. */
+
+    CprofEvent *events;		/* -events: a preallocated buffer. */
+    int numEvents, maxEvents;
+    uint64_t eventsDropped;
+
+    uint64_t slowNs;		/* -slow, in ns; 0: off. */
+    Tcl_Obj *onSlowObj;		/* -onslow command prefix, or NULL. */
+    uint64_t slowCalls;		/* Calls reported as slow. */
+    int inSlow;			/* Running the slow-call callback. */
+
+    uint64_t openFrames;	/* Frames still running at stop or pause. */
+    uint64_t suspendedNs;	/* Coroutines' suspended time. */
+    uint64_t calls;		/* Completed calls, all nodes. */
+    int hasData;
+} CprofExact;
 
 /*
  * Counters reported by status.
@@ -396,6 +580,17 @@ typedef struct CprofState {
     unsigned char *moduleFlags;	/* Per module name id: its class
 				 * (aggregate.c, MOD_*). */
     int numModuleFlags;
+
+    /* Exact timing, coverage and the stop deadline. */
+    CprofExact exact;
+    uint64_t deadlineNs;	/* -duration: monotonic time to stop at, or
+				 * 0. */
+    int stopRequested;		/* The deadline passed: stop when the trace
+				 * callback returns. */
+    const char *stoppedBy;	/* Why the last run ended by itself, or
+				 * NULL. */
+    void (*stopProc)(struct CprofState *statePtr);
+				/* Stops the run (the command layer's). */
 } CprofState;
 
 /*
@@ -405,6 +600,74 @@ typedef struct CprofState {
 MODULE_SCOPE void	CprofDrain(CprofState *statePtr);
 MODULE_SCOPE void	CprofAddSample(CprofState *statePtr,
 			    const CprofSample *samplePtr);
+
+/*
+ * Exact timing (exact.c). Enter, leave, suspend and resume are called by
+ * the level stack with the frame concerned already on (or still on) the
+ * stack; 'parentPtr' is the frame below it, or NULL.
+ */
+
+MODULE_SCOPE void	CprofExactInit(CprofExact *exactPtr);
+MODULE_SCOPE void	CprofExactFree(CprofState *statePtr);
+MODULE_SCOPE void	CprofExactClear(CprofState *statePtr);
+MODULE_SCOPE void	CprofExactPrepare(CprofState *statePtr,
+			    const CprofOptions *optsPtr, CprofEvent *events,
+			    int64_t inNs, int64_t callNs);
+MODULE_SCOPE int	CprofExactNeedEvents(CprofState *statePtr,
+			    const CprofOptions *optsPtr);
+MODULE_SCOPE void	CprofExactEnter(CprofState *statePtr,
+			    CprofFrame *framePtr, CprofFrame *parentPtr,
+			    int siteKind, void *sitePtr, int siteOffset);
+MODULE_SCOPE void	CprofExactRename(CprofState *statePtr,
+			    CprofFrame *framePtr, CprofFrame *parentPtr);
+MODULE_SCOPE uint64_t	CprofExactLeave(CprofState *statePtr, int index);
+MODULE_SCOPE void	CprofExactReportSlow(CprofState *statePtr, int index,
+			    uint64_t callNs);
+MODULE_SCOPE void	CprofExactDropSuspended(CprofState *statePtr,
+			    const CprofFrame *frames, int count,
+			    uint64_t suspendedNs);
+MODULE_SCOPE int	CprofFrameHidden(CprofState *statePtr, int nameId,
+			    int kind);
+MODULE_SCOPE void	CprofExactSuspend(CprofState *statePtr, int first,
+			    int count);
+MODULE_SCOPE void	CprofExactResume(CprofState *statePtr, int first,
+			    int count, uint64_t suspendedNs);
+MODULE_SCOPE void	CprofExactCloseAll(CprofState *statePtr);
+MODULE_SCOPE void	CprofExactRebase(CprofState *statePtr);
+MODULE_SCOPE void	CprofExactShift(CprofState *statePtr, uint64_t ns);
+MODULE_SCOPE void	CprofExactCoverage(CprofState *statePtr,
+			    int nameId, int kind, int siteKind,
+			    void *sitePtr, int siteOffset);
+MODULE_SCOPE int	CprofExactCalibrate(CprofState *statePtr, int clock,
+			    int64_t *inNsPtr, int64_t *callNsPtr);
+MODULE_SCOPE void	CprofExactSetFilters(CprofState *statePtr,
+			    Tcl_Obj *includeObj, Tcl_Obj *excludeObj);
+MODULE_SCOPE Tcl_Obj *	CprofExactTreeObj(CprofExact *exactPtr);
+MODULE_SCOPE Tcl_Obj *	CprofExactLinesObj(CprofExact *exactPtr);
+MODULE_SCOPE Tcl_Obj *	CprofExactEventsObj(CprofExact *exactPtr);
+MODULE_SCOPE Tcl_Obj *	CprofExactCoverageObj(CprofState *statePtr);
+MODULE_SCOPE void	CprofExactNodeFigures(CprofExact *exactPtr,
+			    int node, Tcl_Obj *dictObj);
+
+
+/*
+ * Call sites (levelstack.c, which reads Tcl's command frames): where the
+ * command being entered was invoked, as a key (a ByteCode and a pc offset,
+ * or a source path object and a line), resolved to a file and line when
+ * first seen. The key's object is held (so that its address is not reused)
+ * until CprofReleaseSiteKey.
+ */
+
+#define CPROF_SITE_NONE		0
+#define CPROF_SITE_BYTECODE	1
+#define CPROF_SITE_SOURCE	2
+
+MODULE_SCOPE int	CprofResolveSite(Tcl_Interp *interp, int siteKind,
+			    void *sitePtr, int siteOffset, int *fileIdPtr,
+			    int *linePtr);
+MODULE_SCOPE void	CprofHoldSiteKey(int siteKind, void *sitePtr);
+MODULE_SCOPE void	CprofReleaseSiteKey(int siteKind, void *sitePtr);
+MODULE_SCOPE Tcl_Obj *	CprofDefinedProcs(Tcl_Interp *interp);
 
 /*
  * Name table (levelstack.c): process-wide interned display names. Ids are
@@ -428,6 +691,9 @@ MODULE_SCOPE void	CprofStackClear(CprofState *statePtr);
 MODULE_SCOPE int	CprofStackCalibrate(CprofState *statePtr);
 MODULE_SCOPE const char *CprofKindName(int kind);
 MODULE_SCOPE int	CprofStackLiveDepth(CprofState *statePtr);
+MODULE_SCOPE void	CprofStackForgetSaved(CprofState *statePtr);
+MODULE_SCOPE void	CprofStackDropSaved(CprofState *statePtr,
+			    uint64_t now);
 MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
 
 /*

@@ -792,6 +792,8 @@ SignalHandler(
 	refPtr->nameId = frames[i].nameId;
 	refPtr->level = frames[i].level;
 	refPtr->kind = frames[i].kind;
+	refPtr->flags = frames[i].flags & CPROF_FRAME_HIDDEN;
+	refPtr->node = frames[i].node;
 	refPtr->anchor = frames[i].anchor;
     }
     slotPtr->nTcl = (uint16_t) (live - first);

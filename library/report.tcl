@@ -1,13 +1,17 @@
 # report.tcl --
 #
-#	tclcprof::report: the call tree or the flat profile of a profile
-#	value, as text on a channel or as Tcl values, with sorting,
+#	tclcprof::report: the call tree, the flat profile, the callers or
+#	callees of a frame, the call sites (lines) or the coverage of a
+#	profile value, as text on a channel or as Tcl values, with sorting,
 #	pruning (-min, -limit), focusing on frames (-focus) and hiding
 #	frames (-hide).
 #
-#	A profile is the dict {meta {...} tree NODE} returned by
+#	A profile is the dict {meta {...} tree NODE ...} returned by
 #	tclcprof::data, where each NODE is a dict with at least name, kind,
-#	self, total and children. See doc/tclcprof.n.
+#	self, total and children; nodes timed exactly also have calls,
+#	total_ns, self_ns, min_ns and max_ns (the exact figures). In an
+#	exact profile self and total are nanoseconds; in a sampled one they
+#	are sample weights. See doc/tclcprof.n.
 #
 #	All the work is iterative (explicit stacks and queues), so that deep
 #	trees cannot exhaust the interpreter's nesting limit, and linear or
@@ -25,7 +29,17 @@ namespace eval ::tclcprof {
 
 namespace eval ::tclcprof::reportlib {
     variable optionNames {
-	-channel -data -focus -format -hide -limit -min -sort -type
+	-channel -data -focus -format -hide -limit -min -sort -type -view
+    }
+
+    # The exact figures of a node, in the order they are kept.
+    variable figureKeys {calls total_ns self_ns min_ns max_ns}
+
+    # What -type coverage leaves out unless -hide is given: the procs of
+    # Tcl's own library and of tcltest.
+    variable coverageHide {
+	::tcl::* ::tcltest::* ::auto_* ::tcl_* ::tclInit ::tclLog
+	::unknown ::pkg_* ::oo::* ::msgcat::*
     }
 
     # Default -min (percent of the whole profile's total) by output
@@ -101,7 +115,7 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
     variable defaultMin
 
     set o [dict create -channel stdout -focus {} -format text -hide {} \
-	    -limit {} -min {} -sort {} -type tree]
+	    -limit {} -min {} -sort {} -type tree -view auto]
     set given {}
     set n [llength $arglist]
     for {set i 0} {$i < $n} {incr i 2} {
@@ -115,10 +129,15 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 	set v [lindex $arglist [expr {$i + 1}]]
 	switch -- $opt {
 	    -type {
-		set v [Enum $opt $v type {flat tree}]
+		set v [Enum $opt $v type \
+			{callees callers coverage flat lines tree}]
 	    }
 	    -sort {
-		set v [Enum $opt $v "sort key" {name self total}]
+		set v [Enum $opt $v "sort key" \
+			{avg calls max name self total}]
+	    }
+	    -view {
+		set v [Enum $opt $v view {auto exact samples}]
 	    }
 	    -format {
 		set v [Enum $opt $v format {dict text}]
@@ -150,7 +169,15 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
     }
 
     if {[dict get $o -sort] eq ""} {
-	dict set o -sort [expr {[dict get $o -type] eq "tree" ? "total" : "self"}]
+	dict set o -sort [expr {[dict get $o -type] in {flat coverage}
+		? "self" : "total"}]
+    }
+    dict set o hideGiven [dict exists $given -hide]
+    if {[dict get $o -type] in {callers callees}
+	    && ![dict exists $given -focus]} {
+	Fail [list VALUE -focus] "-type [dict get $o -type] needs -focus:\
+		the frames whose [string range [dict get $o -type] 0 end-1]s\
+		to show"
     }
     if {[dict get $o -min] eq ""} {
 	dict set o -min [dict get $defaultMin [dict get $o -format]]
@@ -183,8 +210,37 @@ proc ::tclcprof::reportlib::CheckChannel {chan} {
 #	The report proper, on validated options and an unchecked profile.
 
 proc ::tclcprof::reportlib::Report {o profile} {
-    set meta [Flatten $profile]
+    set type [dict get $o -type]
+    if {$type eq "coverage"} {
+	return [Coverage $o $profile]
+    }
+    if {$type eq "lines"} {
+	return [Lines $o $profile]
+    }
+
+    # Which tree: a profile of mode both has the sampled tree (tree) and
+    # the exact one (exact); callers and callees default to the exact.
+    set view [dict get $o -view]
+    set treeKey tree
+    if {[catch {dict exists $profile exact} hasExact]} {
+	set hasExact 0
+    }
+    if {$view eq "exact" || ($view eq "auto" && $hasExact
+	    && $type in {callers callees})} {
+	if {$hasExact} {
+	    set treeKey exact
+	} elseif {$view eq "exact" && ![ExactProfile $profile]} {
+	    Fail [list VALUE -view exact] "-view exact: the profile has\
+		    no exact timing (-mode exact or both)"
+	}
+    }
+    set meta [Flatten $profile $treeKey]
     set whole [lindex $inTotal 0]
+    set sort [dict get $o -sort]
+    if {!$hasFig && $sort in {calls avg max}} {
+	Fail [list VALUE -sort $sort] "-sort $sort: the profile has no call\
+		counts (they come with -mode exact or both)"
+    }
 
     set hideOn [expr {[llength [dict get $o -hide]] > 0}]
     if {$hideOn} {
@@ -201,32 +257,57 @@ proc ::tclcprof::reportlib::Report {o profile} {
 	}]
 	lset isHidden 0 0	;# the root is never hidden
     }
-    Build $hideOn [dict get $o focusOn] [dict get $o -focus]
+    set focusOn [expr {[dict get $o focusOn] && $type in {tree flat}}]
+    Build $hideOn $focusOn [dict get $o -focus]
 
     # Pruning threshold, as "total * 100 < minWeight" to avoid rounding.
     set minWeight [expr {[dict get $o -min] * $whole}]
 
-    set type [dict get $o -type]
     set format [dict get $o -format]
-    if {$type eq "tree"} {
-	set vis [Visible $o $minWeight]
-	if {$format eq "dict"} {
-	    return [TreeDict $vis $whole [expr {[dict get $o -limit] ne ""
-		    || $minWeight > 0}]]
+    switch -- $type {
+	tree {
+	    set vis [Visible $o $minWeight]
+	    if {$format eq "dict"} {
+		return [TreeDict $vis $whole [expr {[dict get $o -limit] ne ""
+			|| $minWeight > 0}]]
+	    }
+	    set lines [Header $o $meta $whole]
+	    lappend lines [Columns tree]
+	    lappend lines {*}[TreeLines $vis $whole]
 	}
-	set lines [Header $o $meta $whole]
-	lappend lines [format "%8s %7s %8s %7s  %s" Under % In % Frame]
-	lappend lines {*}[TreeLines $vis $whole]
-    } else {
-	set rows [FlatRows $o $minWeight]
-	if {$format eq "dict"} {
-	    return [FlatDict $rows $whole]
+	flat {
+	    if {$hasExact && $treeKey eq "tree"} {
+		# Mode both: a command's calls and times are those of the
+		# exact tree (a sampled node can share its exact node with
+		# others, so they cannot be summed from the sampled tree).
+		set joined [ExactByName $profile]
+		set hasFig 0
+	    }
+	    set rows [FlatRows $o $minWeight]
+	    if {$format eq "dict"} {
+		return [FlatDict $rows $whole]
+	    }
+	    set lines [Header $o $meta $whole]
+	    lappend lines [Columns flat]
+	    lappend lines {*}[FlatLines $rows $whole]
 	}
-	set lines [Header $o $meta $whole]
-	lappend lines [format "%8s %7s %8s %7s  %s" Self % Total % Frame]
-	lappend lines {*}[FlatLines $rows $whole]
+	callers - callees {
+	    set groups [Relatives $o $type $minWeight]
+	    if {$format eq "dict"} {
+		return [RelativesDict $groups $whole]
+	    }
+	    set lines [Header $o $meta $whole]
+	    lappend lines {*}[RelativesLines $groups $type $whole]
+	}
     }
+    return [Output $o $lines]
+}
 
+# Output --
+#
+#	Write the lines of a text report to -channel, in one piece.
+
+proc ::tclcprof::reportlib::Output {o lines} {
     set chan [dict get $o -channel]
     if {[catch {
 	puts $chan [join $lines \n]
@@ -237,24 +318,39 @@ proc ::tclcprof::reportlib::Report {o profile} {
     return
 }
 
+# ExactProfile --
+#
+#	Whether a profile's tree is timed exactly (self and total in ns).
+
+proc ::tclcprof::reportlib::ExactProfile {profile} {
+    expr {![catch {dict get $profile meta mode} mode]
+	    && $mode in {exact coverage}}
+}
+
 # Flatten --
 #
-#	Check a profile and lay its tree out breadth first in lists indexed
-#	by node id (the root is 0; children have higher ids than their
-#	parent), in the caller's variables inNode (the node dicts), inName,
-#	inKind, inSelf, inTotal and inKids (lists of child ids).
+#	Check a profile and lay its tree (the one under treeKey) out
+#	breadth first in lists indexed by node id (the root is 0; children
+#	have higher ids than their parent), in the caller's variables
+#	inNode (the node dicts), inName, inKind, inSelf, inTotal, inKids
+#	(lists of child ids) and inFig (each node's exact figures as the
+#	list {calls total_ns self_ns min_ns max_ns}, or {} for a node
+#	without them); hasFig tells whether any node has them, timeWeights
+#	whether self and total are times (an exact tree).
 #
 # Results:
 #	The meta dict. Errors: TCLCPROF DATA FORMAT|KEY key|WEIGHT key|TOTAL.
 
-proc ::tclcprof::reportlib::Flatten {profile} {
+proc ::tclcprof::reportlib::Flatten {profile {treeKey tree}} {
     upvar 1 inNode queue inName names inKind kinds inSelf selfs \
-	    inTotal totals inKids kids
+	    inTotal totals inKids kids inFig figs hasFig hasFig \
+	    timeWeights timeWeights
+    variable figureKeys
 
     if {[catch {dict size $profile}]} {
 	Fail {DATA FORMAT} "invalid profile: not a dictionary"
     }
-    foreach key {meta tree} {
+    foreach key [list meta $treeKey] {
 	if {![dict exists $profile $key]} {
 	    Fail [list DATA KEY $key] "invalid profile: missing key \"$key\""
 	}
@@ -264,10 +360,12 @@ proc ::tclcprof::reportlib::Flatten {profile} {
 	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
     }
 
-    set queue [list [dict get $profile tree]]
-    lassign {} names kinds selfs totals kids
+    set queue [list [dict get $profile $treeKey]]
+    lassign {} names kinds selfs totals kids figs
+    set hasFig 0
     set i 0
     try {
+	set timeWeights [dict exists [lindex $queue 0] total_ns]
 	for {} {$i < [llength $queue]} {incr i} {
 	    set node [lindex $queue $i]
 	    lappend names [dict get $node name]
@@ -280,6 +378,21 @@ proc ::tclcprof::reportlib::Flatten {profile} {
 	    }
 	    lappend selfs $s
 	    lappend totals $t
+	    if {[dict exists $node calls]} {
+		set fig {}
+		foreach k $figureKeys {
+		    set v [dict get $node $k]
+		    if {![string is entier -strict $v] || $v < 0} {
+			set key $k
+			throw {TCLCPROF_REPORT FIGURE} {}
+		    }
+		    lappend fig $v
+		}
+		lappend figs $fig
+		set hasFig 1
+	    } else {
+		lappend figs {}
+	    }
 	    set ids {}
 	    foreach child [dict get $node children] {
 		lappend ids [llength $queue]
@@ -315,6 +428,9 @@ proc ::tclcprof::reportlib::Flatten {profile} {
 	set v [dict get $node $key]
 	Fail [list DATA WEIGHT $key] "invalid profile: [NodePath $i]:\
 		$key is \"[Escape $v]\", expected a non-negative number"
+    } trap {TCLCPROF_REPORT FIGURE} {} {
+	Fail [list DATA WEIGHT $key] "invalid profile: [NodePath $i]:\
+		$key is \"[Escape $v]\", expected a non-negative integer"
     } trap {TCLCPROF_REPORT TOTAL} {} {
 	Fail {DATA TOTAL} "invalid profile: [NodePath $i]: total [Num $t]\
 		is not self plus the children's totals ([Num $sum])"
@@ -322,6 +438,35 @@ proc ::tclcprof::reportlib::Flatten {profile} {
 	Fail {DATA FORMAT} "invalid profile: [NodePath $i]: $msg"
     }
     return $meta
+}
+
+# MergeFigures --
+#
+#	The exact figures of a group of nodes: counts and times summed,
+#	the least minimum, the greatest maximum; {} when none has any.
+
+proc ::tclcprof::reportlib::MergeFigures {figList} {
+    set out {}
+    foreach f $figList {
+	if {![llength $f]} {
+	    continue
+	}
+	if {![llength $out]} {
+	    set out $f
+	    continue
+	}
+	lassign $out c t s mn mx
+	lassign $f c2 t2 s2 mn2 mx2
+	# A node with no completed call has no minimum.
+	if {$c == 0} {
+	    set mn $mn2
+	} elseif {$c2 > 0 && $mn2 < $mn} {
+	    set mn $mn2
+	}
+	set out [list [expr {$c + $c2}] [expr {$t + $t2}] [expr {$s + $s2}] \
+		$mn [expr {max($mx, $mx2)}]]
+    }
+    return $out
 }
 
 # NodePath --
@@ -370,15 +515,15 @@ proc ::tclcprof::reportlib::NodePath {id} {
 
 proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
     upvar 1 inName inName inKind inKind inSelf inSelf inTotal inTotal \
-	    inKids inKids isHidden isHidden \
+	    inKids inKids isHidden isHidden inFig inFig hasFig hasFig \
 	    oSrc oSrc oName oName oKind oKind oKey oKey oSelf oSelf \
-	    oTotal oTotal oKids oKids
+	    oTotal oTotal oKids oKids oFig oFig
 
     set oSrc {0}
     set oName [list [lindex $inName 0]]
     set oKind [list [lindex $inKind 0]]
     set oKey [list [list [lindex $inName 0] [lindex $inKind 0]]]
-    lassign {} oSelf oTotal oKids
+    lassign {} oSelf oTotal oKids oFig
 
     if {$focusOn} {
 	# Outermost visible matches: search breadth first, not below a
@@ -409,11 +554,20 @@ proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
 	    foreach c $matches {
 		set t [expr {$t + [lindex $inTotal $c]}]
 	    }
+	    if {$hasFig} {
+		set fig [MergeFigures [lmap c $matches {lindex $inFig $c}]]
+		if {[llength $fig]} {
+		    lset fig 2 0
+		}
+	    }
 	} elseif {[llength $contributors] == 1} {
 	    set c [lindex $contributors 0]
 	    set s [lindex $inSelf $c]
 	    set t [lindex $inTotal $c]
 	    set pending [lindex $inKids $c]
+	    if {$hasFig} {
+		set fig [lindex $inFig $c]
+	    }
 	} else {
 	    set pending {}
 	    foreach c $contributors {
@@ -421,9 +575,15 @@ proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
 		set t [expr {$t + [lindex $inTotal $c]}]
 		lappend pending {*}[lindex $inKids $c]
 	    }
+	    if {$hasFig} {
+		set fig [MergeFigures [lmap c $contributors {lindex $inFig $c}]]
+	    }
 	}
 	lappend oSelf $s
 	lappend oTotal $t
+	if {$hasFig} {
+	    lappend oFig $fig
+	}
 	if {[llength $pending] == 1 && !$hideOn} {
 	    # The common case of a single child: nothing to merge.
 	    set c [lindex $pending 0]
@@ -443,6 +603,12 @@ proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
 	    if {$hideOn && [lindex $isHidden $c]} {
 		lset oSelf $id [expr {[lindex $oSelf $id] + [lindex $inSelf $c]}]
 		lappend pending {*}[lindex $inKids $c]
+		if {$hasFig && [llength [lindex $inFig $c]]
+			&& [llength [lindex $oFig $id]]} {
+		    # A hidden frame's own time is its caller's.
+		    lset oFig $id 2 [expr {[lindex $oFig $id 2]
+			    + [lindex $inFig $c 2]}]
+		}
 	    } else {
 		dict lappend groups [list [lindex $inName $c] [lindex $inKind $c]] $c
 	    }
@@ -489,12 +655,14 @@ proc ::tclcprof::reportlib::SortItems {items byName} {
 #	for nodes without children to show and for nodes below -min.
 
 proc ::tclcprof::reportlib::Visible {o minWeight} {
-    upvar 1 oName oName oKind oKind oSelf oSelf oTotal oTotal oKids oKids
+    upvar 1 oName oName oKind oKind oSelf oSelf oTotal oTotal oKids oKids \
+	    oFig oFig
 
     set limit [dict get $o -limit]
     set sort [dict get $o -sort]
     set byName [expr {$sort eq "name"}]
-    set weights [expr {$sort eq "self" ? $oSelf : $oTotal}]
+    set weights [SortWeights $sort $oSelf $oTotal \
+	    [expr {[info exists oFig] ? $oFig : {}}]]
     set single [expr {$limit eq "" || $limit > 0}]
 
     set n [llength $oKids]
@@ -541,6 +709,35 @@ proc ::tclcprof::reportlib::Visible {o minWeight} {
     return $vis
 }
 
+# SortWeights --
+#
+#	The weight each node (or row) is sorted by: self, total, or from its
+#	exact figures calls, avg (total time per call) or max (the longest
+#	call); 0 for nodes without figures.
+
+proc ::tclcprof::reportlib::SortWeights {sort selfs totals figs} {
+    switch -- $sort {
+	self {return $selfs}
+	calls {
+	    return [lmap f $figs {
+		expr {[llength $f] ? [lindex $f 0] : 0}
+	    }]
+	}
+	avg {
+	    return [lmap f $figs {
+		expr {[llength $f] && [lindex $f 0] > 0
+			? double([lindex $f 1]) / [lindex $f 0] : 0}
+	    }]
+	}
+	max {
+	    return [lmap f $figs {
+		expr {[llength $f] ? [lindex $f 4] : 0}
+	    }]
+	}
+	default {return $totals}
+    }
+}
+
 # TreeDict --
 #
 #	The visible tree as nested node dicts, built bottom up (in reverse
@@ -550,7 +747,8 @@ proc ::tclcprof::reportlib::Visible {o minWeight} {
 
 proc ::tclcprof::reportlib::TreeDict {vis whole pruned} {
     upvar 1 inNode inNode oSrc oSrc oName oName oKind oKind \
-	    oSelf oSelf oTotal oTotal
+	    oSelf oSelf oTotal oTotal oFig oFig hasFig hasFig
+    variable figureKeys
 
     set div [expr {$whole > 0 ? $whole : 1}]
     set n [llength $vis]
@@ -591,7 +789,16 @@ proc ::tclcprof::reportlib::TreeDict {vis whole pruned} {
 	} elseif {$size == 6 && [dict exists $node module]} {
 	    set extra [list module [dict get $node module]]
 	} else {
-	    set extra [dict remove $node name kind self total children]
+	    set extra [dict remove $node name kind self total children \
+		    {*}$figureKeys]
+	    if {$hasFig} {
+		set fig [lindex $oFig $id]
+		if {[llength $fig]} {
+		    foreach k $figureKeys v $fig {
+			lappend extra $k $v
+		    }
+		}
+	    }
 	}
 	if {![info exists pct($s)]} {
 	    set pct($s) [format %.2f [expr {100.0 * $s / $div}]]
@@ -611,7 +818,8 @@ proc ::tclcprof::reportlib::TreeDict {vis whole pruned} {
 #	The visible tree as text lines, depth first.
 
 proc ::tclcprof::reportlib::TreeLines {vis whole} {
-    upvar 1 oName oName oKind oKind oSelf oSelf oTotal oTotal
+    upvar 1 oName oName oKind oKind oSelf oSelf oTotal oTotal oFig oFig \
+	    hasFig hasFig timeWeights timeWeights
     variable controlRE
 
     set div [expr {$whole > 0 ? $whole : 1}]
@@ -625,6 +833,10 @@ proc ::tclcprof::reportlib::TreeLines {vis whole} {
     foreach c [lreverse $children] {
 	lappend stack [list $c 0]
     }
+    # Exact trees show times; sampled trees with figures (mode both) add
+    # the calls and time of their Tcl frames after the weights.
+    set blank [expr {$timeWeights ? [Blank exact] : ($hasFig
+	    ? [Blank both] : [Blank sample])}]
     while {[llength $stack]} {
 	set item [lindex $stack end]
 	set stack [lrange $stack[set stack {}] 0 end-1]
@@ -634,21 +846,29 @@ proc ::tclcprof::reportlib::TreeLines {vis whole} {
 	}
 	if {$id < 0} {
 	    lassign $item - - count weight
-	    lappend lines [format "%8s %7s %8s %7s  %s" "" "" "" "" \
-		    "$indent($depth)\u2026 $count more ([Num $weight],\
-		    [Pct $weight $whole 1]%)"]
+	    set w [expr {$timeWeights ? [Dur $weight] : [Num $weight]}]
+	    lappend lines "$blank  $indent($depth)\u2026 $count more ($w,\
+		    [Pct $weight $whole 1]%)"
 	    continue
 	}
 	set t [lindex $oTotal $id]
 	set s [lindex $oSelf $id]
-	# Weights repeat a lot: format each one once.
-	if {![info exists cell($t)]} {
-	    set cell($t) [format "%8s %6.1f%%" [Num $t] \
-		    [expr {100.0 * $t / $div}]]
-	}
-	if {![info exists cell($s)]} {
-	    set cell($s) [format "%8s %6.1f%%" [Num $s] \
-		    [expr {100.0 * $s / $div}]]
+	if {$timeWeights} {
+	    set cells [ExactCells [lindex $oFig $id] $t $s $div]
+	} else {
+	    # Weights repeat a lot: format each one once.
+	    if {![info exists cell($t)]} {
+		set cell($t) [format "%8s %6.1f%%" [Num $t] \
+			[expr {100.0 * $t / $div}]]
+	    }
+	    if {![info exists cell($s)]} {
+		set cell($s) [format "%8s %6.1f%%" [Num $s] \
+			[expr {100.0 * $s / $div}]]
+	    }
+	    set cells "$cell($t) $cell($s)"
+	    if {$hasFig} {
+		append cells " " [BothCells [lindex $oFig $id]]
+	    }
 	}
 	set name [lindex $oName $id]
 	if {[regexp $controlRE $name]} {
@@ -658,7 +878,7 @@ proc ::tclcprof::reportlib::TreeLines {vis whole} {
 	if {$kind ne "tcl"} {
 	    set name [Frame $name $kind]
 	}
-	lappend lines "$cell($t) $cell($s)  $indent($depth)$name"
+	lappend lines "$cells  $indent($depth)$name"
 
 	lassign [lindex $vis $id] children cut cutWeight
 	incr depth
@@ -672,19 +892,75 @@ proc ::tclcprof::reportlib::TreeLines {vis whole} {
     return $lines
 }
 
+# Columns, Blank, ExactCells, BothCells --
+#
+#	The columns of tree and flat reports: sample weights (Under/In or
+#	Self/Total with percentages); for exact trees calls, total and self
+#	time with percentages, average and longest call; for sampled trees
+#	with exact figures (mode both) the weights and then calls and total
+#	time.
+
+proc ::tclcprof::reportlib::Columns {type} {
+    upvar 1 hasFig hasFig timeWeights timeWeights joined joined
+    if {$timeWeights} {
+	set title [format "%9s %9s %6s %9s %6s %9s %9s" \
+		Calls Total % Self % Avg Max]
+    } elseif {$type eq "tree"} {
+	set title [format "%8s %7s %8s %7s" Under % In %]
+    } else {
+	set title [format "%8s %7s %8s %7s" Self % Total %]
+    }
+    if {!$timeWeights && ($hasFig || [info exists joined])} {
+	append title [format " %9s %9s" Calls Time]
+    }
+    return "$title  Frame"
+}
+
+proc ::tclcprof::reportlib::Blank {what} {
+    # As wide as the cells of Columns.
+    switch -- $what {
+	exact {return [string repeat " " 63]}
+	both {return [string repeat " " 53]}
+	default {return [string repeat " " 33]}
+    }
+}
+
+proc ::tclcprof::reportlib::ExactCells {fig t s div} {
+    if {![llength $fig]} {
+	set fig [list 0 $t $s 0 0]
+    }
+    lassign $fig calls - - - max
+    set avg [expr {$calls > 0 ? $t / $calls : ""}]
+    format "%9s %9s %5.1f%% %9s %5.1f%% %9s %9s" [Calls $calls] [Dur $t] \
+	    [expr {100.0 * $t / $div}] [Dur $s] [expr {100.0 * $s / $div}] \
+	    [Dur $avg] [expr {$calls > 0 ? [Dur $max] : ""}]
+}
+
+proc ::tclcprof::reportlib::BothCells {fig} {
+    if {![llength $fig]} {
+	return [format "%9s %9s" "" ""]
+    }
+    format "%9s %9s" [Calls [lindex $fig 0]] [Dur [lindex $fig 1]]
+}
+
 # FlatRows --
 #
 #	One row per (name, kind) of the output tree: self summed over its
 #	nodes, total summed over its nodes that have no ancestor of the
-#	same name and kind (a recursive frame counts once per stack).
+#	same name and kind (a recursive frame counts once per stack). With
+#	exact figures, a row also has {calls primitive total_ns self_ns
+#	min_ns max_ns}: calls summed over its nodes, primitive calls and
+#	total time over the outermost nodes only (as total), the rest
+#	summed or extreme.
 #
 # Results:
-#	A flat list of {key self total src} quadruples for the rows that
+#	A flat list of {key self total src fig} quintuples for the rows that
 #	pass -min, sorted and limited, followed by the number and self
 #	weight of the rows cut by -limit: {rows cut cutWeight}.
 
 proc ::tclcprof::reportlib::FlatRows {o minWeight} {
-    upvar 1 oSrc oSrc oKey oKey oSelf oSelf oTotal oTotal oKids oKids
+    upvar 1 oSrc oSrc oKey oKey oSelf oSelf oTotal oTotal oKids oKids \
+	    oFig oFig hasFig hasFig joined joined
 
     # Number the rows (distinct keys) in the order of first appearance,
     # and remember the first output node of each.
@@ -710,6 +986,9 @@ proc ::tclcprof::reportlib::FlatRows {o minWeight} {
     set rowSelf [lrepeat $n 0]
     set rowTotal [lrepeat $n 0]
     set onPath [lrepeat $n 0]
+    if {$hasFig} {
+	set rowFig [lrepeat $n {}]
+    }
 
     # Depth first (in any order of siblings), counting the rows on the
     # current path; an exit is pushed as -1-id. The root is no row.
@@ -723,10 +1002,26 @@ proc ::tclcprof::reportlib::FlatRows {o minWeight} {
 	    continue
 	}
 	set k [lindex $oRow $id]
+	set outer [expr {[lindex $onPath $k] == 0}]
 	lset rowSelf $k [expr {[lindex $rowSelf $k] + [lindex $oSelf $id]}]
-	if {[lindex $onPath $k] == 0} {
+	if {$outer} {
 	    lset rowTotal $k [expr {[lindex $rowTotal $k]
 		    + [lindex $oTotal $id]}]
+	}
+	if {$hasFig && [llength [set f [lindex $oFig $id]]]} {
+	    lassign $f calls tns sns mn mx
+	    set rf [lindex $rowFig $k]
+	    if {![llength $rf]} {
+		set rf [list 0 0 0 0 $mn 0]
+	    }
+	    lassign $rf rc rp rt rs rmn rmx
+	    if {$calls > 0 && ($rc == 0 || $mn < $rmn)} {
+		set rmn $mn
+	    }
+	    lset rowFig $k [list [expr {$rc + $calls}] \
+		    [expr {$outer ? $rp + $calls : $rp}] \
+		    [expr {$outer ? $rt + $tns : $rt}] [expr {$rs + $sns}] \
+		    $rmn [expr {max($rmx, $mx)}]]
 	}
 	set kids [lindex $oKids $id]
 	if {[llength $kids]} {
@@ -735,8 +1030,39 @@ proc ::tclcprof::reportlib::FlatRows {o minWeight} {
 	}
     }
 
+    set withFig $hasFig
+    if {!$hasFig && [info exists joined]} {
+	set withFig 1
+	set rowFig [lmap key $keys {
+	    if {[lindex $key 1] eq "tcl"
+		    && [dict exists $joined [lindex $key 0]]} {
+		dict get $joined [lindex $key 0]
+	    } else {
+		list
+	    }
+	}]
+    }
+
     set sort [dict get $o -sort]
-    set weights [expr {$sort eq "total" ? $rowTotal : $rowSelf}]
+    switch -- $sort {
+	total {set weights $rowTotal}
+	calls - max - avg {
+	    # From the row figures: {calls primitive total self min max}.
+	    set weights [lmap f $rowFig {
+		if {![llength $f]} {
+		    expr 0
+		} elseif {$sort eq "calls"} {
+		    lindex $f 0
+		} elseif {$sort eq "max"} {
+		    lindex $f 5
+		} else {
+		    expr {[lindex $f 1] > 0
+			    ? double([lindex $f 2]) / [lindex $f 1] : 0}
+		}
+	    }]
+	}
+	default {set weights $rowSelf}
+    }
     set items {}
     for {set k 1} {$k < $n} {incr k} {
 	if {[lindex $rowTotal $k] * 100.0 < $minWeight} {
@@ -758,16 +1084,37 @@ proc ::tclcprof::reportlib::FlatRows {o minWeight} {
     set rows {}
     foreach {k - - -} $items {
 	lappend rows [lindex $keys $k] [lindex $rowSelf $k] \
-		[lindex $rowTotal $k] [lindex $oSrc [lindex $first $k]]
+		[lindex $rowTotal $k] [lindex $oSrc [lindex $first $k]] \
+		[expr {$withFig ? [lindex $rowFig $k] : {}}]
     }
     return [list $rows $cut $cutWeight]
+}
+
+# ExactByName --
+#
+#	Mode both: the exact flat figures of each Tcl command, from the
+#	profile's exact tree, as a dict name -> {calls primitive total_ns
+#	self_ns min_ns max_ns}.
+
+proc ::tclcprof::reportlib::ExactByName {profile} {
+    set o [dict create -channel stdout -focus {} -format dict -hide {} \
+	    -limit {} -min 0.0 -sort self -type flat -view exact \
+	    focusOn 0 hideGiven 0]
+    set out {}
+    foreach row [Report $o $profile] {
+	dict set out [dict get $row name] [list [dict get $row calls] \
+		[dict get $row primitive_calls] [dict get $row total_ns] \
+		[dict get $row self_ns] [dict get $row min_ns] \
+		[dict get $row max_ns]]
+    }
+    return $out
 }
 
 proc ::tclcprof::reportlib::FlatDict {rows whole} {
     upvar 1 inNode inNode
     variable rowKeys
 
-    lmap {key s t src} [lindex $rows 0] {
+    lmap {key s t src fig} [lindex $rows 0] {
 	set row [dict create name [lindex $key 0] kind [lindex $key 1] \
 		self $s total $t self_pct [Pct $s $whole 2] \
 		total_pct [Pct $t $whole 2]]
@@ -777,22 +1124,54 @@ proc ::tclcprof::reportlib::FlatDict {rows whole} {
 		dict set row $k [dict get $node $k]
 	    }
 	}
+	if {[llength $fig]} {
+	    lassign $fig calls prim tns sns mn mx
+	    dict set row calls $calls
+	    dict set row primitive_calls $prim
+	    dict set row total_ns $tns
+	    dict set row self_ns $sns
+	    dict set row min_ns [expr {$calls > 0 ? $mn : 0}]
+	    dict set row max_ns $mx
+	    dict set row avg_ns [expr {$prim > 0 ? $tns / $prim : 0}]
+	}
 	set row
     }
 }
 
 proc ::tclcprof::reportlib::FlatLines {rows whole} {
+    upvar 1 timeWeights timeWeights hasFig hasFig joined joined
     lassign $rows rows cut cutWeight
     set lines {}
-    foreach {key s t -} $rows {
-	lappend lines [format "%8s %6s%% %8s %6s%%  %s" \
-		[Num $s] [Pct $s $whole 1] [Num $t] [Pct $t $whole 1] \
-		[Frame {*}$key]]
+    set div [expr {$whole > 0 ? $whole : 1}]
+    set both [expr {!$timeWeights && ($hasFig || [info exists joined])}]
+    foreach {key s t - fig} $rows {
+	if {$timeWeights} {
+	    lassign $fig calls prim - - - max
+	    set line [format "%9s %9s %5.1f%% %9s %5.1f%% %9s %9s" \
+		    [Calls $calls $prim] [Dur $t] [expr {100.0 * $t / $div}] \
+		    [Dur $s] [expr {100.0 * $s / $div}] \
+		    [expr {$prim > 0 ? [Dur [expr {$t / $prim}]] : ""}] \
+		    [expr {$calls > 0 ? [Dur $max] : ""}]]
+	} else {
+	    set line [format "%8s %6s%% %8s %6s%%" \
+		    [Num $s] [Pct $s $whole 1] [Num $t] [Pct $t $whole 1]]
+	    if {$both} {
+		if {[llength $fig]} {
+		    append line [format " %9s %9s" \
+			    [Calls [lindex $fig 0] [lindex $fig 1]] \
+			    [Dur [lindex $fig 2]]]
+		} else {
+		    append line [format " %9s %9s" "" ""]
+		}
+	    }
+	}
+	lappend lines "$line  [Frame {*}$key]"
     }
     if {$cut} {
-	lappend lines [format "%8s %7s %8s %7s  %s" "" "" "" "" \
-		"\u2026 $cut more (self [Num $cutWeight],\
-		[Pct $cutWeight $whole 1]%)"]
+	set w [expr {$timeWeights ? [Dur $cutWeight] : [Num $cutWeight]}]
+	lappend lines "[Blank [expr {$timeWeights ? "exact"
+		: ($both ? "both" : "sample")}]]  \u2026 $cut more (self $w,\
+		[Pct $cutWeight $whole 1]%)"
     }
     return $lines
 }
@@ -803,7 +1182,7 @@ proc ::tclcprof::reportlib::FlatLines {rows whole} {
 #	the view (type, sort and the filters applied).
 
 proc ::tclcprof::reportlib::Header {o meta whole} {
-    upvar 1 oSelf oSelf oTotal oTotal
+    upvar 1 oSelf oSelf oTotal oTotal timeWeights timeWeights
 
     set what {}
     if {[dict exists $meta samples]} {
@@ -811,6 +1190,12 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     }
     if {[dict exists $meta weight]} {
 	lappend what "(weight [Num [dict get $meta weight]])"
+    }
+    if {[dict exists $meta calls]} {
+	if {[llength $what]} {
+	    lset what end "[lindex $what end],"
+	}
+	lappend what "[Num [dict get $meta calls]] calls"
     }
     if {[dict exists $meta elapsed]} {
 	lappend what "over [Num [dict get $meta elapsed] 2 1] s"
@@ -841,15 +1226,22 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     if {[dict exists $meta label] && [dict get $meta label] ne ""} {
 	lappend lines "label: [Escape [dict get $meta label]]"
     }
+    lappend lines {*}[ExactHeader $meta]
 
-    set view "[dict get $o -type] sorted by [dict get $o -sort]"
+    set type [dict get $o -type]
+    if {$type in {callers callees}} {
+	set view "$type of [Quote [dict get $o -focus]], sorted by\
+		[dict get $o -sort]"
+    } else {
+	set view "$type sorted by [dict get $o -sort]"
+    }
     if {[dict get $o -min] > 0} {
 	append view ", min [format %g [dict get $o -min]]%"
     }
     if {[dict get $o -limit] ne ""} {
 	append view ", limit [dict get $o -limit]"
     }
-    if {[dict get $o focusOn]} {
+    if {[dict get $o focusOn] && $type ni {callers callees}} {
 	set t [lindex $oTotal 0]
 	append view ", focus [Quote [dict get $o -focus]]\
 		([Num $t], [Pct $t $whole 1]%)"
@@ -857,16 +1249,567 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     if {[llength [dict get $o -hide]]} {
 	append view ", hide [join [lmap p [dict get $o -hide] {Quote $p}]]"
     }
+    if {[info exists timeWeights] && $timeWeights} {
+	append view ", times in [dict get $meta clock] time"
+    }
     lappend lines "view: $view"
 
     set s [lindex $oSelf 0]
     if {$s > 0} {
-	lappend lines "without a frame: [Num $s] ([Pct $s $whole 1]%)"
+	set w [expr {[info exists timeWeights] && $timeWeights
+		? [Dur $s] : [Num $s]}]
+	lappend lines "without a frame: $w ([Pct $s $whole 1]%)"
     }
     return $lines
 }
 
+# ExactHeader --
+#
+#	Header lines about exact timing: compensation, unfinished calls,
+#	suspended coroutines, a run that stopped by itself, dropped events.
+
+proc ::tclcprof::reportlib::ExactHeader {meta} {
+    set lines {}
+    if {![dict exists $meta exact]} {
+	return $lines
+    }
+    set ex [dict get $meta exact]
+    set notes {}
+    if {[dict exists $meta compensate] && [dict get $meta compensate]
+	    && [dict exists $ex compensation call_ns]} {
+	lappend notes "compensated ([Dur [dict get $ex compensation call_ns]]\
+		per call)"
+    } elseif {[dict exists $meta compensate]} {
+	lappend notes "not compensated"
+    }
+    if {[dict exists $ex unfinished] && [dict get $ex unfinished] > 0} {
+	lappend notes "[dict get $ex unfinished] unfinished (time counted,\
+		not the call)"
+    }
+    if {[dict exists $ex suspended_ns] && [dict get $ex suspended_ns] > 0} {
+	lappend notes "coroutines suspended [Dur [dict get $ex suspended_ns]]"
+    }
+    if {[dict exists $ex events dropped] && [dict get $ex events dropped]} {
+	lappend notes "[dict get $ex events dropped] events dropped"
+    }
+    if {[dict exists $meta stopped_by] && [dict get $meta stopped_by] ne ""} {
+	lappend notes "stopped by -[dict get $meta stopped_by]"
+    }
+    if {[llength $notes]} {
+	lappend lines "exact: [join $notes {, }]"
+    }
+    return $lines
+}
+
+# Relatives --
+#
+#	-type callers|callees: for each frame (name and kind) of the output
+#	tree whose name matches -focus, its callers (the frames it is
+#	called from; the top level is "(top)") or its callees, gprof style.
+#	A row sums its nodes' calls and self; its total counts a node only
+#	when no frame of the same name and kind is above it, so recursion
+#	is not counted twice: a row whose every node is recursive has total
+#	0 and is marked recursive.
+#
+# Results:
+#	A list of groups {key figure rows}, one per matching frame; figure
+#	is {self total fig} of the frame itself, rows a list of
+#	{key self total fig recursive}; all sorted and limited.
+
+proc ::tclcprof::reportlib::Relatives {o type minWeight} {
+    upvar 1 oName oName oKind oKind oKey oKey oSelf oSelf oTotal oTotal \
+	    oKids oKids oFig oFig hasFig hasFig
+
+    set n [llength $oKey]
+    set parent [lrepeat $n -1]
+    set rec [lrepeat $n 0]
+
+    # Depth first: each node's parent, and whether a node of the same key
+    # is above it.
+    set onPath {}
+    set stack [lreverse [lindex $oKids 0]]
+    foreach c [lindex $oKids 0] {
+	lset parent $c 0
+    }
+    while {[llength $stack]} {
+	set id [lindex $stack end]
+	set stack [lrange $stack[set stack {}] 0 end-1]
+	if {$id < 0} {
+	    set key [lindex $oKey [expr {-1 - $id}]]
+	    dict incr onPath $key -1
+	    continue
+	}
+	set key [lindex $oKey $id]
+	if {[dict exists $onPath $key] && [dict get $onPath $key] > 0} {
+	    lset rec $id 1
+	}
+	dict incr onPath $key
+	lappend stack [expr {-1 - $id}]
+	foreach c [lindex $oKids $id] {
+	    lset parent $c $id
+	    lappend stack $c
+	}
+    }
+
+    set focus [dict get $o -focus]
+    set groups {}
+    for {set id 1} {$id < $n} {incr id} {
+	if {[string match $focus [lindex $oName $id]]} {
+	    dict lappend groups [lindex $oKey $id] $id
+	}
+    }
+
+    set result {}
+    dict for {key ids} $groups {
+	# The frame itself.
+	set s 0
+	set t 0
+	foreach id $ids {
+	    set s [expr {$s + [lindex $oSelf $id]}]
+	    if {![lindex $rec $id]} {
+		set t [expr {$t + [lindex $oTotal $id]}]
+	    }
+	}
+	set own [list $s $t [RelFig $ids $rec]]
+
+	# Its relatives: {key -> node ids}, each id counted for the total
+	# only when not recursive.
+	set rel {}
+	foreach id $ids {
+	    if {$type eq "callers"} {
+		set p [lindex $parent $id]
+		set pkey [expr {$p <= 0 ? [list "(top)" root]
+			: [lindex $oKey $p]}]
+		dict lappend rel $pkey $id
+	    } else {
+		foreach c [lindex $oKids $id] {
+		    dict lappend rel [lindex $oKey $c] $c
+		}
+	    }
+	}
+	set rows {}
+	dict for {rkey rids} $rel {
+	    set rs 0
+	    set rt 0
+	    set allRec 1
+	    foreach id $rids {
+		set rs [expr {$rs + [lindex $oSelf $id]}]
+		if {![lindex $rec $id]} {
+		    set rt [expr {$rt + [lindex $oTotal $id]}]
+		    set allRec 0
+		}
+	    }
+	    if {$rt * 100.0 < $minWeight && !$allRec} {
+		continue
+	    }
+	    lappend rows [list $rkey $rs $rt [RelFig $rids $rec] $allRec]
+	}
+	lappend result [list $key $own [SortRows $o $rows]]
+    }
+    return $result
+}
+
+# RelFig --
+#	The exact figures of a set of nodes as a row's: calls of all,
+#	total time of the non-recursive ones, self time of all, extremes.
+
+proc ::tclcprof::reportlib::RelFig {ids rec} {
+    upvar 1 oFig oFig hasFig hasFig
+    if {!$hasFig} {
+	return {}
+    }
+    set figs {}
+    foreach id $ids {
+	set f [lindex $oFig $id]
+	if {[llength $f] && [lindex $rec $id]} {
+	    lset f 1 0
+	}
+	lappend figs $f
+    }
+    return [MergeFigures $figs]
+}
+
+# SortRows --
+#	Sort and limit rows {key self total fig recursive} by -sort.
+
+proc ::tclcprof::reportlib::SortRows {o rows} {
+    set sort [dict get $o -sort]
+    set items {}
+    set i 0
+    foreach r $rows {
+	lassign $r key s t fig
+	switch -- $sort {
+	    self {set w $s}
+	    calls {set w [expr {[llength $fig] ? [lindex $fig 0] : 0}]}
+	    max {set w [expr {[llength $fig] ? [lindex $fig 4] : 0}]}
+	    avg {
+		set w [expr {[llength $fig] && [lindex $fig 0] > 0
+			? double([lindex $fig 1]) / [lindex $fig 0] : 0}]
+	    }
+	    default {set w $t}
+	}
+	lappend items $i {*}$key $w
+	incr i
+    }
+    set items [SortItems $items [expr {$sort eq "name"}]]
+    set limit [dict get $o -limit]
+    if {$limit ne "" && [llength $items] > 4 * $limit} {
+	set items [lrange $items 0 [expr {4 * $limit - 1}]]
+    }
+    set out {}
+    foreach {i - - -} $items {
+	lappend out [lindex $rows $i]
+    }
+    return $out
+}
+
+proc ::tclcprof::reportlib::RelativesDict {groups whole} {
+    upvar 1 type type
+    set which [expr {$type eq "callers" ? "callers" : "callees"}]
+    lmap g $groups {
+	lassign $g key own rows
+	set d [RelRowDict $key {*}$own 0 $whole]
+	dict set d $which [lmap r $rows {
+	    lassign $r rkey rs rt fig recursive
+	    RelRowDict $rkey $rs $rt $fig $recursive $whole
+	}]
+	set d
+    }
+}
+
+proc ::tclcprof::reportlib::RelRowDict {key s t fig recursive whole} {
+    set d [dict create name [lindex $key 0] kind [lindex $key 1] \
+	    self $s total $t self_pct [Pct $s $whole 2] \
+	    total_pct [Pct $t $whole 2] recursive $recursive]
+    if {[llength $fig]} {
+	foreach k {calls total_ns self_ns min_ns max_ns} v $fig {
+	    dict set d $k $v
+	}
+    }
+    return $d
+}
+
+proc ::tclcprof::reportlib::RelativesLines {groups type whole} {
+    upvar 1 timeWeights timeWeights hasFig hasFig
+    set div [expr {$whole > 0 ? $whole : 1}]
+    set lines {}
+    set who [expr {$type eq "callers" ? "Caller" : "Callee"}]
+    if {$timeWeights} {
+	set title [format "%9s %9s %6s %9s %6s" Calls Total % Self %]
+    } else {
+	set title [format "%8s %7s %8s %7s" Under % In %]
+	if {$hasFig} {
+	    append title [format " %9s %9s" Calls Time]
+	}
+    }
+    if {![llength $groups]} {
+	lappend lines "no frame matches the focus"
+    }
+    foreach g $groups {
+	lassign $g key own rows
+	lassign $own s t fig
+	set what [expr {$timeWeights ? [Dur $t] : [Num $t]}]
+	set head "[Frame {*}$key]: total $what ([Pct $t $whole 1]%)"
+	if {[llength $fig]} {
+	    set head "[Frame {*}$key]: [lindex $fig 0] calls, total $what\
+		    ([Pct $t $whole 1]%)"
+	}
+	lappend lines "" $head "$title  $who"
+	foreach r $rows {
+	    lassign $r rkey rs rt rfig recursive
+	    set name [Frame {*}$rkey]
+	    if {$recursive} {
+		append name " (recursive)"
+	    }
+	    if {$timeWeights} {
+		set calls [expr {[llength $rfig] ? [lindex $rfig 0] : ""}]
+		lappend lines [format "%9s %9s %6s %9s %5.1f%%  %s" $calls \
+			[expr {$recursive ? "-" : [Dur $rt]}] \
+			[expr {$recursive ? "-" : "[Pct $rt $whole 1]%"}] \
+			[Dur $rs] [expr {100.0 * $rs / $div}] $name]
+	    } else {
+		set line [format "%8s %6s%% %8s %6s%%" \
+			[expr {$recursive ? "-" : [Num $rt]}] \
+			[expr {$recursive ? "-" : [Pct $rt $whole 1]}] \
+			[Num $rs] [Pct $rs $whole 1]]
+		if {$hasFig} {
+		    append line [BothCells $rfig]
+		}
+		lappend lines "$line  $name"
+	    }
+	}
+    }
+    return $lines
+}
+
+# Lines --
+#
+#	-type lines: the call sites of the profile's lines (-lines 1), one
+#	row per command at a file and line, with its calls and times.
+
+proc ::tclcprof::reportlib::Lines {o profile} {
+    if {[catch {dict get $profile lines} rows]} {
+	Fail {NODATA lines} "no call-site data: profile with -lines 1\
+		(-mode exact or both)"
+    }
+    set meta [dict get $profile meta]
+    # Percentages of the whole exact profile.
+    set whole 0
+    foreach key {exact tree} {
+	if {[dict exists $profile $key total_ns]} {
+	    set whole [dict get $profile $key total_ns]
+	    break
+	}
+    }
+    set focus [dict get $o -focus]
+    set focusOn [dict get $o focusOn]
+    set hide [dict get $o -hide]
+    set sort [dict get $o -sort]
+    set minWeight [expr {[dict get $o -min] * $whole}]
+    set items {}
+    set kept {}
+    foreach r $rows {
+	set name [dict get $r name]
+	if {$focusOn && ![string match $focus $name]} {
+	    continue
+	}
+	set skip 0
+	foreach p $hide {
+	    if {[string match $p $name]} {
+		set skip 1
+		break
+	    }
+	}
+	set t [dict get $r total_ns]
+	if {$skip || $t * 100.0 < $minWeight} {
+	    continue
+	}
+	set calls [dict get $r calls]
+	switch -- $sort {
+	    self {set w [dict get $r self_ns]}
+	    calls {set w $calls}
+	    max {set w [dict get $r max_ns]}
+	    avg {set w [expr {$calls > 0 ? double($t) / $calls : 0}]}
+	    name {set w 0}
+	    default {set w $t}
+	}
+	lappend items [llength $kept] \
+		[format %s:%09d [dict get $r file] [dict get $r line]] $name $w
+	lappend kept $r
+    }
+    set items [SortItems $items [expr {$sort eq "name"}]]
+    set limit [dict get $o -limit]
+    set cut 0
+    if {$limit ne "" && [llength $items] > 4 * $limit} {
+	set cut [expr {[llength $items] / 4 - $limit}]
+	set items [lrange $items 0 [expr {4 * $limit - 1}]]
+    }
+    set out {}
+    foreach {i - - -} $items {
+	set r [lindex $kept $i]
+	set calls [dict get $r calls]
+	dict set r total_pct [Pct [dict get $r total_ns] $whole 2]
+	dict set r self_pct [Pct [dict get $r self_ns] $whole 2]
+	dict set r avg_ns [expr {$calls > 0 ? [dict get $r total_ns] / $calls
+		: 0}]
+	lappend out $r
+    }
+    if {[dict get $o -format] eq "dict"} {
+	return $out
+    }
+    set timeWeights 1
+    set lines [Header $o $meta $whole]
+    lappend lines [format "%9s %9s %6s %9s %6s %9s %9s  %s" \
+	    Calls Total % Self % Avg Max Location]
+    set div [expr {$whole > 0 ? $whole : 1}]
+    foreach r $out {
+	set calls [dict get $r calls]
+	lappend lines [format "%9s %9s %5.1f%% %9s %5.1f%% %9s %9s  %s:%d %s" \
+		$calls [Dur [dict get $r total_ns]] \
+		[expr {100.0 * [dict get $r total_ns] / $div}] \
+		[Dur [dict get $r self_ns]] \
+		[expr {100.0 * [dict get $r self_ns] / $div}] \
+		[Dur [dict get $r avg_ns]] \
+		[expr {$calls > 0 ? [Dur [dict get $r max_ns]] : ""}] \
+		[Escape [ShortPath [dict get $r file]]] [dict get $r line] \
+		[Escape [dict get $r name]]]
+    }
+    if {$cut} {
+	lappend lines "[Blank exact]  \u2026 $cut more"
+    }
+    return [Output $o $lines]
+}
+
+# ShortPath --
+#	A file name relative to the current directory when it is below it.
+
+proc ::tclcprof::reportlib::ShortPath {path} {
+    set here [pwd]/
+    if {[string first $here $path] == 0} {
+	return [string range $path [string length $here] end]
+    }
+    return $path
+}
+
+# Coverage --
+#
+#	-type coverage: which procedures ran (with their calls) and which,
+#	though defined, never did; which commands ran; and which lines of
+#	which files ran (with -lines 1). -focus restricts the procedures to
+#	a pattern; -hide leaves procedures out (by default those of Tcl's
+#	own library and of tcltest).
+
+proc ::tclcprof::reportlib::Coverage {o profile} {
+    variable coverageHide
+    if {[catch {dict get $profile coverage} cov]} {
+	Fail {NODATA coverage} "no coverage data: profile with -mode\
+		coverage, exact or both"
+    }
+    set meta [dict get $profile meta]
+    set hide [expr {[dict get $o hideGiven] ? [dict get $o -hide]
+	    : $coverageHide}]
+    set focusOn [dict get $o focusOn]
+    set focus [dict get $o -focus]
+
+    set keep [list apply {{hide focusOn focus name} {
+	if {$focusOn && ![string match $focus $name]} {
+	    return 0
+	}
+	foreach p $hide {
+	    if {[string match $p $name]} {
+		return 0
+	    }
+	}
+	return 1
+    }} $hide $focusOn $focus]
+
+    set executed {}
+    set commands {}
+    foreach c [dict get $cov commands] {
+	set name [dict get $c name]
+	lappend commands $name [dict get $c calls]
+	if {[dict get $c tclkind] eq "proc" && [{*}$keep $name]} {
+	    dict set executed $name [dict get $c calls]
+	}
+    }
+    set defined {}
+    foreach name [dict get $cov procs] {
+	if {[{*}$keep $name]} {
+	    dict set defined $name 1
+	}
+    }
+    set never [lsort [lmap name [dict keys $defined] {
+	if {[dict exists $executed $name]} continue
+	set name
+    }]]
+    set nDefined [dict size [dict merge $defined $executed]]
+    set execList [lsort -stride 2 -index 0 $executed]
+    if {[dict get $o -sort] eq "calls"} {
+	set execList [lsort -stride 2 -index 1 -integer -decreasing $execList]
+    }
+    set files {}
+    foreach l [dict get $cov lines] {
+	dict lappend files [dict get $l file] [dict get $l line] \
+		[dict get $l calls]
+    }
+    set fileDict {}
+    foreach f [lsort [dict keys $files]] {
+	dict set fileDict $f [lsort -stride 2 -index 0 -integer \
+		[dict get $files $f]]
+    }
+
+    if {[dict get $o -format] eq "dict"} {
+	return [dict create procs_defined $nDefined \
+		procs_executed [dict size $executed] executed $execList \
+		never $never commands [lsort -stride 2 -index 0 $commands] \
+		lines $fileDict]
+    }
+    set whole 0
+    set lines [Header $o $meta $whole]
+    set pct [expr {$nDefined > 0
+	    ? [format %.1f [expr {100.0 * [dict size $executed] / $nDefined}]]
+	    : "0.0"}]
+    lappend lines "procs: [dict size $executed] of $nDefined executed\
+	    ($pct%); [expr {[llength $commands] / 2}] distinct commands ran"
+    if {[dict size $executed]} {
+	lappend lines "executed:" [format "%9s  %s" Calls Proc]
+	foreach {name calls} $execList {
+	    lappend lines [format "%9s  %s" $calls [Escape $name]]
+	}
+    }
+    if {[llength $never]} {
+	lappend lines "never executed:"
+	foreach name $never {
+	    lappend lines "  [Escape $name]"
+	}
+    }
+    if {[dict size $fileDict]} {
+	set n 0
+	dict for {f ls} $fileDict {
+	    incr n [expr {[llength $ls] / 2}]
+	}
+	lappend lines "lines with commands that ran: $n in [dict size $fileDict]\
+		file[expr {[dict size $fileDict] == 1 ? "" : "s"}]"
+	dict for {f ls} $fileDict {
+	    lappend lines "  [Escape [ShortPath $f]]: [Ranges [dict keys $ls]]"
+	}
+    }
+    return [Output $o $lines]
+}
+
+# Ranges --
+#	Sorted line numbers as "3 5 7-9".
+
+proc ::tclcprof::reportlib::Ranges {numbers} {
+    set out {}
+    set start ""
+    foreach n $numbers {
+	if {$start eq ""} {
+	    set start $n
+	    set end $n
+	} elseif {$n == $end + 1} {
+	    set end $n
+	} else {
+	    lappend out [expr {$start == $end ? $start : "$start-$end"}]
+	    set start $n
+	    set end $n
+	}
+    }
+    if {$start ne ""} {
+	lappend out [expr {$start == $end ? $start : "$start-$end"}]
+    }
+    return [join $out]
+}
+
 # Helpers for text.
+
+# Dur --
+#	A time in ns for text, in ns, \u00b5s, ms or s; "" stays "".
+
+proc ::tclcprof::reportlib::Dur {ns} {
+    if {$ns eq ""} {
+	return ""
+    }
+    if {$ns < 1000} {
+	return "[expr {round($ns)}]ns"
+    } elseif {$ns < 1000000} {
+	return [format %.1f\u00b5s [expr {$ns / 1e3}]]
+    } elseif {$ns < 1000000000} {
+	return [format %.1fms [expr {$ns / 1e6}]]
+    }
+    return [format %.2fs [expr {$ns / 1e9}]]
+}
+
+# Calls --
+#	A call count; "calls/primitive" when a recursive frame's outermost
+#	calls are fewer.
+
+proc ::tclcprof::reportlib::Calls {calls {prim ""}} {
+    if {$prim ne "" && $prim != $calls} {
+	return $calls/$prim
+    }
+    return $calls
+}
 
 # Escape --
 #	A string on one line: control characters as \n, \t, \r, \xHH,

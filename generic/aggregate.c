@@ -521,7 +521,7 @@ CprofDrain(
 	return;
     }
     if (statePtr->exact.on) {
-	t0 = CprofClockNs(statePtr->exact.clockId);
+	t0 = CprofExactNow(statePtr);
     }
     sPtr->draining = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -541,6 +541,6 @@ CprofDrain(
      */
 
     if (statePtr->exact.on) {
-	CprofExactShift(statePtr, CprofClockNs(statePtr->exact.clockId) - t0);
+	CprofExactShift(statePtr, CprofExactNow(statePtr) - t0);
     }
 }

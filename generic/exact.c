@@ -35,6 +35,11 @@
  *	  time is its measured time less inNs, less callNs for every call
  *	  completed below it. Both figures are measured once per process and
  *	  clock by CprofExactCalibrate.
+ *	- Times are kept in ticks of the run's clock: nanoseconds, or, for
+ *	  elapsed time on an x86 processor whose time-stamp counter runs at
+ *	  a constant rate (constant_tsc and nonstop_tsc), counter ticks,
+ *	  which cost a third of a vDSO clock_gettime to read. They become
+ *	  nanoseconds when the data is read (TicksToNs).
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -45,6 +50,10 @@
 #include "tclcprofInt.h"
 #include <string.h>
 #include <stdio.h>
+#if defined(__x86_64__) || defined(__i386__)
+#   include <x86intrin.h>
+#   define HAVE_TSC 1
+#endif
 
 /*
  * Compensation figures, measured once per process for each clock.
@@ -53,11 +62,18 @@
 static struct {
     int valid;
     int64_t inNs, callNs;
-} calibCache[2];
+} calibCache[3];		/* Monotonic, thread CPU, TSC. */
 TCL_DECLARE_MUTEX(calibMutex)
 
-#define CALIB_CALLS	2000	/* Calls per calibration round. */
-#define CALIB_ROUNDS	5	/* Rounds; the fastest counts. */
+/*
+ * The time-stamp counter: 1 usable, -1 not, 0 not known yet; and its
+ * nanoseconds per tick, measured once per process.
+ */
+
+static int tscState = 0;
+static double tscNsPerTick = 1.0;
+
+
 
 
 /*
@@ -199,7 +215,83 @@ static inline uint64_t
 Now(
     const CprofExact *exactPtr)
 {
+#ifdef HAVE_TSC
+    if (exactPtr->tsc) {
+	return __rdtsc();
+    }
+#endif
     return CprofClockNs(exactPtr->clockId);
+}
+
+uint64_t
+CprofExactNow(
+    CprofState *statePtr)
+{
+    return Now(&statePtr->exact);
+}
+
+static inline int64_t
+TicksToNs(
+    const CprofExact *exactPtr,
+    int64_t ticks)
+{
+    return exactPtr->tsc ? (int64_t) (ticks * exactPtr->nsPerTick) : ticks;
+}
+
+int64_t
+CprofExactTicksToNs(
+    CprofState *statePtr,
+    int64_t ticks)
+{
+    return TicksToNs(&statePtr->exact, ticks);
+}
+
+/*
+ * Whether the time-stamp counter can time elapsed intervals here: an x86
+ * processor that says its counter runs at a constant rate through power
+ * states. Its rate is measured against CLOCK_MONOTONIC over 2 ms, once.
+ */
+
+static int
+TscUsable(void)
+{
+#ifdef HAVE_TSC
+    Tcl_MutexLock(&calibMutex);
+    if (tscState == 0) {
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	int constant = 0, nonstop = 0;
+
+	tscState = -1;
+	if (f != NULL) {
+	    while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "flags", 5) == 0) {
+		    constant = strstr(line, " constant_tsc") != NULL;
+		    nonstop = strstr(line, " nonstop_tsc") != NULL;
+		    break;
+		}
+	    }
+	    fclose(f);
+	}
+	if (constant && nonstop && getenv("TCLCPROF_NO_TSC") == NULL) {
+	    uint64_t m0 = CprofClockNs(CLOCK_MONOTONIC), t0 = __rdtsc();
+	    uint64_t m1, t1;
+
+	    do {
+		m1 = CprofClockNs(CLOCK_MONOTONIC);
+		t1 = __rdtsc();
+	    } while (m1 - m0 < 2000000);
+	    if (t1 > t0) {
+		tscNsPerTick = (double) (m1 - m0) / (double) (t1 - t0);
+		tscState = 1;
+	    }
+	}
+    }
+    Tcl_MutexUnlock(&calibMutex);
+    return tscState == 1;
+#else
+    return 0;
+#endif
 }
 
 /*
@@ -372,9 +464,25 @@ CprofExactPrepare(
     exactPtr->lines = optsPtr->lines && (exactPtr->on || exactPtr->coverage);
     exactPtr->clockId = (optsPtr->clock == CPROF_CLOCK_CPU)
 	    ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
-    exactPtr->slowNs = (uint64_t) (optsPtr->slowMs * 1e6);
+    exactPtr->tsc = (optsPtr->clock != CPROF_CLOCK_CPU) && TscUsable();
+    exactPtr->nsPerTick = exactPtr->tsc ? tscNsPerTick : 1.0;
+    CprofExactSetSlow(statePtr, optsPtr->slowMs);
     exactPtr->inNs = inNs;
     exactPtr->callNs = callNs;
+}
+
+/*
+ * The -slow threshold, in ticks of the run's clock (0: off).
+ */
+
+void
+CprofExactSetSlow(
+    CprofState *statePtr,
+    double ms)
+{
+    CprofExact *exactPtr = &statePtr->exact;
+
+    exactPtr->slowNs = (uint64_t) (ms * 1e6 / exactPtr->nsPerTick);
 }
 
 /*
@@ -687,6 +795,25 @@ AddEvent(
 }
 
 /*
+ * Count a call by name (coverage, in coverage and exact modes).
+ */
+
+static inline void
+CountName(
+    CprofExact *exactPtr,
+    int nameId,
+    int kind,
+    int delta)
+{
+    if (nameId >= exactPtr->numNameCalls) {
+	Grow((void **) &exactPtr->nameCalls, &exactPtr->numNameCalls,
+		nameId + 1, sizeof(CprofNameCalls));
+    }
+    exactPtr->nameCalls[nameId].calls += delta;
+    exactPtr->nameCalls[nameId].kind = kind;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofExactEnter --
@@ -716,6 +843,9 @@ CprofExactEnter(
     framePtr->desc = 0;
     framePtr->lineRec = -1;
     framePtr->eventIndex = -1;
+    if (!(framePtr->flags & CPROF_FRAME_OWN)) {
+	CountName(exactPtr, framePtr->nameId, framePtr->kind, 1);
+    }
     if ((framePtr->flags & CPROF_FRAME_OWN)
 	    || CprofFrameHidden(statePtr, framePtr->nameId, framePtr->kind)) {
 	framePtr->flags |= CPROF_FRAME_HIDDEN;
@@ -762,12 +892,18 @@ void
 CprofExactRename(
     CprofState *statePtr,
     CprofFrame *framePtr,
-    CprofFrame *parentPtr)
+    CprofFrame *parentPtr,
+    int oldNameId)
 {
     CprofExact *exactPtr = &statePtr->exact;
     int parentNode = parentPtr ? parentPtr->node : 0;
     int wasHidden = (framePtr->flags & CPROF_FRAME_HIDDEN) != 0;
     int site = -1;
+
+    if (!(framePtr->flags & CPROF_FRAME_OWN)) {
+	CountName(exactPtr, oldNameId, framePtr->kind, -1);
+	CountName(exactPtr, framePtr->nameId, framePtr->kind, 1);
+    }
 
     if (framePtr->lineRec >= 0) {
 	site = exactPtr->lineRecs[framePtr->lineRec].site;
@@ -1141,12 +1277,7 @@ CprofExactCoverage(
 {
     CprofExact *exactPtr = &statePtr->exact;
 
-    if (nameId >= exactPtr->numNameCalls) {
-	Grow((void **) &exactPtr->nameCalls, &exactPtr->numNameCalls,
-		nameId + 1, sizeof(CprofNameCalls));
-    }
-    exactPtr->nameCalls[nameId].calls++;
-    exactPtr->nameCalls[nameId].kind = kind;
+    CountName(exactPtr, nameId, kind, 1);
     if (exactPtr->lines) {
 	int site = SiteFor(statePtr, siteKind, sitePtr, siteOffset);
 
@@ -1183,11 +1314,13 @@ CprofExactReportSlow(
     Tcl_Interp *interp = statePtr->interp;
     CprofFrame *frames = statePtr->stack.frames;
     Tcl_Obj *stackObj = Tcl_NewListObj(0, NULL), *infoObj;
+    uint64_t ticks = callNs;
     const char *name = CprofNameString(frames[index].nameId);
     Tcl_Trace trace = statePtr->trace;
     uint64_t t0 = Now(exactPtr), t1;
     int i;
 
+    callNs = (uint64_t) TicksToNs(exactPtr, (int64_t) ticks);
     exactPtr->slowCalls++;
     for (i = 0; i <= index; i++) {
 	if (!(frames[i].flags & CPROF_FRAME_HIDDEN)) {
@@ -1276,24 +1409,37 @@ CprofExactReportSlow(
  *	it itself, and times into a scratch state.
  *
  * Results:
- *	TCL_OK; *inNsPtr and *callNsPtr are set (0 if the measurement
- *	failed).
+ *	TCL_OK; *inNsPtr and *callNsPtr are set, in ticks of the run's
+ *	clock (0 if the measurement failed).
  *
  *----------------------------------------------------------------------
  */
 
 static int64_t
-TimeLoop(
+TimeScript(
     CprofState *statePtr,
-    Tcl_Obj *cmdObj)
+    const char *script)
 {
     uint64_t t0 = Now(&statePtr->exact);
 
-    if (Tcl_EvalObjEx(statePtr->interp, cmdObj, TCL_EVAL_GLOBAL) != TCL_OK) {
+    if (Tcl_EvalEx(statePtr->interp, script, -1, TCL_EVAL_GLOBAL) != TCL_OK) {
 	return -1;
     }
     return (int64_t) (Now(&statePtr->exact) - t0);
 }
+
+/*
+ * The calls of a round: CALIB_LOOP calls of an empty proc from a loop, and
+ * a recursive Fibonacci of CALIB_FIB (calls of a proc with an argument,
+ * from an expression, whose results are used): the cost of Tcl's trace
+ * machinery differs a little between such call sites (by about 10% here),
+ * and the mix stands for both.
+ */
+
+#define CALIB_LOOP	1000
+#define CALIB_FIB	14
+#define CALIB_FIB_CALLS	1219	/* 2 * fib(CALIB_FIB + 1) - 1 */
+#define CALIB_ROUNDS	7	/* Rounds; the fastest of each counts. */
 
 int
 CprofExactCalibrate(
@@ -1304,12 +1450,12 @@ CprofExactCalibrate(
 {
     CprofExact *exactPtr = &statePtr->exact, keep;
     Tcl_Interp *interp = statePtr->interp;
-    int which = (clock == CPROF_CLOCK_CPU) ? 1 : 0;
+    int which = (clock == CPROF_CLOCK_CPU) ? 1 : TscUsable() ? 2 : 0;
     Tcl_InterpState saved;
-    Tcl_Obj *loopObj, *emptyObj;
-    int64_t tOff = INT64_MAX, tEmpty = INT64_MAX, tOn = INT64_MAX;
-    int64_t rawMin = INT64_MAX, t;
-    int round, ok = 1;
+    int64_t best[5], t, rawNop = INT64_MAX;
+    int round, i, ok = 1;
+    char loop[64], empty[64], fib[64];
+    const char *scripts[3];
 
     *inNsPtr = *callNsPtr = 0;
     Tcl_MutexLock(&calibMutex);
@@ -1328,93 +1474,107 @@ CprofExactCalibrate(
     keep = *exactPtr;
     CprofExactInit(exactPtr);
     exactPtr->on = 1;
-    exactPtr->clockId = which ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+    exactPtr->clockId = (which == 1) ? CLOCK_THREAD_CPUTIME_ID
+	    : CLOCK_MONOTONIC;
+    exactPtr->tsc = (which == 2);
+    exactPtr->nsPerTick = exactPtr->tsc ? tscNsPerTick : 1.0;
     saved = Tcl_SaveInterpState(interp, TCL_OK);
     if (Tcl_EvalEx(interp,
 	    "namespace eval ::tclcprof_calibration {\n"
 	    "    proc Nop {} {}\n"
 	    "    proc Loop {n} {for {set i 0} {$i < $n} {incr i} {Nop}}\n"
 	    "    proc Empty {n} {for {set i 0} {$i < $n} {incr i} {}}\n"
+	    "    proc Fib {n} {\n"
+	    "        if {$n < 2} {return $n}\n"
+	    "        expr {[Fib [expr {$n - 1}]] + [Fib [expr {$n - 2}]]}\n"
+	    "    }\n"
 	    "}", -1, TCL_EVAL_GLOBAL) != TCL_OK) {
 	Tcl_RestoreInterpState(interp, saved);
 	CprofExactFree(statePtr);
 	*exactPtr = keep;
 	return TCL_OK;
     }
-    loopObj = Tcl_ObjPrintf("::tclcprof_calibration::Loop %d", CALIB_CALLS);
-    emptyObj = Tcl_ObjPrintf("::tclcprof_calibration::Empty %d",
-	    CALIB_CALLS);
-    Tcl_IncrRefCount(loopObj);
-    Tcl_IncrRefCount(emptyObj);
+    snprintf(loop, sizeof(loop), "::tclcprof_calibration::Loop %d",
+	    CALIB_LOOP);
+    snprintf(empty, sizeof(empty), "::tclcprof_calibration::Empty %d",
+	    CALIB_LOOP);
+    snprintf(fib, sizeof(fib), "::tclcprof_calibration::Fib %d", CALIB_FIB);
+    scripts[0] = loop;
+    scripts[1] = empty;
+    scripts[2] = fib;
 
     /*
-     * Compile and warm up, then time without the trace.
+     * best[]: the loop, the empty loop and the recursion without the
+     * trace; the loop and the recursion with it.
      */
 
-    TimeLoop(statePtr, loopObj);
-    TimeLoop(statePtr, emptyObj);
+    for (i = 0; i < 5; i++) {
+	best[i] = INT64_MAX;
+    }
+    for (i = 0; i < 3; i++) {
+	TimeScript(statePtr, scripts[i]);	/* Compile, warm up. */
+    }
     for (round = 0; round < CALIB_ROUNDS && ok; round++) {
-	t = TimeLoop(statePtr, loopObj);
-	ok = t >= 0;
-	if (t < tOff) {
-	    tOff = t;
-	}
-	t = TimeLoop(statePtr, emptyObj);
-	if (t < tEmpty) {
-	    tEmpty = t;
+	for (i = 0; i < 3 && ok; i++) {
+	    t = TimeScript(statePtr, scripts[i]);
+	    ok = (t >= 0);
+	    if (t < best[i]) {
+		best[i] = t;
+	    }
 	}
     }
 
     /*
-     * With the trace: the real enter and leave paths, timing into this
-     * state's tree, which is cleared afterwards.
+     * With the trace: the real enter and leave paths, timing into the
+     * scratch state. The empty proc's measured time, less what the call
+     * costs without the trace, is the profiler's share inside a call.
      */
 
-    exactPtr->inNs = exactPtr->callNs = 0;
     CprofStackInstall(statePtr);
     for (round = 0; round < CALIB_ROUNDS && ok; round++) {
-	CprofExactNode *nPtr;
 	int node;
 
 	CprofExactClear(statePtr);
-	t = TimeLoop(statePtr, loopObj);
-	ok = t >= 0;
-	if (t < tOn) {
-	    tOn = t;
+	t = TimeScript(statePtr, loop);
+	ok = (t >= 0);
+	if (t < best[3]) {
+	    best[3] = t;
 	}
-	node = -1;
 	for (node = 1; node < exactPtr->numNodes; node++) {
 	    const char *n = CprofNameString(exactPtr->nodes[node].nameId);
 
-	    if (n != NULL && strcmp(n, "::tclcprof_calibration::Nop") == 0) {
+	    if (n != NULL && strcmp(n, "::tclcprof_calibration::Nop") == 0
+		    && exactPtr->nodes[node].calls > 0) {
+		int64_t mean = exactPtr->nodes[node].totalNs
+			/ (int64_t) exactPtr->nodes[node].calls;
+
+		if (mean < rawNop) {
+		    rawNop = mean;
+		}
 		break;
 	    }
 	}
-	if (node >= exactPtr->numNodes) {
-	    ok = 0;
-	    break;
-	}
-	nPtr = &exactPtr->nodes[node];
-	if (nPtr->calls > 0 && nPtr->totalNs / (int64_t) nPtr->calls < rawMin) {
-	    rawMin = nPtr->totalNs / (int64_t) nPtr->calls;
+	t = TimeScript(statePtr, fib);
+	ok = ok && (t >= 0);
+	if (t < best[4]) {
+	    best[4] = t;
 	}
     }
     CprofStackRemove(statePtr);
     CprofExactFree(statePtr);
     *exactPtr = keep;
-    Tcl_DecrRefCount(loopObj);
-    Tcl_DecrRefCount(emptyObj);
     Tcl_EvalEx(interp, "namespace delete ::tclcprof_calibration", -1,
 	    TCL_EVAL_GLOBAL);
     Tcl_RestoreInterpState(interp, saved);
-    if (!ok) {
+    if (!ok || rawNop == INT64_MAX) {
 	return TCL_OK;
     }
 
     {
-	int64_t trueCall = (tOff - tEmpty) / CALIB_CALLS;
-	int64_t callNs = (tOn - tOff) / CALIB_CALLS;
-	int64_t inNs = rawMin - (trueCall > 0 ? trueCall : 0);
+	int64_t trueNop = (best[0] - best[1]) / CALIB_LOOP;
+	int64_t callNs = ((best[3] - best[0]) + (best[4] - best[2]))
+		/ (CALIB_LOOP + CALIB_FIB_CALLS);
+	int64_t inNs = rawNop - (trueNop > 0 ? trueNop : 0);
 
 	if (callNs < 0) {
 	    callNs = 0;
@@ -1472,7 +1632,7 @@ AdjustedTotals(
     memset(childSum, 0, exactPtr->numNodes * sizeof(int64_t));
     for (i = exactPtr->numNodes - 1; i >= 0; i--) {
 	CprofExactNode *nPtr = &exactPtr->nodes[i];
-	int64_t t = (i == 0) ? 0 : nPtr->totalNs;
+	int64_t t = (i == 0) ? 0 : TicksToNs(exactPtr, nPtr->totalNs);
 
 	if (t < 0) {
 	    t = 0;
@@ -1491,6 +1651,7 @@ AdjustedTotals(
 
 static void
 PutFigures(
+    CprofExact *exactPtr,
     CprofExactNode *nPtr,
     int64_t total,
     int64_t self,
@@ -1500,11 +1661,12 @@ PutFigures(
     PUT(dictObj, "total_ns", Tcl_NewWideIntObj(total));
     PUT(dictObj, "self_ns", Tcl_NewWideIntObj(self));
     PUT(dictObj, "min_ns", Tcl_NewWideIntObj(nPtr->calls
-	    ? (Tcl_WideInt) nPtr->minNs : 0));
-    PUT(dictObj, "max_ns", Tcl_NewWideIntObj((Tcl_WideInt) nPtr->maxNs));
+	    ? TicksToNs(exactPtr, (int64_t) nPtr->minNs) : 0));
+    PUT(dictObj, "max_ns", Tcl_NewWideIntObj(
+	    TicksToNs(exactPtr, (int64_t) nPtr->maxNs)));
     if (nPtr->suspendedNs > 0) {
-	PUT(dictObj, "suspended_ns",
-		Tcl_NewWideIntObj((Tcl_WideInt) nPtr->suspendedNs));
+	PUT(dictObj, "suspended_ns", Tcl_NewWideIntObj(
+		TicksToNs(exactPtr, (int64_t) nPtr->suspendedNs)));
     }
 }
 
@@ -1549,7 +1711,7 @@ CprofExactTreeObj(
 	}
 	PUT(dictObj, "self", Tcl_NewWideIntObj(self[i]));
 	PUT(dictObj, "total", Tcl_NewWideIntObj(adj[i]));
-	PutFigures(nPtr, adj[i], self[i], dictObj);
+	PutFigures(exactPtr, nPtr, adj[i], self[i], dictObj);
 	for (c = nPtr->firstChild; c >= 0; c = exactPtr->nodes[c].nextSibling) {
 	    Tcl_ListObjAppendElement(NULL, childrenObj, objs[c]);
 	    Tcl_DecrRefCount(objs[c]);
@@ -1591,16 +1753,19 @@ CprofExactNodeFigures(
      */
 
     for (c = nPtr->firstChild; c >= 0; c = exactPtr->nodes[c].nextSibling) {
-	int64_t t = exactPtr->nodes[c].totalNs;
+	int64_t t = TicksToNs(exactPtr, exactPtr->nodes[c].totalNs);
 
 	childSum += t > 0 ? t : 0;
     }
-    total = nPtr->totalNs > 0 ? nPtr->totalNs : 0;
+    total = TicksToNs(exactPtr, nPtr->totalNs);
+    if (total < 0) {
+	total = 0;
+    }
     if (total < childSum) {
 	total = childSum;
     }
     self = total - childSum;
-    PutFigures(nPtr, total, self, dictObj);
+    PutFigures(exactPtr, nPtr, total, self, dictObj);
 }
 
 Tcl_Obj *
@@ -1628,12 +1793,13 @@ CprofExactLinesObj(
 		-1));
 	PUT(dictObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt) recPtr->calls));
 	PUT(dictObj, "total_ns", Tcl_NewWideIntObj(recPtr->totalNs > 0
-		? recPtr->totalNs : 0));
+		? TicksToNs(exactPtr, recPtr->totalNs) : 0));
 	PUT(dictObj, "self_ns", Tcl_NewWideIntObj(recPtr->selfNs > 0
-		? recPtr->selfNs : 0));
+		? TicksToNs(exactPtr, recPtr->selfNs) : 0));
 	PUT(dictObj, "min_ns", Tcl_NewWideIntObj(recPtr->calls
-		? (Tcl_WideInt) recPtr->minNs : 0));
-	PUT(dictObj, "max_ns", Tcl_NewWideIntObj((Tcl_WideInt) recPtr->maxNs));
+		? TicksToNs(exactPtr, (int64_t) recPtr->minNs) : 0));
+	PUT(dictObj, "max_ns", Tcl_NewWideIntObj(
+		TicksToNs(exactPtr, (int64_t) recPtr->maxNs)));
 	Tcl_ListObjAppendElement(NULL, listObj, dictObj);
     }
     return listObj;
@@ -1668,8 +1834,8 @@ CprofExactEventsObj(
 
 	    Tcl_SetHashValue(hPtr, Tcl_NewStringObj(name ? name : "?", -1));
 	}
-	Tcl_ListObjAppendElement(NULL, listObj,
-		Tcl_NewWideIntObj((Tcl_WideInt) evPtr->ns));
+	Tcl_ListObjAppendElement(NULL, listObj, Tcl_NewWideIntObj(
+		TicksToNs(exactPtr, (int64_t) evPtr->ns)));
 	Tcl_ListObjAppendElement(NULL, listObj,
 		evPtr->type == 'E' ? enterObj : leaveObj);
 	Tcl_ListObjAppendElement(NULL, listObj, Tcl_GetHashValue(hPtr));
@@ -1686,8 +1852,8 @@ CprofExactEventsObj(
 
 /*
  * Coverage: {commands {{name N tclkind K calls C} ...} procs {defined
- * procs} lines {{file F line L calls C} ...}}. In coverage mode the
- * commands come from the per-name counts, in exact mode from the tree.
+ * procs} lines {{file F line L calls C} ...}}: the commands entered (by
+ * name, hidden ones too), the procedures defined now, the call sites.
  */
 
 Tcl_Obj *
@@ -1699,56 +1865,18 @@ CprofExactCoverageObj(
     Tcl_Obj *linesObj = Tcl_NewListObj(0, NULL);
     int i;
 
-    if (exactPtr->coverage) {
-	for (i = 0; i < exactPtr->numNameCalls; i++) {
-	    if (exactPtr->nameCalls[i].calls > 0) {
-		Tcl_Obj *d = Tcl_NewDictObj();
-		const char *name = CprofNameString(i);
-
-		PUT(d, "name", Tcl_NewStringObj(name ? name : "?", -1));
-		PUT(d, "tclkind", Tcl_NewStringObj(CprofKindName(
-			exactPtr->nameCalls[i].kind), -1));
-		PUT(d, "calls", Tcl_NewWideIntObj((Tcl_WideInt)
-			exactPtr->nameCalls[i].calls));
-		Tcl_ListObjAppendElement(NULL, cmdsObj, d);
-	    }
-	}
-    } else {
-	Tcl_HashTable byName;
-	Tcl_HashEntry *hPtr;
-	Tcl_HashSearch search;
-	int isNew;
-
-	Tcl_InitHashTable(&byName, TCL_ONE_WORD_KEYS);
-	for (i = 1; i < exactPtr->numNodes; i++) {
-	    CprofExactNode *nPtr = &exactPtr->nodes[i];
-	    uint64_t *countPtr;
-
-	    hPtr = Tcl_CreateHashEntry(&byName, INT2PTR(nPtr->nameId), &isNew);
-	    if (isNew) {
-		countPtr = (uint64_t *) ckalloc(sizeof(uint64_t) * 2);
-		countPtr[0] = 0;
-		countPtr[1] = (uint64_t) nPtr->kind;
-		Tcl_SetHashValue(hPtr, countPtr);
-	    }
-	    countPtr = Tcl_GetHashValue(hPtr);
-	    countPtr[0] += nPtr->calls;
-	}
-	for (hPtr = Tcl_FirstHashEntry(&byName, &search); hPtr != NULL;
-		hPtr = Tcl_NextHashEntry(&search)) {
-	    uint64_t *countPtr = Tcl_GetHashValue(hPtr);
-	    const char *name = CprofNameString(PTR2INT(
-		    Tcl_GetHashKey(&byName, hPtr)));
+    for (i = 0; i < exactPtr->numNameCalls; i++) {
+	if (exactPtr->nameCalls[i].calls > 0) {
 	    Tcl_Obj *d = Tcl_NewDictObj();
+	    const char *name = CprofNameString(i);
 
 	    PUT(d, "name", Tcl_NewStringObj(name ? name : "?", -1));
-	    PUT(d, "tclkind", Tcl_NewStringObj(CprofKindName((int)
-		    countPtr[1]), -1));
-	    PUT(d, "calls", Tcl_NewWideIntObj((Tcl_WideInt) countPtr[0]));
+	    PUT(d, "tclkind", Tcl_NewStringObj(CprofKindName(
+		    exactPtr->nameCalls[i].kind), -1));
+	    PUT(d, "calls", Tcl_NewWideIntObj((Tcl_WideInt)
+		    exactPtr->nameCalls[i].calls));
 	    Tcl_ListObjAppendElement(NULL, cmdsObj, d);
-	    ckfree(countPtr);
 	}
-	Tcl_DeleteHashTable(&byName);
     }
     for (i = 0; i < exactPtr->numSites; i++) {
 	if (exactPtr->siteHits[i] > 0) {

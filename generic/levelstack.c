@@ -1414,7 +1414,7 @@ FreeCoroSaved(
     }
     if (savedPtr->count > 0 && savedPtr->statePtr->exact.on) {
 	CprofExactDropSuspended(savedPtr->statePtr, savedPtr->frames,
-		savedPtr->count, CprofClockNs(savedPtr->statePtr->exact.clockId)
+		savedPtr->count, CprofExactNow(savedPtr->statePtr)
 		- savedPtr->suspendNs);
     }
     Tcl_DeleteHashEntry(savedPtr->hPtr);
@@ -1458,7 +1458,7 @@ SaveCoroutine(
     n = stackPtr->depth - first;
     if (statePtr->exact.on) {
 	CprofExactSuspend(statePtr, first, n);
-	savedPtr->suspendNs = CprofClockNs(statePtr->exact.clockId);
+	savedPtr->suspendNs = CprofExactNow(statePtr);
     }
     if (savedPtr->capacity < n) {
 	savedPtr->frames = (CprofFrame *) ckrealloc(savedPtr->frames,
@@ -1495,7 +1495,7 @@ RestoreCoroutine(
     }
     if (statePtr->exact.on) {
 	CprofExactResume(statePtr, first, savedPtr->count,
-		CprofClockNs(statePtr->exact.clockId) - savedPtr->suspendNs);
+		CprofExactNow(statePtr) - savedPtr->suspendNs);
     }
     savedPtr->count = 0;
     statePtr->counters.coroRestores++;
@@ -1630,12 +1630,14 @@ TraceEnter(
 
     if (topPtr != NULL && (topPtr->flags & CPROF_FRAME_FOLD)
 	    && topPtr->level == level - 1 && topPtr->envPtr == envPtr) {
+	int oldNameId = topPtr->nameId;
+
 	topPtr->nameId = FoldNameId(statePtr, topPtr, cmdPtr);
 	topPtr->flags &= ~CPROF_FRAME_FOLD;
 	statePtr->counters.folded++;
 	if (statePtr->exact.on) {
 	    CprofExactRename(statePtr, topPtr, stackPtr->depth > 1
-		    ? topPtr - 1 : NULL);
+		    ? topPtr - 1 : NULL, oldNameId);
 	} else if (!(topPtr->flags & CPROF_FRAME_OWN)
 		&& (statePtr->exact.includeObj || statePtr->exact.excludeObj)) {
 	    topPtr->flags &= ~CPROF_FRAME_HIDDEN;

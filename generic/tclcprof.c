@@ -1164,13 +1164,15 @@ ExactDict(
     PUT(dictObj, "truncated_nodes",
 	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->truncatedNodes));
     subObj = Tcl_NewDictObj();
-    PUT(subObj, "inside_ns", Tcl_NewWideIntObj(exactPtr->inNs));
-    PUT(subObj, "call_ns", Tcl_NewWideIntObj(exactPtr->callNs));
+    PUT(subObj, "inside_ns", Tcl_NewWideIntObj(
+	    CprofExactTicksToNs(statePtr, exactPtr->inNs)));
+    PUT(subObj, "call_ns", Tcl_NewWideIntObj(
+	    CprofExactTicksToNs(statePtr, exactPtr->callNs)));
     PUT(dictObj, "compensation", subObj);
     PUT(dictObj, "unfinished",
 	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->openFrames));
-    PUT(dictObj, "suspended_ns",
-	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->suspendedNs));
+    PUT(dictObj, "suspended_ns", Tcl_NewWideIntObj(CprofExactTicksToNs(
+	    statePtr, (int64_t) exactPtr->suspendedNs)));
     PUT(dictObj, "sites", Tcl_NewIntObj(exactPtr->numSites));
     PUT(dictObj, "no_location",
 	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->noLocation));
@@ -1516,7 +1518,7 @@ ConfigureObjCmd(
 	if (given & ((1 << OPT_SLOW) | (1 << OPT_ONSLOW))) {
 	    int n;
 
-	    statePtr->exact.slowNs = (uint64_t) (opts.slowMs * 1e6);
+	    CprofExactSetSlow(statePtr, opts.slowMs);
 	    if (statePtr->exact.onSlowObj != NULL) {
 		Tcl_DecrRefCount(statePtr->exact.onSlowObj);
 		statePtr->exact.onSlowObj = NULL;

@@ -363,11 +363,21 @@ typedef struct CprofEvent {
 
 typedef struct CprofNameCalls CprofNameCalls;
 
+/*
+ * Times in CprofExact, CprofExactNode, CprofLineRec, CprofEvent and the
+ * timing fields of CprofFrame are in ticks of the run's clock: ns, or
+ * time-stamp counter ticks (see 'tsc'); they are converted when read.
+ */
+
 typedef struct CprofExact {
     int on;			/* Timing every traced command. */
     int coverage;		/* Coverage mode: counting only. */
     int lines;			/* Call-site records. */
     clockid_t clockId;		/* CLOCK_MONOTONIC or the thread CPU clock. */
+    int tsc;			/* Elapsed time read from the processor's
+				 * time-stamp counter: times below are in
+				 * its ticks, not ns. */
+    double nsPerTick;		/* 1, or the counter's ns per tick. */
     int64_t inNs;		/* Compensation: the profiler's cost inside a
 				 * call's own measured time... */
     int64_t callNs;		/* ... and its whole cost per call, which
@@ -384,7 +394,7 @@ typedef struct CprofExact {
     struct CprofNameCalls {
 	uint64_t calls;
 	int kind;
-    } *nameCalls;		/* Calls by name id (coverage). */
+    } *nameCalls;		/* Calls entered, by name id (coverage). */
     int numNameCalls;
     unsigned char *nameClass;	/* By name id: 0 unknown, 1 shown, 2 hidden
 				 * by -include/-exclude. */
@@ -619,7 +629,8 @@ MODULE_SCOPE void	CprofExactEnter(CprofState *statePtr,
 			    CprofFrame *framePtr, CprofFrame *parentPtr,
 			    int siteKind, void *sitePtr, int siteOffset);
 MODULE_SCOPE void	CprofExactRename(CprofState *statePtr,
-			    CprofFrame *framePtr, CprofFrame *parentPtr);
+			    CprofFrame *framePtr, CprofFrame *parentPtr,
+			    int oldNameId);
 MODULE_SCOPE uint64_t	CprofExactLeave(CprofState *statePtr, int index);
 MODULE_SCOPE void	CprofExactReportSlow(CprofState *statePtr, int index,
 			    uint64_t callNs);
@@ -635,6 +646,10 @@ MODULE_SCOPE void	CprofExactResume(CprofState *statePtr, int first,
 MODULE_SCOPE void	CprofExactCloseAll(CprofState *statePtr);
 MODULE_SCOPE void	CprofExactRebase(CprofState *statePtr);
 MODULE_SCOPE void	CprofExactShift(CprofState *statePtr, uint64_t ns);
+MODULE_SCOPE uint64_t	CprofExactNow(CprofState *statePtr);
+MODULE_SCOPE int64_t	CprofExactTicksToNs(CprofState *statePtr,
+			    int64_t ticks);
+MODULE_SCOPE void	CprofExactSetSlow(CprofState *statePtr, double ms);
 MODULE_SCOPE void	CprofExactCoverage(CprofState *statePtr,
 			    int nameId, int kind, int siteKind,
 			    void *sitePtr, int siteOffset);

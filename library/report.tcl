@@ -39,7 +39,7 @@ namespace eval ::tclcprof::reportlib {
     # Tcl's own library and of tcltest.
     variable coverageHide {
 	::tcl::* ::tcltest::* ::auto_* ::tcl_* ::tclInit ::tclLog
-	::unknown ::pkg_* ::oo::* ::msgcat::*
+	::tclPkg* ::unknown ::pkg_* ::oo::* ::msgcat::*
     }
 
     # Default -min (percent of the whole profile's total) by output
@@ -1232,16 +1232,21 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     if {$type in {callers callees}} {
 	set view "$type of [Quote [dict get $o -focus]], sorted by\
 		[dict get $o -sort]"
+    } elseif {$type eq "coverage"} {
+	set view "coverage of procs"
+	if {[dict get $o focusOn]} {
+	    append view " matching [Quote [dict get $o -focus]]"
+	}
     } else {
 	set view "$type sorted by [dict get $o -sort]"
     }
     if {[dict get $o -min] > 0} {
 	append view ", min [format %g [dict get $o -min]]%"
     }
-    if {[dict get $o -limit] ne ""} {
+    if {[dict get $o -limit] ne "" && $type ne "coverage"} {
 	append view ", limit [dict get $o -limit]"
     }
-    if {[dict get $o focusOn] && $type ni {callers callees}} {
+    if {[dict get $o focusOn] && $type in {tree flat}} {
 	set t [lindex $oTotal 0]
 	append view ", focus [Quote [dict get $o -focus]]\
 		([Num $t], [Pct $t $whole 1]%)"
@@ -1254,7 +1259,7 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     }
     lappend lines "view: $view"
 
-    set s [lindex $oSelf 0]
+    set s [expr {[info exists oSelf] ? [lindex $oSelf 0] : 0}]
     if {$s > 0} {
 	set w [expr {[info exists timeWeights] && $timeWeights
 		? [Dur $s] : [Num $s]}]

@@ -1695,10 +1695,27 @@ CprofExactTreeObj(
 
     for (i = n - 1; i >= 0; i--) {
 	CprofExactNode *nPtr = &exactPtr->nodes[i];
-	Tcl_Obj *dictObj = Tcl_NewDictObj();
-	Tcl_Obj *childrenObj = Tcl_NewListObj(0, NULL);
-	int c;
+	Tcl_Obj *dictObj, *childrenObj;
+	int c, empty = 1;
 
+	/*
+	 * A node nothing was charged to (an ensemble's frame before it was
+	 * named with its subcommand) is left out.
+	 */
+
+	for (c = nPtr->firstChild; c >= 0; c = exactPtr->nodes[c].nextSibling) {
+	    if (objs[c] != NULL) {
+		empty = 0;
+		break;
+	    }
+	}
+	if (i > 0 && empty && nPtr->calls == 0 && nPtr->totalNs == 0
+		&& nPtr->suspendedNs == 0) {
+	    objs[i] = NULL;
+	    continue;
+	}
+	dictObj = Tcl_NewDictObj();
+	childrenObj = Tcl_NewListObj(0, NULL);
 	if (i == 0) {
 	    PUT(dictObj, "name", Tcl_NewObj());
 	    PUT(dictObj, "kind", Tcl_NewStringObj("root", -1));
@@ -1713,8 +1730,10 @@ CprofExactTreeObj(
 	PUT(dictObj, "total", Tcl_NewWideIntObj(adj[i]));
 	PutFigures(exactPtr, nPtr, adj[i], self[i], dictObj);
 	for (c = nPtr->firstChild; c >= 0; c = exactPtr->nodes[c].nextSibling) {
-	    Tcl_ListObjAppendElement(NULL, childrenObj, objs[c]);
-	    Tcl_DecrRefCount(objs[c]);
+	    if (objs[c] != NULL) {
+		Tcl_ListObjAppendElement(NULL, childrenObj, objs[c]);
+		Tcl_DecrRefCount(objs[c]);
+	    }
 	}
 	PUT(dictObj, "children", childrenObj);
 	Tcl_IncrRefCount(dictObj);

@@ -1713,7 +1713,14 @@ TraceEnter(
 	}
     }
     framePtr->node = -1;
-    if (infoPtr->flags & CMD_INFO_OWN) {
+
+    /*
+     * tclcprof's own commands, and whatever runs inside them (a report's
+     * Tcl code), are the profiler's: hidden.
+     */
+
+    if ((infoPtr->flags & CMD_INFO_OWN) || (topPtr != NULL
+	    && (topPtr->flags & CPROF_FRAME_OWN) && topPtr->envPtr == envPtr)) {
 	framePtr->flags |= CPROF_FRAME_OWN | CPROF_FRAME_HIDDEN;
     }
     CommitPush(stackPtr);

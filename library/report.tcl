@@ -1240,7 +1240,7 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     } else {
 	set view "$type sorted by [dict get $o -sort]"
     }
-    if {[dict get $o -min] > 0} {
+    if {[dict get $o -min] > 0 && $type ne "coverage"} {
 	append view ", min [format %g [dict get $o -min]]%"
     }
     if {[dict get $o -limit] ne "" && $type ne "coverage"} {

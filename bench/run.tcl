@@ -6,12 +6,22 @@
 #	median over the rounds of each configuration's time divided by the
 #	unprofiled time of the same round.
 #
+#	Besides tclcprof's modes, tcllib's profiler package (the usual pure
+#	Tcl profiler) is measured on the same workloads when it is
+#	installed: it redefines proc for good, so it runs in child processes,
+#	a child with it and a child without it per round.
+#
+#	Exact mode's compensation is checked too: the compensated total of a
+#	workload's top frame against its unprofiled time.
+#
 #	Usage: tclsh run.tcl ?-rounds N? ?-out FILE? ?-only PATTERN?
+#	    ?-peer 0|1?
 
 package require tclcprof
 
-set opts [dict merge {-rounds 7 -out "" -only *} $argv]
+set opts [dict merge {-rounds 7 -out "" -only * -peer 1} $argv]
 set rounds [dict get $opts -rounds]
+set benchScript [file normalize [info script]]
 
 # The cbtest helper provides an empty object trace with tclcprof's flags:
 # the cost of Tcl's trace machinery alone.
@@ -68,6 +78,37 @@ if {[llength [info commands cbtest::emptytrace]]} {
 lappend configs stack {tclcprof::start -mode stack} {tclcprof::stop}
 lappend configs sample {tclcprof::start -mode sample -clock cpu} {tclcprof::stop}
 lappend configs sample-wall {tclcprof::start -mode sample -clock wall} {tclcprof::stop}
+lappend configs exact {tclcprof::start -mode exact} {tclcprof::stop}
+lappend configs exact-lines {tclcprof::start -mode exact -lines 1} {tclcprof::stop}
+lappend configs coverage {tclcprof::start -mode coverage} {tclcprof::stop}
+
+# tcllib's profiler in a child: "tclsh run.tcl -child WORKLOAD 0|1" runs
+# the workload once, with the profiler when 1, and prints the seconds.
+if {[dict exists $opts -child]} {
+    lassign [dict get $opts -child] wproc withPeer
+    if {$withPeer} {
+        package require profiler
+        ::profiler::init
+        # Only procs defined from now on are instrumented: define them
+        # again.
+        foreach p {tiny fib w_tinyloop w_fib w_builtin w_cheavy} {
+            if {[llength [info procs ::$p]]} {
+                proc ::$p [info args ::$p] [info body ::$p]
+            }
+        }
+    }
+    # One run: compiling counts alike with and without the profiler.
+    set t0 [clock microseconds]
+    $wproc
+    puts [expr {([clock microseconds] - $t0) / 1e6}]
+    exit 0
+}
+set havePeer [expr {[dict get $opts -peer]
+    && ![catch {package require profiler}]}]
+proc peerTime {wproc with} {
+    global benchScript
+    exec [info nameofexecutable] $benchScript -child [list $wproc $with]
+}
 
 proc median {l} {
     set l [lsort -real $l]
@@ -100,6 +141,10 @@ foreach {wname wdesc wproc} $workloads {
             uplevel #0 $off
             dict lappend times $cname $t
         }
+        if {$havePeer} {
+            dict lappend times peer-base [peerTime $wproc 0]
+            dict lappend times profiler [peerTime $wproc 1]
+        }
     }
     set base [dict get $times base]
     set row [list workload $wname base_s [format %.3f [median $base]]]
@@ -111,8 +156,48 @@ foreach {wname wdesc wproc} $workloads {
         dict set row $cname [format %.3f $m]
         append line [format "  %s %.2fx" $cname $m]
     }
+    if {$havePeer} {
+        set ratios [lmap t [dict get $times profiler] \
+            b [dict get $times peer-base] {expr {$t / $b}}]
+        set m [median $ratios]
+        dict set row tcllib-profiler [format %.3f $m]
+        append line [format "  tcllib-profiler %.1fx" $m]
+    }
     puts $line
     lappend results $row
+}
+
+# Compensation: exact mode's compensated time of the workload's proc (its
+# node's total_ns) against the unprofiled time of the same round; with
+# -compensate 0 for comparison.
+puts ""
+puts "exact mode: compensated total / unprofiled time (median over $rounds rounds)"
+foreach {wname wdesc wproc} $workloads {
+    if {![string match [dict get $opts -only] $wname]} continue
+    set comp {}
+    set raw {}
+    for {set r 0} {$r < $rounds} {incr r} {
+        set b [timeit $wproc]
+        foreach c {1 0} {
+            tclcprof::start -mode exact -compensate $c
+            $wproc
+            tclcprof::stop
+            if {$c} {
+                set cal [dict get [tclcprof::status] exact compensation]
+            }
+            foreach n [dict get [tclcprof::data] tree children] {
+                if {[dict get $n name] eq "::$wproc"} {
+                    lappend [expr {$c ? "comp" : "raw"}] \
+                        [expr {[dict get $n total_ns] / 1e9 / $b}]
+                }
+            }
+        }
+    }
+    puts [format "%-9s compensated %.2fx   uncompensated %.2fx   (%d ns per call, %d inside)" \
+        $wname [median $comp] [median $raw] [dict get $cal call_ns] \
+        [dict get $cal inside_ns]]
+    lappend results [list compensation $wname compensated \
+        [format %.3f [median $comp]] uncompensated [format %.3f [median $raw]]]
 }
 # Per-sample handler cost at native depths ~20 and ~60 (C recursion adds
 # one frame per level), from the handler's own timing histogram.

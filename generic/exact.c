@@ -1432,11 +1432,12 @@ TimeScript(
  * The calls of a round: CALIB_LOOP calls of an empty proc from a loop, and
  * a recursive Fibonacci of CALIB_FIB (calls of a proc with an argument,
  * from an expression, whose results are used): the cost of Tcl's trace
- * machinery differs a little between such call sites (by about 10% here),
- * and the mix stands for both.
+ * machinery differs a little between such call sites (by about 10% here).
+ * The mix, one third loop and two thirds recursion, stands for procs
+ * calling procs, the common case.
  */
 
-#define CALIB_LOOP	1000
+#define CALIB_LOOP	600
 #define CALIB_FIB	14
 #define CALIB_FIB_CALLS	1219	/* 2 * fib(CALIB_FIB + 1) - 1 */
 #define CALIB_ROUNDS	7	/* Rounds; the fastest of each counts. */

@@ -62,6 +62,7 @@
 static struct {
     int valid;
     int64_t inNs, callNs;
+    int64_t refNs;		/* The reference loop's time then. */
 } calibCache[3];		/* Monotonic, thread CPU, TSC. */
 TCL_DECLARE_MUTEX(calibMutex)
 
@@ -343,6 +344,18 @@ ReleaseSites(
     }
     exactPtr->numHeld = 0;
     MapFree(&exactPtr->siteKeyMap);
+}
+
+/*
+ * Profiling stopped or paused: the site keys' bytecode need not be held
+ * any longer.
+ */
+
+void
+CprofExactReleaseSites(
+    CprofState *statePtr)
+{
+    ReleaseSites(&statePtr->exact);
 }
 
 void
@@ -698,6 +711,15 @@ SiteFor(
 	    (uint64_t) siteOffset);
     if (site >= 0) {
 	return site == CPROF_NO_SITE ? -1 : site;
+    }
+    if (exactPtr->numHeld >= CPROF_MAX_SITE_KEYS) {
+	/*
+	 * Each key holds its bytecode: code compiled on the fly (eval'ed
+	 * strings, redefined procs) would otherwise be kept forever. Start
+	 * the cache afresh; sites themselves stay.
+	 */
+
+	ReleaseSites(exactPtr);
     }
     i = exactPtr->numHeld;
     if (i >= exactPtr->capHeld) {
@@ -1097,15 +1119,21 @@ CprofExactResume(
 	CprofFrame *framePtr = &statePtr->stack.frames[i];
 	int parentNode = i > 0 ? framePtr[-1].node : 0;
 
-	if (!charged && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
-	    if (framePtr->node > 0) {
-		exactPtr->nodes[framePtr->node].suspendedNs += suspendedNs;
-	    }
-	    charged = 1;
-	}
+	int oldNode = framePtr->node;
+
 	framePtr->node = (framePtr->flags & CPROF_FRAME_HIDDEN) ? parentNode
 		: ChildNode(exactPtr, parentNode, framePtr->nameId,
 		framePtr->kind);
+	if (!charged && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
+	    /*
+	     * The node it was suspended in; after a reset, which forgot
+	     * that one, the node it resumes in.
+	     */
+
+	    exactPtr->nodes[oldNode > 0 ? oldNode : framePtr->node]
+		    .suspendedNs += suspendedNs;
+	    charged = 1;
+	}
 	framePtr->desc = 0;
 	framePtr->enterNs = now;
 	if (exactPtr->events && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
@@ -1184,8 +1212,9 @@ CprofExactShift(
  * CprofExactRebase --
  *
  *	The data was just cleared (reset) while frames run: give the
- *	running frames new nodes and start their clocks anew; frames of
- *	suspended coroutines get theirs when they are resumed.
+ *	running frames new nodes, start their clocks anew and, with
+ *	-events, record their enters again; frames of suspended coroutines
+ *	get theirs when they are resumed.
  *
  *----------------------------------------------------------------------
  */
@@ -1215,8 +1244,20 @@ CprofExactRebase(
 	framePtr->desc = 0;
 	framePtr->lineRec = -1;
 	framePtr->eventIndex = -1;
+
+	/*
+	 * The event buffer was emptied: the running calls enter again, so
+	 * that their leaves are not unmatched.
+	 */
+
+	if (exactPtr->events && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
+	    framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr->nameId,
+		    now);
+	}
     }
-    CprofStackForgetSaved(statePtr);
+    CprofStackForgetSaved(statePtr, now);
+    exactPtr->rebaseNs = now;
+    exactPtr->rebases++;
 }
 
 /*
@@ -1318,6 +1359,7 @@ CprofExactReportSlow(
     const char *name = CprofNameString(frames[index].nameId);
     Tcl_Trace trace = statePtr->trace;
     uint64_t t0 = Now(exactPtr), t1;
+    unsigned rebases = exactPtr->rebases;
     int i;
 
     callNs = (uint64_t) TicksToNs(exactPtr, (int64_t) ticks);
@@ -1391,8 +1433,14 @@ CprofExactReportSlow(
 
     if (statePtr->running && statePtr->trace == trace && trace != NULL
 	    && exactPtr->on) {
+	/*
+	 * A reset in the callback restarted the running frames' clocks:
+	 * only the time since then is the callback's to take out.
+	 */
+
 	t1 = Now(exactPtr);
-	CprofExactShift(statePtr, t1 - t0);
+	CprofExactShift(statePtr, t1 - (exactPtr->rebases != rebases
+		? exactPtr->rebaseNs : t0));
     }
 }
 
@@ -1405,8 +1453,10 @@ CprofExactReportSlow(
  *	clock: time a loop of calls of an empty proc without the trace and
  *	with it (timing into the state's own structures, compensation off),
  *	and read how much of each call's measured time is the profiler's.
- *	Called by start before the trace is installed; installs and removes
- *	it itself, and times into a scratch state.
+ *	Later starts only time the reference loop (under a millisecond) and
+ *	scale the figures by the machine's speed then against its speed at
+ *	the calibration. Called by start before the trace is installed;
+ *	installs and removes it itself, and times into a scratch state.
  *
  * Results:
  *	TCL_OK; *inNsPtr and *callNsPtr are set, in ticks of the run's
@@ -1442,6 +1492,91 @@ TimeScript(
 #define CALIB_FIB_CALLS	1219	/* 2 * fib(CALIB_FIB + 1) - 1 */
 #define CALIB_ROUNDS	7	/* Rounds; the fastest of each counts. */
 
+/*
+ * The reference loop: an empty loop of CALIB_REF iterations (about 0.2 ms)
+ * timed at the calibration and again at every later start, the fastest of
+ * CALIB_REF_RUNS. This machine's speed can change by a factor of two from
+ * one second to the next (a shared virtual machine); the cost per call
+ * measured once is scaled by the ratio of the two times.
+ */
+
+#define CALIB_REF	8000
+#define CALIB_REF_RUNS	3
+#define CALIB_SCRIPT \
+	"namespace eval ::tclcprof_calibration {\n" \
+	"    proc Nop {} {}\n" \
+	"    proc Loop {n} {for {set i 0} {$i < $n} {incr i} {Nop}}\n" \
+	"    proc Empty {n} {for {set i 0} {$i < $n} {incr i} {}}\n" \
+	"    proc Fib {n} {\n" \
+	"        if {$n < 2} {return $n}\n" \
+	"        expr {[Fib [expr {$n - 1}]] + [Fib [expr {$n - 2}]]}\n" \
+	"    }\n" \
+	"}"
+
+/*
+ * The fastest of 'runs' timings of the reference loop, in ticks of the
+ * exact clock of 'statePtr'; -1 if it failed. The calibration procs must
+ * be defined.
+ */
+
+static int64_t
+TimeReference(
+    CprofState *statePtr,
+    int runs)
+{
+    char ref[64];
+    int64_t best = INT64_MAX, t;
+    int i;
+
+    snprintf(ref, sizeof(ref), "::tclcprof_calibration::Empty %d",
+	    CALIB_REF);
+    for (i = 0; i < runs; i++) {
+	t = TimeScript(statePtr, ref);
+	if (t < 0) {
+	    return -1;
+	}
+	if (t < best) {
+	    best = t;
+	}
+    }
+    return best;
+}
+
+/*
+ * The cached figures of clock 'which', scaled to the machine's speed now.
+ * The state's exact clock must be that clock.
+ */
+
+static void
+RescaledFigures(
+    CprofState *statePtr,
+    int which,
+    int64_t *inNsPtr,
+    int64_t *callNsPtr)
+{
+    Tcl_Interp *interp = statePtr->interp;
+    Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
+    int64_t now = -1;
+    double ratio;
+
+    if (Tcl_EvalEx(interp, CALIB_SCRIPT, -1, TCL_EVAL_GLOBAL) == TCL_OK) {
+	TimeScript(statePtr, "::tclcprof_calibration::Empty 10");
+	now = TimeReference(statePtr, CALIB_REF_RUNS);
+    }
+    Tcl_EvalEx(interp, "namespace delete ::tclcprof_calibration", -1,
+	    TCL_EVAL_GLOBAL);
+    Tcl_RestoreInterpState(interp, saved);
+    ratio = (now > 0 && calibCache[which].refNs > 0)
+	    ? (double) now / (double) calibCache[which].refNs : 1.0;
+    if (ratio < 0.25) {
+	ratio = 0.25;
+    } else if (ratio > 4) {
+	ratio = 4;
+    }
+    *inNsPtr = (int64_t) (calibCache[which].inNs * ratio);
+    *callNsPtr = (int64_t) (calibCache[which].callNs * ratio);
+}
+
 int
 CprofExactCalibrate(
     CprofState *statePtr,
@@ -1453,20 +1588,12 @@ CprofExactCalibrate(
     Tcl_Interp *interp = statePtr->interp;
     int which = (clock == CPROF_CLOCK_CPU) ? 1 : TscUsable() ? 2 : 0;
     Tcl_InterpState saved;
-    int64_t best[5], t, rawNop = INT64_MAX;
+    int64_t best[5], t, rawNop = INT64_MAX, refNs;
     int round, i, ok = 1;
     char loop[64], empty[64], fib[64];
     const char *scripts[3];
 
     *inNsPtr = *callNsPtr = 0;
-    Tcl_MutexLock(&calibMutex);
-    if (calibCache[which].valid) {
-	*inNsPtr = calibCache[which].inNs;
-	*callNsPtr = calibCache[which].callNs;
-	Tcl_MutexUnlock(&calibMutex);
-	return TCL_OK;
-    }
-    Tcl_MutexUnlock(&calibMutex);
 
     /*
      * Time into a scratch state: the last run's data stays as it is.
@@ -1479,17 +1606,19 @@ CprofExactCalibrate(
 	    : CLOCK_MONOTONIC;
     exactPtr->tsc = (which == 2);
     exactPtr->nsPerTick = exactPtr->tsc ? tscNsPerTick : 1.0;
+
+    Tcl_MutexLock(&calibMutex);
+    if (calibCache[which].valid) {
+	Tcl_MutexUnlock(&calibMutex);
+	RescaledFigures(statePtr, which, inNsPtr, callNsPtr);
+	CprofExactFree(statePtr);
+	*exactPtr = keep;
+	return TCL_OK;
+    }
+    Tcl_MutexUnlock(&calibMutex);
+
     saved = Tcl_SaveInterpState(interp, TCL_OK);
-    if (Tcl_EvalEx(interp,
-	    "namespace eval ::tclcprof_calibration {\n"
-	    "    proc Nop {} {}\n"
-	    "    proc Loop {n} {for {set i 0} {$i < $n} {incr i} {Nop}}\n"
-	    "    proc Empty {n} {for {set i 0} {$i < $n} {incr i} {}}\n"
-	    "    proc Fib {n} {\n"
-	    "        if {$n < 2} {return $n}\n"
-	    "        expr {[Fib [expr {$n - 1}]] + [Fib [expr {$n - 2}]]}\n"
-	    "    }\n"
-	    "}", -1, TCL_EVAL_GLOBAL) != TCL_OK) {
+    if (Tcl_EvalEx(interp, CALIB_SCRIPT, -1, TCL_EVAL_GLOBAL) != TCL_OK) {
 	Tcl_RestoreInterpState(interp, saved);
 	CprofExactFree(statePtr);
 	*exactPtr = keep;
@@ -1524,6 +1653,7 @@ CprofExactCalibrate(
 	    }
 	}
     }
+    refNs = ok ? TimeReference(statePtr, CALIB_ROUNDS) : -1;
 
     /*
      * With the trace: the real enter and leave paths, timing into the
@@ -1592,6 +1722,7 @@ CprofExactCalibrate(
 	calibCache[which].valid = 1;
 	calibCache[which].inNs = inNs;
 	calibCache[which].callNs = callNs;
+	calibCache[which].refNs = refNs;
 	Tcl_MutexUnlock(&calibMutex);
     }
     return TCL_OK;

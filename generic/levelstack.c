@@ -501,13 +501,16 @@ CprofStackLiveDepth(
 }
 
 /*
- * The exact data was cleared: saved coroutine frames no longer have nodes
- * or site records (they get nodes again when resumed).
+ * The exact data was cleared (reset) at 'now': saved coroutine frames no
+ * longer have nodes or site records (they get nodes again when resumed),
+ * the time they ran before the reset is forgotten, and their time
+ * suspended counts from the reset.
  */
 
 void
 CprofStackForgetSaved(
-    CprofState *statePtr)
+    CprofState *statePtr,
+    uint64_t now)
 {
     Tcl_HashSearch search;
     Tcl_HashEntry *hPtr;
@@ -518,10 +521,16 @@ CprofStackForgetSaved(
 	CprofCoroSaved *savedPtr = Tcl_GetHashValue(hPtr);
 
 	for (i = 0; i < savedPtr->count; i++) {
-	    savedPtr->frames[i].node = 0;
-	    savedPtr->frames[i].lineRec = -1;
-	    savedPtr->frames[i].eventIndex = -1;
+	    CprofFrame *framePtr = &savedPtr->frames[i];
+
+	    framePtr->node = 0;
+	    framePtr->lineRec = -1;
+	    framePtr->eventIndex = -1;
+	    framePtr->callNs = 0;
+	    framePtr->childNs = 0;
+	    framePtr->desc = 0;
 	}
+	savedPtr->suspendNs = now;
     }
 }
 

@@ -54,7 +54,9 @@ enum ObjOption {
  */
 
 #define DEFAULT_EVENT_LIMIT 1000000
-#define MAX_EVENT_LIMIT 100000000
+#define MAX_EVENT_LIMIT 50000000	/* Three list elements per event: the
+				 * events of a profile must fit in one Tcl
+				 * list. */
 
 /*
  * Highest sampling rate accepted: beyond this the handler's own cost
@@ -168,6 +170,10 @@ StateError(
  *	Parse "-option value ..." into *optsPtr and *labelPtrPtr. Options
  *	that cannot change while profiling runs are refused when 'running'.
  *
+ *	When 'running', *optsPtr holds the running profile's options, whose
+ *	clock is resolved (never auto): a -clock that resolves to another
+ *	clock is refused, and the run's clock is kept.
+ *
  * Results:
  *	TCL_OK, or TCL_ERROR with a TCLCPROF error code; *optsPtr is then
  *	unchanged in meaning (the caller passes a copy).
@@ -205,6 +211,23 @@ GetEnum(
 	return TCL_ERROR;
     }
     return TCL_OK;
+}
+
+/*
+ * The clock a run uses: -clock auto is the CPU clock for sampling and
+ * elapsed time for exact timing (and for mode both).
+ */
+
+static int
+RunClock(
+    const CprofOptions *optsPtr)
+{
+    if (optsPtr->clock != CPROF_CLOCK_AUTO) {
+	return optsPtr->clock;
+    }
+    return (optsPtr->mode == CPROF_MODE_SAMPLE
+	    || optsPtr->mode == CPROF_MODE_STACK)
+	    ? CPROF_CLOCK_CPU : CPROF_CLOCK_WALL;
 }
 
 static int
@@ -282,7 +305,7 @@ ParseOptions(
 	    if (Tcl_GetIntFromObj(NULL, objv[i+1], &value) != TCL_OK
 		    || value < 1 || value > MAX_EVENT_LIMIT) {
 		return BadValue(interp, "-eventlimit", objv[i+1],
-			"expected a number of events from 1 to 100000000");
+			"expected a number of events from 1 to 50000000");
 	    }
 	    optsPtr->eventLimit = value;
 	    break;
@@ -337,7 +360,7 @@ ParseOptions(
 
 	if (optsPtr->mode != before.mode) {
 	    which = "-mode";
-	} else if (optsPtr->clock != before.clock) {
+	} else if (RunClock(optsPtr) != before.clock) {
 	    which = "-clock";
 	} else if (optsPtr->rate != before.rate) {
 	    which = "-rate";
@@ -356,6 +379,7 @@ ParseOptions(
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "RUNNING", NULL);
 	    return TCL_ERROR;
 	}
+	optsPtr->clock = before.clock;
     }
     return TCL_OK;
 }
@@ -630,6 +654,8 @@ ClearData(
 	 * together, consistently.
 	 */
 
+	int held = sPtr->draining;
+
 	sPtr->draining = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&sPtr->tail, __atomic_load_n(&sPtr->head,
@@ -639,7 +665,7 @@ ClearData(
 	sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
 	sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	sPtr->draining = 0;
+	sPtr->draining = held;
     }
 }
 
@@ -688,9 +714,17 @@ DurationTimerProc(
 	}
 	return;
     }
-    ciPtr->durationTimer = Tcl_CreateTimerHandler((int)
-	    ((statePtr->deadlineNs - CprofMonoNs()) / 1000000 + 1),
-	    DurationTimerProc, ciPtr);
+    {
+	/*
+	 * Tcl's timers take an int of ms: wake up at least hourly and look
+	 * again.
+	 */
+
+	uint64_t ms = (statePtr->deadlineNs - CprofMonoNs()) / 1000000 + 1;
+
+	ciPtr->durationTimer = Tcl_CreateTimerHandler(
+		ms > 3600000 ? 3600000 : (int) ms, DurationTimerProc, ciPtr);
+    }
 }
 
 static void
@@ -712,23 +746,6 @@ SetDeadline(
 	    DurationTimerProc(ciPtr);
 	}
     }
-}
-
-/*
- * The clock a run uses: -clock auto is the CPU clock for sampling and
- * elapsed time for exact timing (and for mode both).
- */
-
-static int
-RunClock(
-    const CprofOptions *optsPtr)
-{
-    if (optsPtr->clock != CPROF_CLOCK_AUTO) {
-	return optsPtr->clock;
-    }
-    return (optsPtr->mode == CPROF_MODE_SAMPLE
-	    || optsPtr->mode == CPROF_MODE_STACK)
-	    ? CPROF_CLOCK_CPU : CPROF_CLOCK_WALL;
 }
 
 static int
@@ -884,6 +901,7 @@ DoStop(
     CprofExactCloseAll(statePtr);
     StopSampling(statePtr);
     CprofStackRemove(statePtr);
+    CprofExactReleaseSites(statePtr);
     statePtr->stopRequested = 0;
     statePtr->deadlineNs = 0;
     if (ciPtr->durationTimer != NULL) {
@@ -940,6 +958,7 @@ PauseObjCmd(
     CprofExactCloseAll(statePtr);
     PauseSampling(statePtr);
     CprofStackRemove(statePtr);
+    CprofExactReleaseSites(statePtr);
     statePtr->paused = 1;
     statePtr->pauseStartNs = CprofMonoNs();
     return TCL_OK;
@@ -963,6 +982,16 @@ ResumeObjCmd(
     }
     if (!statePtr->paused) {
 	return StateError(interp, "profiling is not paused", "NOTPAUSED");
+    }
+    if (statePtr->deadlineNs != 0
+	    && (uint64_t) statePtr->pauseStartNs >= statePtr->deadlineNs) {
+	/*
+	 * The run's -duration was up before the pause, unnoticed (the
+	 * trace looks at the clock every 256 commands): it ends now.
+	 */
+
+	StopByItself(statePtr);
+	return TCL_OK;
     }
     if (statePtr->samplerPtr != NULL
 	    && CprofSamplerArm(interp, statePtr->samplerPtr) != TCL_OK) {
@@ -1008,8 +1037,22 @@ ResetObjCmd(
      * running.
      */
 
+    if (statePtr->samplerPtr != NULL) {
+	/*
+	 * Mode both: samples copy the running frames' exact nodes, which
+	 * the rebase renumbers. The handler records nothing while
+	 * 'draining' is set (it counts the signal as the profiler's).
+	 */
+
+	statePtr->samplerPtr->draining = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
     ClearData(statePtr);
     CprofExactRebase(statePtr);
+    if (statePtr->samplerPtr != NULL) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	statePtr->samplerPtr->draining = 0;
+    }
     memset(&statePtr->counters, 0, sizeof(statePtr->counters));
     statePtr->stack.maxDepth = statePtr->stack.depth;
     statePtr->pausedNs = 0;
@@ -1174,6 +1217,7 @@ ExactDict(
     PUT(dictObj, "suspended_ns", Tcl_NewWideIntObj(CprofExactTicksToNs(
 	    statePtr, (int64_t) exactPtr->suspendedNs)));
     PUT(dictObj, "sites", Tcl_NewIntObj(exactPtr->numSites));
+    PUT(dictObj, "site_keys", Tcl_NewIntObj(exactPtr->numHeld));
     PUT(dictObj, "no_location",
 	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->noLocation));
     subObj = Tcl_NewDictObj();
@@ -1491,13 +1535,9 @@ ConfigureObjCmd(
      * not what the collector was built with).
      */
 
-    if (statePtr->running) {
-	opts.clock = ciPtr->defaults.clock;
-	if (ParseOptions(interp, objc - 1, objv + 1, &opts, objs, 1, &given)
-		!= TCL_OK) {
-	    return TCL_ERROR;
-	}
-	opts.clock = RunClock(&opts);
+    if (statePtr->running && ParseOptions(interp, objc - 1, objv + 1, &opts,
+	    objs, 1, &given) != TCL_OK) {
+	return TCL_ERROR;
     }
     if (ParseOptions(interp, objc - 1, objv + 1, &defaults, defaultObjs, 0,
 	    NULL) != TCL_OK) {

@@ -360,6 +360,9 @@ typedef struct CprofEvent {
 
 #define CPROF_EXACT_MAX_NODES	(1 << 22)
 #define CPROF_NO_SITE		0x7fffffff
+#define CPROF_MAX_SITE_KEYS	16384	/* Call-site keys cached (each holds
+					 * its bytecode) before the cache
+					 * starts afresh. */
 
 typedef struct CprofNameCalls CprofNameCalls;
 
@@ -426,6 +429,9 @@ typedef struct CprofExact {
     Tcl_Obj *onSlowObj;		/* -onslow command prefix, or NULL. */
     uint64_t slowCalls;		/* Calls reported as slow. */
     int inSlow;			/* Running the slow-call callback. */
+
+    uint64_t rebaseNs;		/* Clock at the last reset while running... */
+    unsigned rebases;		/* ... and how many there were. */
 
     uint64_t openFrames;	/* Frames still running at stop or pause. */
     uint64_t suspendedNs;	/* Coroutines' suspended time. */
@@ -644,6 +650,7 @@ MODULE_SCOPE void	CprofExactSuspend(CprofState *statePtr, int first,
 MODULE_SCOPE void	CprofExactResume(CprofState *statePtr, int first,
 			    int count, uint64_t suspendedNs);
 MODULE_SCOPE void	CprofExactCloseAll(CprofState *statePtr);
+MODULE_SCOPE void	CprofExactReleaseSites(CprofState *statePtr);
 MODULE_SCOPE void	CprofExactRebase(CprofState *statePtr);
 MODULE_SCOPE void	CprofExactShift(CprofState *statePtr, uint64_t ns);
 MODULE_SCOPE uint64_t	CprofExactNow(CprofState *statePtr);
@@ -706,7 +713,8 @@ MODULE_SCOPE void	CprofStackClear(CprofState *statePtr);
 MODULE_SCOPE int	CprofStackCalibrate(CprofState *statePtr);
 MODULE_SCOPE const char *CprofKindName(int kind);
 MODULE_SCOPE int	CprofStackLiveDepth(CprofState *statePtr);
-MODULE_SCOPE void	CprofStackForgetSaved(CprofState *statePtr);
+MODULE_SCOPE void	CprofStackForgetSaved(CprofState *statePtr,
+			    uint64_t now);
 MODULE_SCOPE void	CprofStackDropSaved(CprofState *statePtr,
 			    uint64_t now);
 MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);

@@ -27,6 +27,7 @@ if {[info commands ::cbtest::eval] eq "" && [cbtestLib] ne ""} {
 }
 testConstraint cbtest [llength [info commands ::cbtest::eval]]
 testConstraint thread [expr {![catch {package require Thread}]}]
+testConstraint procfs [file readable /proc/self/stat]
 
 # probe --
 #	Record the names of the tracked frames, without the probe itself, in

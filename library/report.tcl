@@ -91,13 +91,11 @@ proc ::tclcprof::report {args} {
     return [reportlib::Report $o $profile]
 }
 
-# ParseOptions --
+# Fail, Enum --
 #
-#	Check the options of report.
-#
-# Results:
-#	A dict of all options, defaults filled in; -data only if given.
-#	Errors: TCLCPROF OPTION name, TCLCPROF VALUE option ?value?.
+#	Raise a TCLCPROF error from the caller of the proc that calls Fail;
+#	match an option's value against a table of words (abbreviations
+#	allowed) or fail with TCLCPROF VALUE option value.
 
 proc ::tclcprof::reportlib::Fail {code message} {
     return -code error -level 2 -errorcode [list TCLCPROF {*}$code] $message
@@ -110,6 +108,41 @@ proc ::tclcprof::reportlib::Enum {option value what table} {
     return $r
 }
 
+# OptionPairs --
+#
+#	Split "-option value ..." arguments into pairs, each option matched
+#	against the list names (unique abbreviations allowed). Shared by
+#	report and export.
+#
+# Results:
+#	A flat list of full option names and their values, in the order
+#	given. Errors: TCLCPROF OPTION name (unknown or ambiguous),
+#	TCLCPROF VALUE option (an option without a value).
+
+proc ::tclcprof::reportlib::OptionPairs {arglist names} {
+    set pairs {}
+    set n [llength $arglist]
+    for {set i 0} {$i < $n} {incr i 2} {
+	set arg [lindex $arglist $i]
+	if {[catch {tcl::prefix match -message option $names $arg} opt]} {
+	    Fail [list OPTION $arg] $opt
+	}
+	if {$i + 1 >= $n} {
+	    Fail [list VALUE $opt] "missing value for option \"$opt\""
+	}
+	lappend pairs $opt [lindex $arglist [expr {$i + 1}]]
+    }
+    return $pairs
+}
+
+# ParseOptions --
+#
+#	Check the options of report.
+#
+# Results:
+#	A dict of all options, defaults filled in; -data only if given.
+#	Errors: TCLCPROF OPTION name, TCLCPROF VALUE option ?value?.
+
 proc ::tclcprof::reportlib::ParseOptions {arglist} {
     variable optionNames
     variable defaultMin
@@ -117,16 +150,7 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
     set o [dict create -channel stdout -focus {} -format text -hide {} \
 	    -limit {} -min {} -sort {} -type tree -view auto]
     set given {}
-    set n [llength $arglist]
-    for {set i 0} {$i < $n} {incr i 2} {
-	set arg [lindex $arglist $i]
-	if {[catch {tcl::prefix match -message option $optionNames $arg} opt]} {
-	    Fail [list OPTION $arg] $opt
-	}
-	if {$i + 1 >= $n} {
-	    Fail [list VALUE $opt] "missing value for option \"$opt\""
-	}
-	set v [lindex $arglist [expr {$i + 1}]]
+    foreach {opt v} [OptionPairs $arglist $optionNames] {
 	switch -- $opt {
 	    -type {
 		set v [Enum $opt $v type \

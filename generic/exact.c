@@ -768,7 +768,9 @@ LineRecFor(
     CprofExact *exactPtr,
     int site,
     int nameId,
-    int kind)
+    int kind,
+    int parentNode)		/* Exact node of the calling frame: its name
+				 * is the record's caller. */
 {
     int rec = MapGet(&exactPtr->lineMap, (uint64_t) site, (uint64_t) nameId);
 
@@ -783,6 +785,8 @@ LineRecFor(
 	recPtr->site = site;
 	recPtr->nameId = nameId;
 	recPtr->kind = kind;
+	recPtr->callerId = parentNode > 0
+		? exactPtr->nodes[parentNode].nameId : -1;
 	recPtr->minNs = UINT64_MAX;
 	MapPut(&exactPtr->lineMap, (uint64_t) site, (uint64_t) nameId, rec);
     }
@@ -883,7 +887,7 @@ CprofExactEnter(
 	    exactPtr->siteHits[site]++;
 	    if (!(framePtr->flags & CPROF_FRAME_HIDDEN)) {
 		framePtr->lineRec = LineRecFor(exactPtr, site,
-			framePtr->nameId, framePtr->kind);
+			framePtr->nameId, framePtr->kind, parentNode);
 		exactPtr->lineRecs[framePtr->lineRec].active++;
 	    }
 	} else {
@@ -947,7 +951,7 @@ CprofExactRename(
 	    framePtr->kind);
     if (site >= 0) {
 	framePtr->lineRec = LineRecFor(exactPtr, site, framePtr->nameId,
-		framePtr->kind);
+		framePtr->kind, parentNode);
 	exactPtr->lineRecs[framePtr->lineRec].active++;
     }
     if (framePtr->eventIndex >= 0) {
@@ -1932,6 +1936,7 @@ CprofExactLinesObj(
 	Tcl_Obj *dictObj;
 	const char *file = CprofNameString(sitePtr->fileId);
 	const char *name = CprofNameString(recPtr->nameId);
+	const char *caller;
 
 	if (recPtr->calls == 0 && recPtr->active == 0) {
 	    continue;
@@ -1942,6 +1947,9 @@ CprofExactLinesObj(
 	PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "?", -1));
 	PUT(dictObj, "tclkind", Tcl_NewStringObj(CprofKindName(recPtr->kind),
 		-1));
+	caller = recPtr->callerId >= 0 ? CprofNameString(recPtr->callerId)
+		: NULL;
+	PUT(dictObj, "caller", Tcl_NewStringObj(caller ? caller : "", -1));
 	PUT(dictObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt) recPtr->calls));
 	PUT(dictObj, "total_ns", Tcl_NewWideIntObj(recPtr->totalNs > 0
 		? TicksToNs(exactPtr, recPtr->totalNs) : 0));

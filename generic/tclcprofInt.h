@@ -339,6 +339,9 @@ typedef struct CprofLineRec {
     int site;
     int nameId;
     int kind;
+    int callerId;		/* Name of the calling frame (the nearest
+				 * shown one) when the record was made; -1
+				 * at the top level. */
     int active;			/* Calls of it running now (recursion: only
 				 * the outermost one's time counts). */
     uint64_t calls;

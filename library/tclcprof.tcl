@@ -11,3 +11,5 @@
 
 namespace eval ::tclcprof {}
 source -encoding utf-8 [file join [file dirname [info script]] report.tcl]
+source -encoding utf-8 [file join [file dirname [info script]] export.tcl]
+source -encoding utf-8 [file join [file dirname [info script]] flamegraph.tcl]

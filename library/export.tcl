@@ -1,0 +1,1188 @@
+# export.tcl --
+#
+#	tclcprof::export: a profile value in the file formats of other
+#	tools: folded stacks (flamegraph.pl, inferno, speedscope), speedscope
+#	JSON, Chrome trace events (chrome://tracing, Perfetto), callgrind
+#	(KCachegrind, callgrind_annotate), pprof (go tool pprof) and a
+#	self-contained interactive HTML flame graph (flamegraph.tcl).
+#
+#	The profile is read and checked as report reads it
+#	(reportlib::Flatten): the tree laid out breadth first in lists
+#	indexed by node id, each node's children contiguous. Every format
+#	works from those lists in a few linear passes, without recursion,
+#	so that profiles of a million nodes export in seconds. Distinct
+#	frames (name and kind) are numbered once; names are escaped once per
+#	frame, not once per node.
+#
+# Copyright (c) 2026 The tclcprof authors.
+#
+# See the file "LICENSE" for information on usage and redistribution of
+# this file, and for a DISCLAIMER OF ALL WARRANTIES.
+
+namespace eval ::tclcprof {
+    namespace export export
+}
+
+namespace eval ::tclcprof::exportlib {
+    # Fail, Enum, OptionPairs, Flatten, ExactProfile, Escape, Quote.
+    namespace path ::tclcprof::reportlib
+
+    variable optionNames {-data -db -file -format -run -view}
+    variable formats {callgrind chrome folded html pprof speedscope}
+
+    # Which tree of a profile of mode both each format uses with -view
+    # auto: the exact one where the format is about call counts.
+    variable autoExact {callgrind}
+
+    # What the escapes of folded stacks and callgrind names cover: '%'
+    # itself, C0 and C1 controls, DEL, U+2028 and U+2029 (as the %XX of
+    # their UTF-8 bytes), and in folded stacks the frame separator ';'
+    # and the brackets of the " [C]" mark.
+    variable foldedRE {[%;\[\]\x00-\x1f\x7f-\x9f\u2028\u2029]}
+    variable callgrindRE {[%\x00-\x1f\x7f-\x9f\u2028\u2029]}
+    variable foldedMap {}
+    variable callgrindMap {}
+    apply {{} {
+	variable foldedMap
+	variable callgrindMap
+	set chars [list % \u2028 \u2029]
+	for {set i 0} {$i < 0xa0} {incr i} {
+	    if {$i < 0x20 || $i >= 0x7f} {
+		lappend chars [format %c $i]
+	    }
+	}
+	foreach c $chars {
+	    set hex ""
+	    binary scan [encoding convertto utf-8 $c] cu* bytes
+	    foreach b $bytes {
+		append hex [format %%%02X $b]
+	    }
+	    lappend foldedMap $c $hex
+	    lappend callgrindMap $c $hex
+	}
+	lappend foldedMap \; %3B \[ %5B \] %5D
+    } ::tclcprof::exportlib}
+
+    # JSON strings: quotes, backslashes and controls as JSON requires;
+    # '<', '>' and '&' too, so that a name can never close the <script>
+    # element of the HTML page; U+2028 and U+2029, which older
+    # JavaScript does not allow in strings; surrogates, which UTF-8
+    # cannot carry alone (see JsonString).
+    variable jsonRE {[\x00-\x1f\x7f"\\<>&\u2028\u2029\ud800-\udfff]}
+    variable jsonMap [list \" {\"} \\ {\\} \n {\n} \r {\r} \t {\t} \
+	    < {\u003c} > {\u003e} & {\u0026} \x7f {\u007f} \
+	    \u2028 {\u2028} \u2029 {\u2029}]
+    apply {{} {
+	variable jsonMap
+	for {set i 0} {$i < 0x20} {incr i} {
+	    if {$i ni {9 10 13}} {
+		lappend jsonMap [format %c $i] [format {\u%04x} $i]
+	    }
+	}
+    } ::tclcprof::exportlib}
+}
+
+# ::tclcprof::export --
+#
+#	tclcprof::export -format FORMAT ?-file PATH? ?-data PROFILE?
+#	    ?-db FILE ?-run ID?? ?-view auto|samples|exact?
+#
+# Results:
+#	The exported text (pprof: the gzipped bytes, as a byte array), or
+#	the empty string with -file, after the file has been written.
+
+proc ::tclcprof::export {args} {
+    set o [exportlib::ParseOptions $args]
+    if {[dict exists $o -file]} {
+	exportlib::CheckFile [dict get $o -file]
+    }
+    set out [exportlib::Export $o [exportlib::GetProfile $o]]
+    if {[dict exists $o -file]} {
+	exportlib::WriteFile [dict get $o -file] $out \
+		[expr {[dict get $o -format] eq "pprof"}]
+	return
+    }
+    return $out
+}
+
+# ParseOptions --
+#
+#	Check the options of export.
+#
+# Results:
+#	A dict of the options given, -view defaulted to auto. Errors:
+#	TCLCPROF OPTION name, TCLCPROF VALUE option ?value?.
+
+proc ::tclcprof::exportlib::ParseOptions {arglist} {
+    variable optionNames
+    variable formats
+
+    set o [dict create -view auto]
+    foreach {opt v} [OptionPairs $arglist $optionNames] {
+	switch -- $opt {
+	    -format {
+		set v [Enum $opt $v format $formats]
+	    }
+	    -view {
+		set v [Enum $opt $v view {auto exact samples}]
+	    }
+	    -file - -db {
+		if {$v eq ""} {
+		    Fail [list VALUE $opt $v] "bad value \"\" for $opt:\
+			    expected a file name"
+		}
+	    }
+	}
+	dict set o $opt $v
+    }
+    if {![dict exists $o -format]} {
+	Fail {VALUE -format} "-format is needed: one of [join \
+		[lrange $formats 0 end-1] {, }] or [lindex $formats end]"
+    }
+    if {[dict exists $o -run] && ![dict exists $o -db]} {
+	Fail {VALUE -run} "-run needs -db: the database to read run\
+		[Quote [dict get $o -run]] from"
+    }
+    if {[dict exists $o -db] && [dict exists $o -data]} {
+	Fail {VALUE -db} "-db and -data cannot be used together"
+    }
+    return $o
+}
+
+# GetProfile --
+#
+#	The profile to export: -data, the one tclcprof::data reads from
+#	-db (and -run), or the current one. Errors of tclcprof::data are
+#	those of export.
+
+proc ::tclcprof::exportlib::GetProfile {o} {
+    if {[dict exists $o -data]} {
+	return [dict get $o -data]
+    }
+    if {[dict exists $o -db]} {
+	set cmd [list ::tclcprof::data -db [dict get $o -db]]
+	if {[dict exists $o -run]} {
+	    lappend cmd -run [dict get $o -run]
+	}
+	return [{*}$cmd]
+    }
+    if {![llength [info commands ::tclcprof::data]]} {
+	Fail {NODATA} "no profile data: start profiling with tclcprof::start"
+    }
+    return [::tclcprof::data]
+}
+
+# Export --
+#
+#	The text of one format, from validated options and an unchecked
+#	profile.
+
+proc ::tclcprof::exportlib::Export {o profile} {
+    set format [dict get $o -format]
+    if {$format eq "chrome"} {
+	return [Chrome $profile]
+    }
+    set t [Load $profile [TreeKey $o $profile $format]]
+    switch -- $format {
+	folded {return [Folded $t]}
+	speedscope {return [Speedscope $t $profile]}
+	callgrind {return [Callgrind $t $profile]}
+	pprof {return [Pprof $t $profile]}
+	html {return [Html $t]}
+    }
+}
+
+# TreeKey --
+#
+#	Which tree of the profile a format exports: "tree" or, in a
+#	profile of mode both, "exact" (-view exact, or -view auto for the
+#	formats of autoExact). Errors: TCLCPROF VALUE -view exact (no exact
+#	tree), TCLCPROF VALUE -view samples (no sampled tree).
+
+proc ::tclcprof::exportlib::TreeKey {o profile format} {
+    variable autoExact
+    set view [dict get $o -view]
+    if {[catch {dict exists $profile exact} hasExact]} {
+	set hasExact 0
+    }
+    switch -- $view {
+	exact {
+	    if {$hasExact} {
+		return exact
+	    }
+	    if {![ExactProfile $profile]} {
+		Fail {VALUE -view exact} "-view exact: the profile has no\
+			exact timing (-mode exact or both)"
+	    }
+	}
+	samples {
+	    if {[ExactProfile $profile]} {
+		Fail {VALUE -view samples} "-view samples: the profile has\
+			no samples (-mode sample or both)"
+	    }
+	}
+	auto {
+	    # The exact tree for the formats about calls, and when nothing
+	    # was sampled (a run shorter than a sampling period).
+	    if {$hasExact && ($format in $autoExact || [Unweighed $profile])} {
+		return exact
+	    }
+	}
+    }
+    return tree
+}
+
+# Unweighed --
+#	Whether a profile's tree has a total of 0.
+
+proc ::tclcprof::exportlib::Unweighed {profile} {
+    expr {![catch {dict get $profile tree total} total]
+	    && [string is double -strict $total] && $total == 0}
+}
+
+# Load --
+#
+#	Check a profile's tree (the one under treeKey) and lay it out.
+#
+# Results:
+#	A dict: meta, the lists of reportlib::Flatten (name kind self total
+#	kids fig node: one element per node, breadth first, node 0 the
+#	root, each node's children contiguous), exact (whether weights are
+#	ns: an exact tree), hasFig, and the frames: fid (each node's frame
+#	number), and per frame fname, fkind and fnode (its first node).
+#	Frame 0 is the root's. Errors: those of Flatten (TCLCPROF DATA),
+#	TCLCPROF NODATA tree for a tree without weight.
+
+proc ::tclcprof::exportlib::Load {profile treeKey} {
+    set meta [Flatten $profile $treeKey]
+    if {[lindex $inTotal 0] == 0} {
+	Fail {NODATA tree} "no call tree to export: the profile has no\
+		samples or timed calls"
+    }
+    set fid {}
+    set fname {}
+    set fkind {}
+    set fnode {}
+    set i 0
+    foreach name $inName kind $inKind {
+	set key $kind\u0000$name
+	if {![info exists idx($key)]} {
+	    set idx($key) [llength $fname]
+	    lappend fname $name
+	    lappend fkind $kind
+	    lappend fnode $i
+	}
+	lappend fid $idx($key)
+	incr i
+    }
+    dict create meta $meta name $inName kind $inKind self $inSelf \
+	    total $inTotal kids $inKids fig $inFig node $inNode \
+	    exact $timeWeights hasFig $hasFig fid $fid fname $fname \
+	    fkind $fkind fnode $fnode
+}
+
+# FrameAttr --
+#	A key of a frame's first node (module, tclkind, file, line), or "".
+
+proc ::tclcprof::exportlib::FrameAttr {t f key} {
+    set node [lindex [dict get $t node] [lindex [dict get $t fnode] $f]]
+    if {[dict exists $node $key]} {
+	return [dict get $node $key]
+    }
+    return ""
+}
+
+# Paths --
+#
+#	The stacks of a tree: for every node other than the root with a
+#	self weight, the labels of the frames from the outermost to it
+#	joined by sep, and its self weight. Breadth first, keeping only
+#	the paths of the nodes whose children are still to be made.
+#
+# Results:
+#	A flat list {path weight ...}, in breadth-first order.
+
+proc ::tclcprof::exportlib::Paths {t labels sep} {
+    set fid [dict get $t fid]
+    set kids [dict get $t kids]
+    set paths [lrepeat [llength $fid] {}]
+    set out {}
+    foreach c [lindex $kids 0] {
+	lset paths $c [lindex $labels [lindex $fid $c]]
+    }
+    set i 0
+    foreach ks [lrange $kids 1 end] s [lrange [dict get $t self] 1 end] {
+	incr i
+	set p [lindex $paths $i]
+	lset paths $i {}
+	if {$s > 0} {
+	    lappend out $p $s
+	}
+	foreach c $ks {
+	    lset paths $c $p$sep[lindex $labels [lindex $fid $c]]
+	}
+    }
+    return $out
+}
+
+# Weight --
+#	A weight as text: integers as they are, others as decimals without
+#	an exponent (what flame graph tools read).
+
+proc ::tclcprof::exportlib::Weight {w} {
+    if {[string is entier -strict $w]} {
+	return [expr {$w + 0}]
+    }
+    if {$w == floor($w) && $w < 1e15} {
+	return [format %.0f $w]
+    }
+    return [string trimright [format %.6f $w] 0]
+}
+
+# IntWeight --
+#	A weight rounded to an integer (callgrind and pprof costs).
+
+proc ::tclcprof::exportlib::IntWeight {w} {
+    if {[string is entier -strict $w]} {
+	return [expr {$w + 0}]
+    }
+    return [expr {round($w)}]
+}
+
+# Label --
+#	A frame as flame graph tools show it: C functions with " [C]",
+#	frames of kinds other than tcl and c with their kind in brackets.
+
+proc ::tclcprof::exportlib::Label {name kind} {
+    switch -- $kind {
+	tcl {return $name}
+	c {return "$name \[C\]"}
+	default {return "$name \[$kind\]"}
+    }
+}
+
+# FoldedName, CallgrindName --
+#	A name escaped for folded stacks or callgrind files (%XX).
+
+proc ::tclcprof::exportlib::FoldedName {s} {
+    variable foldedRE
+    variable foldedMap
+    if {[regexp $foldedRE $s]} {
+	return [string map $foldedMap $s]
+    }
+    return $s
+}
+
+proc ::tclcprof::exportlib::CallgrindName {s} {
+    variable callgrindRE
+    variable callgrindMap
+    if {[regexp $callgrindRE $s]} {
+	set s [string map $callgrindMap $s]
+    }
+    # "(N) name" is callgrind's name compression.
+    if {[string index $s 0] eq "("} {
+	set s %28[string range $s 1 end]
+    }
+    return $s
+}
+
+# JsonString --
+#	A string as a JSON string, safe inside an HTML <script> element.
+
+proc ::tclcprof::exportlib::JsonString {s} {
+    variable jsonRE
+    variable jsonMap
+    if {![regexp $jsonRE $s]} {
+	return "\"$s\""
+    }
+    set s [string map $jsonMap $s]
+    if {[regexp {[\ud800-\udfff]} $s]} {
+	set out ""
+	foreach c [split $s ""] {
+	    scan $c %c code
+	    if {$code >= 0xd800 && $code <= 0xdfff} {
+		append out [format {\u%04x} $code]
+	    } else {
+		append out $c
+	    }
+	}
+	set s $out
+    }
+    return "\"$s\""
+}
+
+# JsonNumber --
+#	A weight as a JSON number.
+
+proc ::tclcprof::exportlib::JsonNumber {w} {
+    if {[string is entier -strict $w]} {
+	return [expr {$w + 0}]
+    }
+    return [expr {double($w)}]
+}
+
+# Title --
+#	What a profile is, for the names formats give it.
+
+proc ::tclcprof::exportlib::Title {meta} {
+    set parts {}
+    if {[dict exists $meta label] && [dict get $meta label] ne ""} {
+	return [dict get $meta label]
+    }
+    if {[dict exists $meta mode]} {
+	lappend parts "mode [dict get $meta mode]"
+    }
+    if {[dict exists $meta clock]} {
+	lappend parts "[dict get $meta clock] clock"
+    }
+    if {![llength $parts]} {
+	return tclcprof
+    }
+    return "tclcprof: [join $parts {, }]"
+}
+
+# --- folded --------------------------------------------------------------
+
+# Folded --
+#
+#	One line per distinct stack, "frame;frame;... weight", sorted, with
+#	the stack's self weight (samples, or ns in an exact tree). Weight
+#	without a frame (the root's self) is on a line "[no frame] weight":
+#	brackets are escaped in names, so no frame can be called that.
+
+proc ::tclcprof::exportlib::Folded {t} {
+    set labels [lmap name [dict get $t fname] kind [dict get $t fkind] {
+	if {$kind eq "tcl"} {
+	    FoldedName $name
+	} else {
+	    Label [FoldedName $name] [FoldedName $kind]
+	}
+    }]
+    set pairs [Paths $t $labels ";"]
+    set rootSelf [lindex [dict get $t self] 0]
+    if {$rootSelf > 0} {
+	lappend pairs {[no frame]} $rootSelf
+    }
+    set lines {}
+    set last ""
+    set sum 0
+    # Sorted; a stack given twice (siblings of the same name and kind in
+    # a hand-made profile) is one line.
+    foreach {p w} [lsort -stride 2 -index 0 $pairs] {
+	if {$p eq $last && [llength $lines]} {
+	    set sum [expr {$sum + $w}]
+	    lset lines end "$p [Weight $sum]"
+	    continue
+	}
+	set last $p
+	set sum $w
+	lappend lines "$p [Weight $w]"
+    }
+    return [join $lines \n]\n
+}
+
+# --- events: chrome and speedscope's evented profile ---------------------
+
+# Events --
+#
+#	The events of a profile, checked and balanced: a leave whose frame
+#	is not open is dropped; a leave of a frame below the innermost open
+#	one closes the frames above it first; frames still open at the end
+#	are closed at the last time. Times never go back.
+#
+# Results:
+#	A flat list {ns E|L name ...} in which every enter has its leave.
+#	Errors: TCLCPROF NODATA events (none), TCLCPROF DATA FORMAT.
+
+proc ::tclcprof::exportlib::Events {profile} {
+    if {[catch {dict size $profile}]} {
+	Fail {DATA FORMAT} "invalid profile: not a dictionary"
+    }
+    if {![dict exists $profile meta]} {
+	Fail {DATA KEY meta} "invalid profile: missing key \"meta\""
+    }
+    if {[catch {dict size [dict get $profile meta]}]} {
+	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
+    }
+    if {![dict exists $profile events]
+	    || ![llength [set events [dict get $profile events]]]} {
+	Fail {NODATA events} "no events to export: profile with -events 1\
+		(-mode exact or both)"
+    }
+    if {[llength $events] % 3} {
+	Fail {DATA FORMAT} "invalid profile: events is not a list of\
+		time, type and name triples"
+    }
+    set out {}
+    set stack {}
+    set depth 0
+    set last 0
+    set n 0
+    foreach {ns type name} $events {
+	if {![string is entier -strict $ns] || $ns < 0} {
+	    Fail {DATA FORMAT} "invalid profile: event $n: time\
+		    [Quote $ns] is not a non-negative integer"
+	}
+	if {$ns < $last} {
+	    set ns $last
+	}
+	switch -- $type {
+	    E {
+		if {$depth < [llength $stack]} {
+		    lset stack $depth $name
+		} else {
+		    lappend stack $name
+		}
+		incr depth
+		lappend out $ns E $name
+		set last $ns
+	    }
+	    L {
+		if {$depth > 0 && [lindex $stack $depth-1] eq $name} {
+		    incr depth -1
+		    lappend out $ns L $name
+		    set last $ns
+		} else {
+		    # The innermost open frame of that name, if any.
+		    for {set k [expr {$depth - 2}]} {$k >= 0} {incr k -1} {
+			if {[lindex $stack $k] eq $name} {
+			    break
+			}
+		    }
+		    if {$k >= 0} {
+			while {$depth > $k} {
+			    incr depth -1
+			    lappend out $ns L [lindex $stack $depth]
+			}
+			set last $ns
+		    }
+		}
+	    }
+	    default {
+		Fail {DATA FORMAT} "invalid profile: event $n: type\
+			[Quote $type] is not E or L"
+	    }
+	}
+	incr n
+    }
+    while {$depth > 0} {
+	incr depth -1
+	lappend out $last L [lindex $stack $depth]
+    }
+    return $out
+}
+
+# Chrome --
+#
+#	Trace events (the JSON object format of chrome://tracing and
+#	Perfetto): a begin (B) and end (E) event per call, times in
+#	microseconds since the run started, all in one process and thread.
+
+proc ::tclcprof::exportlib::Chrome {profile} {
+    set events [Events $profile]
+    set meta [dict get $profile meta]
+    set title [JsonString [Title $meta]]
+    set tail ",\"pid\":1,\"tid\":1\}"
+    set lines [list \
+	    "\{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":\{\"name\":$title\}\}" \
+	    "\{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":\{\"name\":\"Tcl\"\}\}"]
+    foreach {ns type name} $events {
+	if {![info exists json($name)]} {
+	    set json($name) "\{\"name\":[JsonString $name],\"cat\":\"tcl\",\"ph\":"
+	}
+	lappend lines "$json($name)\"[expr {$type eq "E" ? "B" : "E"}]\",\"ts\":[format %.3f [expr {$ns / 1000.0}]]$tail"
+    }
+    set other [list "\"exporter\":\"tclcprof [package provide tclcprof]\""]
+    foreach key {mode clock label} {
+	if {[dict exists $meta $key]} {
+	    lappend other "[JsonString $key]:[JsonString [dict get $meta $key]]"
+	}
+    }
+    return "\{\"traceEvents\":\[\n[join $lines ,\n]\n\],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":\{[join $other ,]\}\}\n"
+}
+
+# --- speedscope ----------------------------------------------------------
+
+# Speedscope --
+#
+#	The speedscope file format: a sampled profile of the tree, one
+#	sample per stack with its self weight (unit none for samples,
+#	nanoseconds for an exact tree), ordered depth first; and, when the
+#	profile has events, an evented profile of them. The frames are
+#	shared: Tcl frames by name (with the file of their call sites when
+#	the profile has them), C frames as "name [C]" with their module as
+#	file.
+
+proc ::tclcprof::exportlib::Speedscope {t profile} {
+    set meta [dict get $t meta]
+    lassign [expr {[dict get $t exact] ? [SiteLines $profile] : {{} {}}}] \
+	    - files
+    set frames {}
+    set index {}
+    set f 0
+    foreach name [dict get $t fname] kind [dict get $t fkind] {
+	if {$f > 0} {
+	    set json "\{\"name\":[JsonString [Label $name $kind]]"
+	    if {$kind eq "c"} {
+		set file [FrameAttr $t $f module]
+	    } elseif {$kind eq "tcl" && [dict exists $files $name]} {
+		set file [dict get $files $name]
+	    } else {
+		set file [FrameAttr $t $f file]
+	    }
+	    if {$file ne ""} {
+		append json ",\"file\":[JsonString $file]"
+		set line [FrameAttr $t $f line]
+		if {[string is entier -strict $line] && $line > 0} {
+		    append json ",\"line\":$line"
+		}
+	    }
+	    lappend frames "$json\}"
+	    dict set index $kind\u0000$name [expr {$f - 1}]
+	}
+	incr f
+    }
+
+    # Samples: paths of frame numbers, sorted so that each subtree's
+    # samples are together (a path's prefix sorts before its extensions,
+    # and "," before any digit).
+    set labels [list {}]
+    for {set f 1} {$f < [llength [dict get $t fname]]} {incr f} {
+	lappend labels [expr {$f - 1}]
+    }
+    set pairs [lsort -stride 2 -index 0 [Paths $t $labels ,]]
+    set rootSelf [lindex [dict get $t self] 0]
+    if {$rootSelf > 0} {
+	set pairs [linsert $pairs 0 {} $rootSelf]
+    }
+    set samples {}
+    set weights {}
+    foreach {p w} $pairs {
+	lappend samples "\[$p\]"
+	lappend weights [JsonNumber $w]
+    }
+    set exact [dict get $t exact]
+    set title [Title $meta]
+    set profiles [list "\{\"type\":\"sampled\",\"name\":[JsonString \
+	    "$title ([expr {$exact ? "exact" : "samples"}])"],\"unit\":\"[expr {$exact
+	    ? "nanoseconds" : "none"}]\",\"startValue\":0,\"endValue\":[JsonNumber \
+	    [lindex [dict get $t total] 0]],\n\"samples\":\[[join $samples ,]\],\n\"weights\":\[[join $weights ,]\]\}"]
+
+    if {![catch {dict get $profile events} ev] && [llength $ev]} {
+	set events {}
+	set first ""
+	foreach {ns type name} [Events $profile] {
+	    if {![dict exists $index tcl\u0000$name]} {
+		dict set index tcl\u0000$name [llength $frames]
+		lappend frames "\{\"name\":[JsonString $name]\}"
+	    }
+	    if {$first eq ""} {
+		set first $ns
+	    }
+	    lappend events "\{\"type\":\"[expr {$type eq "E" ? "O" : "C"}]\",\"frame\":[dict get $index tcl\u0000$name],\"at\":$ns\}"
+	}
+	lappend profiles "\{\"type\":\"evented\",\"name\":[JsonString \
+		"$title (events)"],\"unit\":\"nanoseconds\",\"startValue\":$first,\"endValue\":$ns,\n\"events\":\[[join $events ,\n]\]\}"
+    }
+
+    return "\{\"\$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n\"exporter\":\"tclcprof [package provide tclcprof]\",\n\"name\":[JsonString $title],\n\"activeProfileIndex\":0,\n\"shared\":\{\"frames\":\[\n[join $frames ,\n]\n\]\},\n\"profiles\":\[\n[join $profiles ,\n]\n\]\}\n"
+}
+
+# --- callgrind -----------------------------------------------------------
+
+# SiteLines --
+#
+#	From the call sites of an exact profile (its lines, each with the
+#	caller of the command at that site), per Tcl caller and callee the
+#	sites, and per Tcl frame the file it calls from.
+#
+# Results:
+#	{calls files}: calls is a dict "caller\0callee" -> list of {line
+#	calls total_ns}, files a dict caller -> file (the file of most of
+#	its calls). Empty without lines or with lines made before callers
+#	were recorded. Errors: TCLCPROF DATA FORMAT|KEY.
+
+proc ::tclcprof::exportlib::SiteLines {profile} {
+    if {[catch {dict get $profile lines} recs]} {
+	return {{} {}}
+    }
+    set sites {}
+    set count {}
+    set i 0
+    try {
+	foreach r $recs {
+	    if {[catch {dict size $r}]} {
+		throw {TCLCPROF_EXPORT RECORD} {}
+	    }
+	    if {![dict exists $r caller]} {
+		return {{} {}}
+	    }
+	    foreach key {file line name calls total_ns} {
+		set rec($key) [dict get $r $key]
+	    }
+	    set caller [dict get $r caller]
+	    if {![string is entier -strict $rec(line)]
+		    || ![string is entier -strict $rec(calls)]
+		    || ![string is double -strict $rec(total_ns)]} {
+		throw {TCLCPROF_EXPORT FIGURE} {}
+	    }
+	    dict lappend sites $caller\u0000$rec(name) \
+		    [list $rec(line) $rec(calls) $rec(total_ns)]
+	    dict incr count $caller\u0000$rec(file) $rec(calls)
+	    incr i
+	}
+    } trap {TCL LOOKUP DICT} {msg opts} {
+	set key [lindex [dict get $opts -errorcode] end]
+	Fail [list DATA KEY $key] "invalid profile: lines record $i:\
+		missing key \"$key\""
+    } trap {TCLCPROF_EXPORT RECORD} {} {
+	Fail {DATA FORMAT} "invalid profile: lines record $i: not a\
+		dictionary"
+    } trap {TCLCPROF_EXPORT FIGURE} {} {
+	Fail {DATA FORMAT} "invalid profile: lines record $i: line, calls\
+		or total_ns is not a number"
+    } on error {msg} {
+	Fail {DATA FORMAT} "invalid profile: lines record $i: $msg"
+    }
+    set files {}
+    set best {}
+    dict for {key n} $count {
+	lassign [split $key \u0000] caller file
+	if {![dict exists $best $caller] || $n > [dict get $best $caller]} {
+	    dict set best $caller $n
+	    dict set files $caller $file
+	}
+    }
+    return [list $sites $files]
+}
+
+# Callgrind --
+#
+#	The callgrind format of KCachegrind and callgrind_annotate: one
+#	function per frame with its self cost, and per callee a call with
+#	its count and inclusive cost. Exact trees: costs in ns, true call
+#	counts, calls placed at the lines they were made from when the
+#	profile has call sites (-lines 1). Sampled trees: costs in samples,
+#	and the "calls" of a callee are the samples that saw the call.
+
+proc ::tclcprof::exportlib::Callgrind {t profile} {
+    set meta [dict get $t meta]
+    set exact [dict get $t exact]
+    set fid [dict get $t fid]
+    set self [dict get $t self]
+    set total [dict get $t total]
+    set fig [dict get $t fig]
+    set fname [dict get $t fname]
+    set fkind [dict get $t fkind]
+    set nf [llength $fname]
+
+    # Self cost per frame, and the calls between frames: for each
+    # "caller callee" key, its calls n(key) and inclusive cost w(key).
+    set fself [lrepeat $nf 0]
+    set callsOf [expr {$exact ? [lmap f $fig {
+	expr {[llength $f] ? [lindex $f 0] : 0}
+    }] : $total}]
+    set root 1
+    foreach ks [dict get $t kids] s $self f $fid {
+	lset fself $f [expr {[lindex $fself $f] + $s}]
+	if {$root} {
+	    # The root's children are called from no function.
+	    set root 0
+	    continue
+	}
+	foreach c $ks {
+	    set key "$f [lindex $fid $c]"
+	    if {[info exists n($key)]} {
+		set n($key) [expr {$n($key) + [lindex $callsOf $c]}]
+		set w($key) [expr {$w($key) + [lindex $total $c]}]
+	    } else {
+		set n($key) [lindex $callsOf $c]
+		set w($key) [lindex $total $c]
+		lappend callees($f) [lindex $fid $c]
+	    }
+	}
+    }
+
+    lassign [expr {$exact ? [SiteLines $profile] : {{} {}}}] sites files
+    set fl {}
+    set ob {}
+    set fn {}
+    for {set f 0} {$f < $nf} {incr f} {
+	set kind [lindex $fkind $f]
+	set name [lindex $fname $f]
+	set file ""
+	if {$kind eq "tcl" && [dict exists $files $name]} {
+	    set file [dict get $files $name]
+	} elseif {$kind ne "c"} {
+	    set file [FrameAttr $t $f file]
+	}
+	lappend fl [expr {$file eq "" ? "???" : [CallgrindName $file]}]
+	if {$kind eq "c"} {
+	    set module [FrameAttr $t $f module]
+	    lappend ob [expr {$module eq "" ? "???" : [CallgrindName $module]}]
+	} else {
+	    lappend ob {[Tcl]}
+	}
+	lappend fn [expr {$f == 0 ? {[no frame]} : [CallgrindName \
+		[expr {$kind in {tcl c} ? $name : [Label $name $kind]}]]}]
+    }
+
+    set event [expr {$exact ? "ns" : "Samples"}]
+    set whole [IntWeight [lindex $total 0]]
+    set lines [list "# callgrind format" "version: 1" \
+	    "creator: tclcprof [package provide tclcprof]" \
+	    "cmd: [CallgrindName [Title $meta]]" "positions: line" \
+	    "event: $event : [expr {$exact ? "Time (ns)" : "Samples"}]" \
+	    "events: $event" "summary: $whole" ""]
+    # Weight without a frame (the root's self) is the cost of a function
+    # of its own, "[no frame]", in an object and file called
+    # "[tclcprof]", apart from the functions of frames.
+    lset ob 0 {[tclcprof]}
+    lset fl 0 {[tclcprof]}
+    for {set f 0} {$f < $nf} {incr f} {
+	set s [IntWeight [lindex $fself $f]]
+	if {$f == 0 && $s == 0} {
+	    continue
+	}
+	lappend lines "ob=[lindex $ob $f]" "fl=[lindex $fl $f]" \
+		"fn=[lindex $fn $f]" "0 $s"
+	if {![info exists callees($f)]} {
+	    lappend lines ""
+	    continue
+	}
+	set caller [lindex $fname $f]
+	foreach g $callees($f) {
+	    set key "$f $g"
+	    set cost [IntWeight $w($key)]
+	    set calls [IntWeight $n($key)]
+	    if {$cost == 0 && $calls == 0} {
+		continue
+	    }
+	    # A call that never completed (still running when profiling
+	    # stopped) has time but no count: callgrind needs a count.
+	    if {$calls < 1} {
+		set calls 1
+	    }
+	    set callee "cob=[lindex $ob $g]\ncfl=[lindex $fl $g]\ncfn=[lindex $fn $g]"
+	    set at {}
+	    if {[lindex $fkind $f] eq "tcl" && [lindex $fkind $g] eq "tcl"
+		    && [dict exists $sites $caller\u0000[lindex $fname $g]]} {
+		set at [SplitCalls \
+			[dict get $sites $caller\u0000[lindex $fname $g]] $calls $cost]
+	    } else {
+		set at [list [list 0 $calls $cost]]
+	    }
+	    foreach site $at {
+		lassign $site line count cost
+		lappend lines $callee "calls=$count 0" "$line $cost"
+	    }
+	}
+	lappend lines ""
+    }
+    lappend lines "totals: $whole"
+    return [join $lines \n]\n
+}
+
+# SplitCalls --
+#
+#	Place the calls of a caller to a callee at the lines they were made
+#	from: each site gets its calls (as many as remain), its share of the
+#	inclusive cost in proportion to the time recorded there (to its
+#	calls, when some calls were made where no line is known: those go
+#	to line 0).
+#
+# Results:
+#	A list of {line calls cost} whose calls and costs add up to those
+#	given.
+
+proc ::tclcprof::exportlib::SplitCalls {sites calls cost} {
+    set sites [lsort -integer -index 0 $sites]
+    set placed 0
+    set time 0
+    foreach s $sites {
+	incr placed [lindex $s 1]
+	set time [expr {$time + [lindex $s 2]}]
+    }
+    set byTime [expr {$placed == $calls && $time > 0}]
+    set out {}
+    set leftCalls $calls
+    set leftCost $cost
+    foreach s $sites {
+	lassign $s line n ns
+	if {$n > $leftCalls} {
+	    set n $leftCalls
+	}
+	if {$n <= 0} {
+	    continue
+	}
+	set share [expr {$byTime ? double($ns) / $time : double($n) / $calls}]
+	set c [expr {min($leftCost, round($cost * $share))}]
+	lappend out [list $line $n $c]
+	incr leftCalls -$n
+	set leftCost [expr {$leftCost - $c}]
+    }
+    if {$leftCalls > 0} {
+	lappend out [list 0 $leftCalls $leftCost]
+    } elseif {$leftCost != 0 && [llength $out]} {
+	# Rounding: the rest to the last site.
+	lset out end 2 [expr {[lindex $out end 2] + $leftCost}]
+    }
+    return $out
+}
+
+# --- pprof ---------------------------------------------------------------
+
+# Varint --
+#	An unsigned integer as a protobuf varint, one character per byte.
+
+proc ::tclcprof::exportlib::Varint {n} {
+    if {$n < 128} {
+	return [format %c $n]
+    }
+    set out ""
+    while {$n >= 128} {
+	append out [format %c [expr {($n & 127) | 128}]]
+	set n [expr {$n >> 7}]
+    }
+    append out [format %c $n]
+}
+
+# Field, Bytes --
+#	A varint field (wire type 0) and a length-delimited field (2) of a
+#	protobuf message.
+
+proc ::tclcprof::exportlib::Field {num value} {
+    return [Varint [expr {$num << 3}]][Varint $value]
+}
+
+proc ::tclcprof::exportlib::Bytes {num payload} {
+    return [Varint [expr {($num << 3) | 2}]][Varint [string length $payload]]$payload
+}
+
+# Pprof --
+#
+#	The profile.proto of pprof, gzipped. Exact trees: one sample per
+#	call path with values calls (count) and time (nanoseconds, self);
+#	sampled trees: one sample per stack with values samples (count) and
+#	cpu or wall (nanoseconds: samples times the sampling period). Each
+#	frame is a function (C functions with their module as file name,
+#	Tcl frames with their source file when known); call sites of an
+#	exact profile with -lines 1 give the line of each call in its
+#	caller.
+
+proc ::tclcprof::exportlib::Pprof {t profile} {
+    set meta [dict get $t meta]
+    set exact [dict get $t exact]
+    set fid [dict get $t fid]
+    set fname [dict get $t fname]
+    set fkind [dict get $t fkind]
+    set self [dict get $t self]
+    set fig [dict get $t fig]
+    set kids [dict get $t kids]
+
+    set strings [dict create "" 0]
+    set str [list apply {{s} {
+	upvar 1 strings strings
+	if {![dict exists $strings $s]} {
+	    dict set strings $s [dict size $strings]
+	}
+	dict get $strings $s
+    }}]
+
+    # Functions: one per frame other than the root (id = frame number).
+    lassign [expr {$exact ? [SiteLines $profile] : {{} {}}}] sites files
+    set functions ""
+    for {set f 1} {$f < [llength $fname]} {incr f} {
+	set name [lindex $fname $f]
+	set kind [lindex $fkind $f]
+	if {$kind eq "c"} {
+	    set file [FrameAttr $t $f module]
+	} elseif {$kind eq "tcl" && [dict exists $files $name]} {
+	    set file [dict get $files $name]
+	} else {
+	    set file [FrameAttr $t $f file]
+	}
+	set n [{*}$str $name]
+	append functions [Bytes 5 [Field 1 $f][Field 2 $n][Field 3 $n][Field 4 [{*}$str $file]]]
+    }
+
+    # The line each Tcl caller calls a callee from: its busiest site.
+    set lineOf {}
+    dict for {key list} $sites {
+	set best [lindex [lsort -integer -decreasing -index 1 $list] 0]
+	dict set lineOf $key [lindex $best 0]
+    }
+
+    # Locations: one per frame and line; frame f at line 0 is location
+    # f, others are numbered after the frames.
+    set nf [llength $fname]
+    set locLine {}
+    set venc [list {}]
+    for {set f 1} {$f < $nf} {incr f} {
+	lappend venc [Varint $f]
+    }
+    set locations ""
+    for {set f 1} {$f < $nf} {incr f} {
+	append locations [Bytes 4 [Field 1 $f][Bytes 4 [Field 1 $f]]]
+    }
+    set nextLoc [expr {$nf - 1}]
+
+    # Samples, breadth first: each node's path is the packed ids of the
+    # locations of its callers, innermost first.
+    set paths [lrepeat [llength $fid] {}]
+    set samples ""
+    if {$exact} {
+	set period 0
+    } else {
+	set rate [expr {[dict exists $meta rate_requested]
+		? [dict get $meta rate_requested] : 0}]
+	set period [expr {[string is double -strict $rate] && $rate > 0
+		? round(1e9 / $rate) : 0}]
+    }
+    set i 0
+    foreach ks $kids s $self {
+	set p [lindex $paths $i]
+	lset paths $i {}
+	set f [lindex $fid $i]
+	if {$i == 0} {
+	    set here ""
+	} else {
+	    set here [lindex $venc $f]$p
+	}
+	if {$exact} {
+	    set calls [lindex $fig $i 0]
+	    if {$calls eq ""} {
+		set calls 0
+	    }
+	    set values [Varint $calls][Varint [IntWeight $s]]
+	    set keep [expr {$s > 0 || $calls > 0}]
+	} else {
+	    set w [IntWeight $s]
+	    set values [Varint $w]
+	    if {$period > 0} {
+		append values [Varint [expr {$w * $period}]]
+	    }
+	    set keep [expr {$w > 0}]
+	}
+	if {$keep} {
+	    append samples [Bytes 2 [Bytes 1 $here][Bytes 2 $values]]
+	}
+	if {$i > 0} {
+	    set caller [lindex $fname $f]
+	    foreach c $ks {
+		set loc $f
+		if {[dict size $lineOf] && [lindex $fkind $f] eq "tcl"} {
+		    set key $caller\u0000[lindex $fname [lindex $fid $c]]
+		    if {[dict exists $lineOf $key]} {
+			set line [dict get $lineOf $key]
+			if {![dict exists $locLine $f,$line]} {
+			    dict set locLine $f,$line [incr nextLoc]
+			    lappend venc [Varint $nextLoc]
+			    append locations [Bytes 4 [Field 1 $nextLoc][Bytes 4 \
+				    [Field 1 $f][Field 2 $line]]]
+			}
+			set loc [dict get $locLine $f,$line]
+		    }
+		}
+		lset paths $c [lindex $venc $loc]$p
+	    }
+	} else {
+	    foreach c $ks {
+		lset paths $c ""
+	    }
+	}
+	incr i
+    }
+
+    # The sample types, period, duration, comments.
+    if {$exact} {
+	set types [list calls count time nanoseconds]
+    } else {
+	set clock [expr {[dict exists $meta clock]
+		&& [dict get $meta clock] eq "wall" ? "wall" : "cpu"}]
+	set types [list samples count]
+	if {$period > 0} {
+	    lappend types $clock nanoseconds
+	}
+    }
+    set head ""
+    foreach {type unit} $types {
+	append head [Bytes 1 [Field 1 [{*}$str $type]][Field 2 [{*}$str $unit]]]
+    }
+    set tail ""
+    if {[dict exists $meta elapsed]
+	    && [string is double -strict [dict get $meta elapsed]]} {
+	append tail [Field 10 [expr {max(0, round([dict get $meta elapsed] * 1e9))}]]
+    }
+    if {!$exact && $period > 0} {
+	append tail [Bytes 11 [Field 1 [{*}$str $clock]][Field 2 [{*}$str nanoseconds]]]
+	append tail [Field 12 $period]
+    }
+    append tail [Field 13 [{*}$str [Title $meta]]]
+    append tail [Field 14 [{*}$str [lindex $types end-1]]]
+
+    set table ""
+    foreach s [dict keys $strings] {
+	append table [Bytes 6 [encoding convertto utf-8 $s]]
+    }
+    return [zlib gzip [encoding convertto iso8859-1 \
+	    $head$samples$locations$functions$table$tail]]
+}
+
+# --- files ---------------------------------------------------------------
+
+# CheckFile --
+#
+#	Fail early, before the work, when -file cannot be written: a
+#	directory in the way, or no directory to write it in. Errors:
+#	TCLCPROF FILE path.
+
+proc ::tclcprof::exportlib::CheckFile {path} {
+    set dir [file dirname $path]
+    if {[file isdirectory $path]} {
+	Fail [list FILE $path] "cannot write \"$path\": it is a directory"
+    }
+    if {![file isdirectory $dir]} {
+	Fail [list FILE $path] "cannot write \"$path\": no directory\
+		\"$dir\""
+    }
+}
+
+# WriteFile --
+#
+#	Write data to path whole or not at all: into a new file in the same
+#	directory, renamed over path once complete. Text is written in
+#	UTF-8, binary data as bytes. A file that exists keeps its
+#	permissions; a new one is readable by all (0644). Errors:
+#	TCLCPROF FILE path (nothing changed).
+
+proc ::tclcprof::exportlib::WriteFile {path data binary} {
+    CheckFile $path
+    set dir [file dirname $path]
+    if {[catch {file tempfile tmp [file join $dir .[file tail $path]]} chan]} {
+	Fail [list FILE $path] "cannot write \"$path\": $chan"
+    }
+    try {
+	if {$binary} {
+	    chan configure $chan -translation binary
+	} else {
+	    chan configure $chan -encoding utf-8 -translation lf
+	}
+	puts -nonewline $chan $data
+	close $chan
+	set chan ""
+	set mode 0644
+	if {[file exists $path] && ![catch {file attributes $path -permissions} m]} {
+	    set mode $m
+	}
+	catch {file attributes $tmp -permissions $mode}
+	file rename -force $tmp $path
+    } on error {msg} {
+	if {$chan ne ""} {
+	    catch {close $chan}
+	}
+	catch {file delete $tmp}
+	Fail [list FILE $path] "cannot write \"$path\": $msg"
+    }
+    return
+}

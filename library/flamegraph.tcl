@@ -1,0 +1,515 @@
+# flamegraph.tcl --
+#
+#	tclcprof::export -format html: one self-contained page with an
+#	interactive flame graph of a profile's call tree: canvas drawing,
+#	click to zoom (ancestors kept), reset, regular expression search
+#	with the share of the matched frames, a tooltip with each frame's
+#	figures, flame or icicle orientation. Tcl frames are drawn in warm
+#	colours, C functions in blue; frames too narrow to see are merged
+#	into one grey frame per parent, so that only what can be seen is
+#	drawn, whatever the size of the profile.
+#
+#	The tree goes into the page as JSON, breadth first, as
+#	reportlib::Flatten lays it out: per node its frame number, self,
+#	total and number of children (each node's children are contiguous,
+#	so the counts are enough to rebuild it). Names are JSON strings
+#	with '<', '>' and '&' escaped, so that no name can end the <script>
+#	element that holds them; the page shows them only as text
+#	(textContent, canvas), never as HTML. No script, style or font is
+#	loaded from the network.
+#
+# Copyright (c) 2026 The tclcprof authors.
+#
+# See the file "LICENSE" for information on usage and redistribution of
+# this file, and for a DISCLAIMER OF ALL WARRANTIES.
+
+namespace eval ::tclcprof::exportlib {
+    # The page; @TITLE@, @DATA@ and @SCRIPT@ are filled in by Html.
+    variable htmlPage {<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="tclcprof">
+<title>@TITLE@</title>
+<style>
+body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
+#head { padding: 8px 12px 2px; }
+#title { font-size: 16px; font-weight: bold; margin: 0; }
+#info { color: #666; margin-top: 2px; }
+#bar { display: flex; flex-wrap: wrap; align-items: center; gap: 8px;
+  padding: 6px 12px; }
+#search { width: 20em; font: 13px monospace; }
+#search.bad { background: #fdd; }
+#matched { color: #909; font-family: monospace; }
+#wrap { padding: 0 12px 12px; }
+#flame { display: block; width: 100%; cursor: pointer; }
+#tip { position: fixed; display: none; pointer-events: none; z-index: 10;
+  max-width: 70em; padding: 4px 6px; overflow: hidden; white-space: pre;
+  font: 12px monospace; background: #ffffe6; border: 1px solid #999;
+  box-shadow: 1px 1px 4px rgba(0, 0, 0, 0.25); }
+</style>
+</head>
+<body>
+<div id="head"><div id="title"></div><div id="info"></div></div>
+<div id="bar">
+<button id="reset" type="button">Reset zoom</button>
+<button id="orient" type="button">Icicle</button>
+<label>Search <input id="search" type="text" spellcheck="false"
+  placeholder="regular expression" autocomplete="off"></label>
+<span id="matched"></span>
+</div>
+<div id="wrap"><canvas id="flame"></canvas></div>
+<div id="tip"></div>
+<script id="tclcprof-data" type="application/json">@DATA@</script>
+<script>@SCRIPT@</script>
+</body>
+</html>
+}
+
+    # The script of the page.
+    variable htmlScript {
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("tclcprof-data").textContent);
+  var labels = D.labels, kinds = D.kinds, extra = D.extra;
+  var fr = D.frame, tot = D.total, slf = D.self, nk = D.nkids, calls = D.calls;
+  var N = tot.length, ROW = 17, MINW = 1, MAXH = 32000;
+  var canvas = document.getElementById("flame");
+  var ctx = canvas.getContext("2d");
+  var tip = document.getElementById("tip");
+  var search = document.getElementById("search");
+  var matchedEl = document.getElementById("matched");
+  var orientEl = document.getElementById("orient");
+
+  // The tree: node i's children are first[i] .. first[i+1]-1.
+  var first = new Int32Array(N + 1), parent = new Int32Array(N);
+  var depth = new Int32Array(N), maxDepth = 0, i, c;
+  first[0] = 1;
+  for (i = 0; i < N; i++) first[i + 1] = first[i] + nk[i];
+  parent[0] = -1;
+  for (i = 0; i < N; i++) {
+    for (c = first[i]; c < first[i + 1]; c++) {
+      parent[c] = i;
+      depth[c] = depth[i] + 1;
+    }
+    if (depth[i] > maxDepth) maxDepth = depth[i];
+  }
+
+  // Children heaviest first (then by name), sorted when first drawn.
+  var sorted = new Array(N);
+  function kids(n) {
+    var k = sorted[n], j;
+    if (!k) {
+      k = [];
+      for (j = first[n]; j < first[n + 1]; j++) k.push(j);
+      k.sort(function (a, b) {
+        var la = labels[fr[a]], lb = labels[fr[b]];
+        return tot[b] - tot[a] || (la < lb ? -1 : la > lb ? 1 : 0);
+      });
+      sorted[n] = k;
+    }
+    return k;
+  }
+
+  // Colours: Tcl frames warm, C functions blue, other kinds green,
+  // merged frames grey, matches of the search magenta.
+  var colours = new Array(labels.length);
+  function colour(f) {
+    var col = colours[f];
+    if (col) return col;
+    var s = labels[f], h = 0, j, a, b;
+    for (j = 0; j < s.length; j++) h = (h * 31 + s.charCodeAt(j)) | 0;
+    h = h >>> 0;
+    a = (h % 997) / 997;
+    b = ((h >>> 11) % 991) / 991;
+    if (f === 0) {
+      col = "hsl(40,18%,78%)";
+    } else if (kinds[f] === 1) {
+      col = "hsl(" + Math.round(200 + 30 * a) + "," + Math.round(55 + 25 * b)
+        + "%," + Math.round(60 + 14 * b) + "%)";
+    } else if (kinds[f] === 2) {
+      col = "hsl(" + Math.round(95 + 40 * a) + ",45%," + Math.round(55 + 12 * b) + "%)";
+    } else {
+      col = "hsl(" + Math.round(4 + 48 * a) + "," + Math.round(78 + 17 * b)
+        + "%," + Math.round(55 + 12 * b) + "%)";
+    }
+    colours[f] = col;
+    return col;
+  }
+
+  function pct(part, whole) {
+    return whole > 0 ? (100 * part / whole).toFixed(2) + "%" : "-";
+  }
+  function amount(v) {
+    if (!D.exact) return v + (v === 1 ? " sample" : " samples");
+    if (v < 1e3) return v + " ns";
+    if (v < 1e6) return (v / 1e3).toFixed(1) + " \u00b5s";
+    if (v < 1e9) return (v / 1e6).toFixed(2) + " ms";
+    return (v / 1e9).toFixed(3) + " s";
+  }
+
+  var zoom = 0, flame = true, match = null, inMatch = null;
+  var matchAll = 0, matchZoom = 0;
+  var layout = [], rows = [], W = 0, H = 0;
+
+  function put(type, node, x, w, d, extraInfo) {
+    var e = { type: type, node: node, x: x, w: w, depth: d,
+              label: type === "merged" ? "" : labels[fr[node]] };
+    if (extraInfo) {
+      e.count = extraInfo.count;
+      e.total = extraInfo.total;
+      e.first = extraInfo.first;
+    }
+    layout.push(e);
+    (rows[d] || (rows[d] = [])).push(e);
+  }
+
+  function rowY(d) {
+    return flame ? H - (d + 1) * ROW : d * ROW;
+  }
+
+  function draw(e) {
+    var y = rowY(e.depth), f, t, max;
+    if (y + ROW < 0 || y > H || e.w <= 0) return;
+    if (e.type === "merged") {
+      ctx.fillStyle = "#c4c4c4";
+    } else {
+      f = fr[e.node];
+      ctx.fillStyle = match && match[f] ? "#e23ee2" : colour(f);
+    }
+    ctx.globalAlpha = e.type === "ancestor" ? 0.55 : 1;
+    ctx.fillRect(e.x, y, e.w > 2 ? e.w - 1 : e.w, ROW - 1);
+    ctx.globalAlpha = 1;
+    if (e.type !== "merged" && e.w > 28) {
+      t = e.label;
+      max = Math.floor((e.w - 6) / charW);
+      if (t.length > max) t = max > 2 ? t.slice(0, max - 2) + ".." : "";
+      if (t) {
+        ctx.fillStyle = "#000";
+        ctx.fillText(t, e.x + 3, y + ROW / 2);
+      }
+    }
+  }
+
+  var charW = 7;
+  function render() {
+    var dpr = window.devicePixelRatio || 1, a, stack, n, x, w, ks, j, k, kw, cx;
+    var nn, nt, nx, big, zt, scale;
+    H = Math.min((maxDepth + 1) * ROW, MAXH);
+    canvas.style.height = H + "px";
+    W = Math.max(100, canvas.clientWidth || document.body.clientWidth || 800);
+    canvas.width = Math.round(W * dpr);
+    canvas.height = Math.round(H * dpr);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    ctx.font = "12px monospace";
+    ctx.textBaseline = "middle";
+    charW = ctx.measureText("MMMMMMMMMM").width / 10 || 7;
+    layout = [];
+    rows = [];
+    zt = tot[zoom];
+    scale = zt > 0 ? W / zt : 0;
+    for (a = parent[zoom]; a >= 0; a = parent[a]) put("ancestor", a, 0, W, depth[a]);
+    stack = [zoom, 0];
+    while (stack.length) {
+      x = stack.pop();
+      n = stack.pop();
+      w = tot[n] * scale;
+      put("frame", n, x, w, depth[n]);
+      ks = kids(n);
+      cx = x;
+      nn = 0;
+      nt = 0;
+      nx = 0;
+      big = -1;
+      for (j = 0; j < ks.length; j++) {
+        k = ks[j];
+        kw = tot[k] * scale;
+        if (kw >= MINW) {
+          stack.push(k, cx);
+        } else {
+          if (nn === 0) {
+            nx = cx;
+            big = k;
+          }
+          nn++;
+          nt += tot[k];
+        }
+        cx += kw;
+      }
+      if (nn > 0) {
+        put("merged", n, nx, nt * scale, depth[n] + 1,
+            { count: nn, total: nt, first: big });
+      }
+    }
+    for (j = 0; j < layout.length; j++) draw(layout[j]);
+    if (match) zoomShare();
+    showMatched();
+    document.body.setAttribute("data-zoom", labels[fr[zoom]]);
+    document.body.setAttribute("data-orientation", flame ? "flame" : "icicle");
+    document.body.setAttribute("data-frames", String(layout.length));
+  }
+
+  function hit(clientX, clientY) {
+    var r = canvas.getBoundingClientRect(), x = clientX - r.left;
+    var y = clientY - r.top, d, row, j, e;
+    if (x < 0 || y < 0 || x > r.width || y > r.height) return null;
+    d = flame ? Math.floor((H - y) / ROW) : Math.floor(y / ROW);
+    row = rows[d];
+    if (!row) return null;
+    for (j = 0; j < row.length; j++) {
+      e = row[j];
+      if (x >= e.x && x < e.x + Math.max(e.w, 1)) return e;
+    }
+    return null;
+  }
+
+  function describe(e) {
+    var lines = [], n = e.node, f = fr[n], whole = tot[0], zt = tot[zoom];
+    if (e.type === "merged") {
+      lines.push(e.count + (e.count === 1 ? " frame" : " frames")
+                 + " too narrow to show, under " + labels[f]);
+      lines.push("total: " + amount(e.total) + " (" + pct(e.total, whole)
+                 + " of all, " + pct(e.total, zt) + " of zoom)");
+      lines.push("click to zoom into the largest");
+      return lines.join("\n");
+    }
+    lines.push(labels[f]);
+    if (n > 0) {
+      if (kinds[f] === 1) lines.push("C function" + (extra[f] ? " in " + extra[f] : ""));
+      else if (kinds[f] === 0) lines.push("Tcl " + (extra[f] || "frame"));
+    }
+    lines.push("total: " + amount(tot[n]) + " (" + pct(tot[n], whole) + " of all"
+               + (e.type === "ancestor" ? ")" : ", " + pct(tot[n], zt) + " of zoom)"));
+    lines.push("self:  " + amount(slf[n]) + " (" + pct(slf[n], whole) + " of all"
+               + (e.type === "ancestor" ? ")" : ", " + pct(slf[n], zt) + " of zoom)"));
+    if (calls && calls.length && calls[n] >= 0) lines.push("calls: " + calls[n]);
+    return lines.join("\n");
+  }
+
+  // The share of the matched frames: the totals of the outermost
+  // matches, so that nested matches (recursion) count once.
+  function allShare() {
+    var j, p;
+    inMatch = new Uint8Array(N);
+    matchAll = 0;
+    for (j = 1; j < N; j++) {
+      p = parent[j];
+      if (inMatch[p]) {
+        inMatch[j] = 1;
+      } else if (match[fr[j]]) {
+        inMatch[j] = 1;
+        matchAll += tot[j];
+      }
+    }
+  }
+  function zoomShare() {
+    var stack, n, j;
+    if (inMatch[zoom]) {
+      matchZoom = tot[zoom];
+      return;
+    }
+    matchZoom = 0;
+    stack = [zoom];
+    while (stack.length) {
+      n = stack.pop();
+      for (j = first[n]; j < first[n + 1]; j++) {
+        if (match[fr[j]]) matchZoom += tot[j];
+        else if (nk[j]) stack.push(j);
+      }
+    }
+  }
+  function showMatched() {
+    if (!match) return;
+    matchedEl.textContent = "Matched: " + pct(matchAll, tot[0]) + " of all, "
+      + pct(matchZoom, tot[zoom]) + " of zoom (" + amount(matchAll) + ")";
+  }
+
+  function setSearch(text) {
+    var re, f;
+    if (text === "") {
+      match = null;
+      search.className = "";
+      matchedEl.textContent = "";
+      render();
+      return;
+    }
+    try {
+      re = new RegExp(text);
+    } catch (err) {
+      match = null;
+      search.className = "bad";
+      matchedEl.textContent = "invalid regular expression";
+      render();
+      return;
+    }
+    search.className = "";
+    match = new Uint8Array(labels.length);
+    for (f = 1; f < labels.length; f++) match[f] = re.test(labels[f]) ? 1 : 0;
+    allShare();
+    render();
+  }
+
+  function setZoom(n) {
+    zoom = n;
+    render();
+  }
+
+  canvas.addEventListener("mousemove", function (ev) {
+    var e = hit(ev.clientX, ev.clientY), tx, ty;
+    if (!e) {
+      tip.style.display = "none";
+      return;
+    }
+    tip.textContent = describe(e);
+    tip.style.display = "block";
+    tx = ev.clientX + 14;
+    ty = ev.clientY + 14;
+    if (tx + tip.offsetWidth > window.innerWidth) tx = Math.max(0, ev.clientX - tip.offsetWidth - 8);
+    if (ty + tip.offsetHeight > window.innerHeight) ty = Math.max(0, ev.clientY - tip.offsetHeight - 8);
+    tip.style.left = tx + "px";
+    tip.style.top = ty + "px";
+  });
+  canvas.addEventListener("mouseleave", function () {
+    tip.style.display = "none";
+  });
+  canvas.addEventListener("click", function (ev) {
+    var e = hit(ev.clientX, ev.clientY);
+    if (!e) return;
+    tip.style.display = "none";
+    setZoom(e.type === "merged" ? e.first : e.node);
+  });
+  document.getElementById("reset").addEventListener("click", function () {
+    setZoom(0);
+  });
+  orientEl.addEventListener("click", function () {
+    flame = !flame;
+    orientEl.textContent = flame ? "Icicle" : "Flame";
+    render();
+  });
+  search.addEventListener("input", function () {
+    setSearch(search.value);
+  });
+  var pending = false;
+  window.addEventListener("resize", function () {
+    if (pending) return;
+    pending = true;
+    window.requestAnimationFrame(function () {
+      pending = false;
+      render();
+    });
+  });
+
+  document.getElementById("title").textContent = D.title;
+  document.getElementById("info").textContent = D.info;
+
+  // For scripts (and tests): what is drawn where.
+  window.tclcprofFlame = {
+    layout: function () { return layout; },
+    rowHeight: ROW,
+    height: function () { return H; },
+    zoom: function () { return zoom; },
+    orientation: function () { return flame ? "flame" : "icicle"; },
+    nodes: N
+  };
+  render();
+})();
+}
+}
+
+# Html --
+#
+#	The HTML flame graph page of a loaded tree (see Load).
+
+proc ::tclcprof::exportlib::Html {t} {
+    variable htmlPage
+    variable htmlScript
+
+    set meta [dict get $t meta]
+    set exact [dict get $t exact]
+    set labels {}
+    set kinds {}
+    set extra {}
+    set f 0
+    foreach name [dict get $t fname] kind [dict get $t fkind] {
+	if {$f == 0} {
+	    lappend labels {"all"}
+	    lappend kinds 0
+	    lappend extra {""}
+	} else {
+	    lappend labels [JsonString [Label $name $kind]]
+	    switch -- $kind {
+		tcl {
+		    lappend kinds 0
+		    lappend extra [JsonString [FrameAttr $t $f tclkind]]
+		}
+		c {
+		    lappend kinds 1
+		    lappend extra [JsonString [FrameAttr $t $f module]]
+		}
+		default {
+		    lappend kinds 2
+		    lappend extra {""}
+		}
+	    }
+	}
+	incr f
+    }
+    set nkids [lmap k [dict get $t kids] {llength $k}]
+    set self [JsonNumbers [dict get $t self]]
+    set total [JsonNumbers [dict get $t total]]
+    set calls {}
+    if {[dict get $t hasFig]} {
+	set calls [join [lmap fig [dict get $t fig] {
+	    expr {[llength $fig] ? [lindex $fig 0] : -1}
+	}] ,]
+    }
+    set title [Title $meta]
+    set data "\{\"title\":[JsonString $title],\"info\":[JsonString [Info $meta]],\
+	    \"exact\":[expr {$exact ? "true" : "false"}],\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"calls\":\[$calls\]\}"
+    return [string map [list @TITLE@ [HtmlText $title] @DATA@ $data \
+	    @SCRIPT@ $htmlScript] $htmlPage]
+}
+
+# JsonNumbers --
+#	A list of weights as the text of a JSON array's elements.
+
+proc ::tclcprof::exportlib::JsonNumbers {list} {
+    set s [join $list ,]
+    if {[regexp {^(?:(?:0|[1-9][0-9]*)(?:,|$))*$} $s]} {
+	return $s
+    }
+    return [join [lmap w $list {JsonNumber $w}] ,]
+}
+
+# HtmlText --
+#	A string as HTML text.
+
+proc ::tclcprof::exportlib::HtmlText {s} {
+    string map {& &amp; < &lt; > &gt; \" &quot;} $s
+}
+
+# Info --
+#	A line about the run: mode, clock, samples or calls, duration.
+
+proc ::tclcprof::exportlib::Info {meta} {
+    set parts {}
+    foreach {key what} {mode mode clock clock} {
+	if {[dict exists $meta $key]} {
+	    lappend parts [expr {$key eq "mode" ? "mode [dict get $meta $key]"
+		    : "[dict get $meta $key] clock"}]
+	}
+    }
+    if {[dict exists $meta samples]} {
+	lappend parts "[dict get $meta samples] samples"
+    }
+    if {[dict exists $meta calls]} {
+	lappend parts "[dict get $meta calls] calls"
+    }
+    if {[dict exists $meta elapsed]
+	    && [string is double -strict [dict get $meta elapsed]]} {
+	lappend parts [format "%.2f s" [dict get $meta elapsed]]
+    }
+    return [join $parts {, }]
+}

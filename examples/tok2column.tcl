@@ -32,7 +32,9 @@
 #	    make shell SCRIPT=examples/tok2column.tcl
 #
 #	(or tclsh examples/tok2column.tcl with TCLLIBPATH set), or source it
-#	and call "runWorkload seconds".
+#	and call "runWorkload seconds". Standalone, it prints the call tree
+#	and the flat profile, and writes the flame graph
+#	tok2column-flame.html in the current directory.
 #
 # Copyright (c) 2026 The tclcprof authors.
 # See the file "LICENSE" for terms of use.
@@ -300,4 +302,10 @@ if {[info exists ::argv0] && [file tail $::argv0] eq [file tail [info script]]} 
     tclcprof::report -min 1
     puts ""
     tclcprof::report -type flat -limit 12
+    # The same profile as an interactive flame graph, in the current
+    # directory.
+    set flame [file join [pwd] tok2column-flame.html]
+    tclcprof::export -format html -file $flame
+    puts ""
+    puts "Flame graph: $flame (open it in a web browser)"
 }

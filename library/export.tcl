@@ -379,9 +379,11 @@ proc ::tclcprof::exportlib::CallgrindName {s} {
     if {[regexp $callgrindRE $s]} {
 	set s [string map $callgrindMap $s]
     }
-    # "(N) name" is callgrind's name compression.
-    if {[string index $s 0] eq "("} {
-	set s %28[string range $s 1 end]
+    # "(N) name" is callgrind's name compression, and readers skip the
+    # spaces a name starts with.
+    switch -- [string index $s 0] {
+	( {set s %28[string range $s 1 end]}
+	" " {set s %20[string range $s 1 end]}
     }
     return $s
 }

@@ -504,7 +504,8 @@ CprofAddSample(
  *	Process every sample waiting in the ring. Runs in normal context in
  *	the sampled thread: from the trace callback when the handler asks,
  *	from an event-loop timer, and before data is read. Samples that land
- *	while it runs are counted as the profiler's own overhead.
+ *	while it runs are counted as the profiler's own overhead. In a child
+ *	process, the first drain after fork makes the sampler's timer again.
  *
  *----------------------------------------------------------------------
  */
@@ -519,6 +520,9 @@ CprofDrain(
 
     if (sPtr == NULL) {
 	return;
+    }
+    if (sPtr->forked) {
+	CprofSamplerAfterFork(statePtr->interp, sPtr);
     }
     if (statePtr->exact.on) {
 	t0 = CprofExactNow(statePtr);

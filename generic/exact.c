@@ -801,7 +801,7 @@ static inline int
 AddEvent(
     CprofExact *exactPtr,
     int type,
-    int nameId,
+    const CprofFrame *framePtr,
     uint64_t now)
 {
     CprofEvent *evPtr;
@@ -815,8 +815,9 @@ AddEvent(
     }
     evPtr = &exactPtr->events[exactPtr->numEvents];
     evPtr->ns = now - exactPtr->runStartNs;
-    evPtr->nameId = nameId;
-    evPtr->type = type;
+    evPtr->nameId = framePtr->nameId;
+    evPtr->type = (short) type;
+    evPtr->kind = (short) framePtr->kind;
     return exactPtr->numEvents++;
 }
 
@@ -897,7 +898,7 @@ CprofExactEnter(
     exactPtr->hasData = 1;
     now = Now(exactPtr);
     if (exactPtr->events && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
-	framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr->nameId, now);
+	framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr, now);
     }
     framePtr->enterNs = now;
 }
@@ -957,7 +958,7 @@ CprofExactRename(
     if (framePtr->eventIndex >= 0) {
 	exactPtr->events[framePtr->eventIndex].nameId = framePtr->nameId;
     } else if (wasHidden && exactPtr->events) {
-	framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr->nameId,
+	framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr,
 		framePtr->enterNs);
     }
 }
@@ -1032,7 +1033,7 @@ CprofExactLeave(
 	parentPtr->desc += 1 + framePtr->desc;
     }
     if (exactPtr->events) {
-	AddEvent(exactPtr, 'L', framePtr->nameId, now);
+	AddEvent(exactPtr, 'L', framePtr, now);
     }
     if (exactPtr->slowNs > 0 && c >= exactPtr->slowNs && !exactPtr->inSlow) {
 	return c;
@@ -1076,7 +1077,7 @@ CloseSegment(
     }
     framePtr->desc = 0;
     if (exactPtr->events) {
-	AddEvent(exactPtr, 'L', framePtr->nameId, now);
+	AddEvent(exactPtr, 'L', framePtr, now);
     }
 }
 
@@ -1141,7 +1142,7 @@ CprofExactResume(
 	framePtr->desc = 0;
 	framePtr->enterNs = now;
 	if (exactPtr->events && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
-	    AddEvent(exactPtr, 'E', framePtr->nameId, now);
+	    AddEvent(exactPtr, 'E', framePtr, now);
 	}
     }
     exactPtr->suspendedNs += suspendedNs;
@@ -1255,7 +1256,7 @@ CprofExactRebase(
 	 */
 
 	if (exactPtr->events && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
-	    framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr->nameId,
+	    framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr,
 		    now);
 	}
     }
@@ -1750,22 +1751,34 @@ CprofExactCalibrate(
     Tcl_DictObjPut(NULL, (d), Tcl_NewStringObj((k), -1), (v))
 
 /*
- * Totals adjusted bottom up so that no node's total is below its
- * children's sum (compensation can take a node below when its own share
- * was overestimated), and the self times that follow.
+ *----------------------------------------------------------------------
+ *
+ * CprofExactAdjust --
+ *
+ *	Totals adjusted bottom up so that no node's total is below its
+ *	children's sum (compensation can take a node below when its own
+ *	share was overestimated), the self times that follow, and which
+ *	nodes a profile shows: not those nothing was charged to (an
+ *	ensemble's frame before it was named with its subcommand), unless a
+ *	node below them is shown. The arrays have numNodes elements; times
+ *	in ns.
+ *
+ *----------------------------------------------------------------------
  */
 
-static void
-AdjustedTotals(
+void
+CprofExactAdjust(
     CprofExact *exactPtr,
     int64_t *adj,
-    int64_t *self)
+    int64_t *self,
+    unsigned char *shown)
 {
     int64_t *childSum = (int64_t *) ckalloc(exactPtr->numNodes
 	    * sizeof(int64_t));
     int i;
 
     memset(childSum, 0, exactPtr->numNodes * sizeof(int64_t));
+    memset(shown, 0, exactPtr->numNodes);
     for (i = exactPtr->numNodes - 1; i >= 0; i--) {
 	CprofExactNode *nPtr = &exactPtr->nodes[i];
 	int64_t t = (i == 0) ? 0 : TicksToNs(exactPtr, nPtr->totalNs);
@@ -1778,6 +1791,13 @@ AdjustedTotals(
 	}
 	adj[i] = t;
 	self[i] = t - childSum[i];
+	if (i == 0 || shown[i] || nPtr->calls != 0 || nPtr->totalNs != 0
+		|| nPtr->suspendedNs != 0) {
+	    shown[i] = 1;
+	    if (nPtr->parent >= 0) {
+		shown[nPtr->parent] = 1;
+	    }
+	}
 	if (nPtr->parent >= 0) {
 	    childSum[nPtr->parent] += t;
 	}
@@ -1785,24 +1805,46 @@ AdjustedTotals(
     ckfree(childSum);
 }
 
-static void
-PutFigures(
+/*
+ * The figures of a node whose (adjusted) total and self times are known.
+ */
+
+void
+CprofExactFiguresOf(
     CprofExact *exactPtr,
-    CprofExactNode *nPtr,
+    int node,
     int64_t total,
     int64_t self,
-    Tcl_Obj *dictObj)
+    CprofFigures *figPtr)
 {
-    PUT(dictObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt) nPtr->calls));
-    PUT(dictObj, "total_ns", Tcl_NewWideIntObj(total));
-    PUT(dictObj, "self_ns", Tcl_NewWideIntObj(self));
-    PUT(dictObj, "min_ns", Tcl_NewWideIntObj(nPtr->calls
-	    ? TicksToNs(exactPtr, (int64_t) nPtr->minNs) : 0));
-    PUT(dictObj, "max_ns", Tcl_NewWideIntObj(
-	    TicksToNs(exactPtr, (int64_t) nPtr->maxNs)));
-    if (nPtr->suspendedNs > 0) {
-	PUT(dictObj, "suspended_ns", Tcl_NewWideIntObj(
-		TicksToNs(exactPtr, (int64_t) nPtr->suspendedNs)));
+    CprofExactNode *nPtr = &exactPtr->nodes[node];
+
+    figPtr->calls = nPtr->calls;
+    figPtr->totalNs = total;
+    figPtr->selfNs = self;
+    figPtr->minNs = nPtr->calls ? TicksToNs(exactPtr, (int64_t) nPtr->minNs)
+	    : 0;
+    figPtr->maxNs = TicksToNs(exactPtr, (int64_t) nPtr->maxNs);
+    figPtr->suspendedNs = TicksToNs(exactPtr, (int64_t) nPtr->suspendedNs);
+}
+
+/*
+ * Put a node's figures into its dict: calls total_ns self_ns min_ns max_ns
+ * and, when not zero, suspended_ns.
+ */
+
+void
+CprofFiguresPut(
+    Tcl_Obj *dictObj,
+    const CprofFigures *figPtr)
+{
+    PUT(dictObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt) figPtr->calls));
+    PUT(dictObj, "total_ns", Tcl_NewWideIntObj(figPtr->totalNs));
+    PUT(dictObj, "self_ns", Tcl_NewWideIntObj(figPtr->selfNs));
+    PUT(dictObj, "min_ns", Tcl_NewWideIntObj(figPtr->minNs));
+    PUT(dictObj, "max_ns", Tcl_NewWideIntObj(figPtr->maxNs));
+    if (figPtr->suspendedNs > 0) {
+	PUT(dictObj, "suspended_ns", Tcl_NewWideIntObj(figPtr->suspendedNs));
     }
 }
 
@@ -1813,10 +1855,11 @@ CprofExactTreeObj(
     int n = exactPtr->numNodes, i;
     int64_t *adj = (int64_t *) ckalloc(n * sizeof(int64_t));
     int64_t *self = (int64_t *) ckalloc(n * sizeof(int64_t));
+    unsigned char *shown = (unsigned char *) ckalloc(n);
     Tcl_Obj **objs = (Tcl_Obj **) ckalloc(n * sizeof(Tcl_Obj *));
     Tcl_Obj *kindObjs[CPROF_KIND_COUNT], *tclObj, *resultObj;
 
-    AdjustedTotals(exactPtr, adj, self);
+    CprofExactAdjust(exactPtr, adj, self, shown);
     for (i = 0; i < CPROF_KIND_COUNT; i++) {
 	kindObjs[i] = Tcl_NewStringObj(CprofKindName(i), -1);
 	Tcl_IncrRefCount(kindObjs[i]);
@@ -1832,21 +1875,10 @@ CprofExactTreeObj(
     for (i = n - 1; i >= 0; i--) {
 	CprofExactNode *nPtr = &exactPtr->nodes[i];
 	Tcl_Obj *dictObj, *childrenObj;
-	int c, empty = 1;
+	CprofFigures fig;
+	int c;
 
-	/*
-	 * A node nothing was charged to (an ensemble's frame before it was
-	 * named with its subcommand) is left out.
-	 */
-
-	for (c = nPtr->firstChild; c >= 0; c = exactPtr->nodes[c].nextSibling) {
-	    if (objs[c] != NULL) {
-		empty = 0;
-		break;
-	    }
-	}
-	if (i > 0 && empty && nPtr->calls == 0 && nPtr->totalNs == 0
-		&& nPtr->suspendedNs == 0) {
+	if (!shown[i]) {
 	    objs[i] = NULL;
 	    continue;
 	}
@@ -1864,7 +1896,8 @@ CprofExactTreeObj(
 	}
 	PUT(dictObj, "self", Tcl_NewWideIntObj(self[i]));
 	PUT(dictObj, "total", Tcl_NewWideIntObj(adj[i]));
-	PutFigures(exactPtr, nPtr, adj[i], self[i], dictObj);
+	CprofExactFiguresOf(exactPtr, i, adj[i], self[i], &fig);
+	CprofFiguresPut(dictObj, &fig);
 	for (c = nPtr->firstChild; c >= 0; c = exactPtr->nodes[c].nextSibling) {
 	    if (objs[c] != NULL) {
 		Tcl_ListObjAppendElement(NULL, childrenObj, objs[c]);
@@ -1881,32 +1914,33 @@ CprofExactTreeObj(
 	Tcl_DecrRefCount(kindObjs[i]);
     }
     ckfree(objs);
+    ckfree(shown);
     ckfree(adj);
     ckfree(self);
     resultObj->refCount--;	/* Handed over without being freed. */
     return resultObj;
 }
 
-void
-CprofExactNodeFigures(
+/*
+ * The figures a node of the sampled tree carries in mode both: those of
+ * its exact node, adjusted one level deep (enough for a single node's
+ * figures to be self-consistent). 0 when there are none.
+ */
+
+int
+CprofExactNodeValues(
     CprofExact *exactPtr,
     int node,
-    Tcl_Obj *dictObj)
+    CprofFigures *figPtr)
 {
     CprofExactNode *nPtr;
-    int64_t total, childSum = 0, self;
+    int64_t total, childSum = 0;
     int c;
 
     if (node <= 0 || node >= exactPtr->numNodes) {
-	return;
+	return 0;
     }
     nPtr = &exactPtr->nodes[node];
-
-    /*
-     * The same rule as AdjustedTotals, one level deep: enough for a
-     * single node's figures to be self-consistent.
-     */
-
     for (c = nPtr->firstChild; c >= 0; c = exactPtr->nodes[c].nextSibling) {
 	int64_t t = TicksToNs(exactPtr, exactPtr->nodes[c].totalNs);
 
@@ -1919,8 +1953,51 @@ CprofExactNodeFigures(
     if (total < childSum) {
 	total = childSum;
     }
-    self = total - childSum;
-    PutFigures(exactPtr, nPtr, total, self, dictObj);
+    CprofExactFiguresOf(exactPtr, node, total, total - childSum, figPtr);
+    return 1;
+}
+
+void
+CprofExactNodeFigures(
+    CprofExact *exactPtr,
+    int node,
+    Tcl_Obj *dictObj)
+{
+    CprofFigures fig;
+
+    if (CprofExactNodeValues(exactPtr, node, &fig)) {
+	CprofFiguresPut(dictObj, &fig);
+    }
+}
+
+/*
+ * The figures of call-site record 'rec' as a profile shows them. Returns
+ * 0 for a record a profile leaves out (no call completed nor running).
+ */
+
+int
+CprofExactLineValues(
+    CprofExact *exactPtr,
+    int rec,
+    CprofLineValues *valPtr)
+{
+    CprofLineRec *recPtr = &exactPtr->lineRecs[rec];
+    CprofSite *sitePtr = &exactPtr->sites[recPtr->site];
+
+    valPtr->fileId = sitePtr->fileId;
+    valPtr->line = sitePtr->line;
+    valPtr->nameId = recPtr->nameId;
+    valPtr->kind = recPtr->kind;
+    valPtr->callerId = recPtr->callerId;
+    valPtr->calls = recPtr->calls;
+    valPtr->totalNs = recPtr->totalNs > 0
+	    ? TicksToNs(exactPtr, recPtr->totalNs) : 0;
+    valPtr->selfNs = recPtr->selfNs > 0
+	    ? TicksToNs(exactPtr, recPtr->selfNs) : 0;
+    valPtr->minNs = recPtr->calls
+	    ? TicksToNs(exactPtr, (int64_t) recPtr->minNs) : 0;
+    valPtr->maxNs = TicksToNs(exactPtr, (int64_t) recPtr->maxNs);
+    return recPtr->calls != 0 || recPtr->active != 0;
 }
 
 Tcl_Obj *
@@ -1928,37 +2005,30 @@ CprofExactLinesObj(
     CprofExact *exactPtr)
 {
     Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
+    CprofLineValues v;
     int i;
 
     for (i = 0; i < exactPtr->numLineRecs; i++) {
-	CprofLineRec *recPtr = &exactPtr->lineRecs[i];
-	CprofSite *sitePtr = &exactPtr->sites[recPtr->site];
 	Tcl_Obj *dictObj;
-	const char *file = CprofNameString(sitePtr->fileId);
-	const char *name = CprofNameString(recPtr->nameId);
-	const char *caller;
+	const char *file, *name, *caller;
 
-	if (recPtr->calls == 0 && recPtr->active == 0) {
+	if (!CprofExactLineValues(exactPtr, i, &v)) {
 	    continue;
 	}
+	file = CprofNameString(v.fileId);
+	name = CprofNameString(v.nameId);
 	dictObj = Tcl_NewDictObj();
 	PUT(dictObj, "file", Tcl_NewStringObj(file ? file : "", -1));
-	PUT(dictObj, "line", Tcl_NewIntObj(sitePtr->line));
+	PUT(dictObj, "line", Tcl_NewIntObj(v.line));
 	PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "?", -1));
-	PUT(dictObj, "tclkind", Tcl_NewStringObj(CprofKindName(recPtr->kind),
-		-1));
-	caller = recPtr->callerId >= 0 ? CprofNameString(recPtr->callerId)
-		: NULL;
+	PUT(dictObj, "tclkind", Tcl_NewStringObj(CprofKindName(v.kind), -1));
+	caller = v.callerId >= 0 ? CprofNameString(v.callerId) : NULL;
 	PUT(dictObj, "caller", Tcl_NewStringObj(caller ? caller : "", -1));
-	PUT(dictObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt) recPtr->calls));
-	PUT(dictObj, "total_ns", Tcl_NewWideIntObj(recPtr->totalNs > 0
-		? TicksToNs(exactPtr, recPtr->totalNs) : 0));
-	PUT(dictObj, "self_ns", Tcl_NewWideIntObj(recPtr->selfNs > 0
-		? TicksToNs(exactPtr, recPtr->selfNs) : 0));
-	PUT(dictObj, "min_ns", Tcl_NewWideIntObj(recPtr->calls
-		? TicksToNs(exactPtr, (int64_t) recPtr->minNs) : 0));
-	PUT(dictObj, "max_ns", Tcl_NewWideIntObj(
-		TicksToNs(exactPtr, (int64_t) recPtr->maxNs)));
+	PUT(dictObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt) v.calls));
+	PUT(dictObj, "total_ns", Tcl_NewWideIntObj(v.totalNs));
+	PUT(dictObj, "self_ns", Tcl_NewWideIntObj(v.selfNs));
+	PUT(dictObj, "min_ns", Tcl_NewWideIntObj(v.minNs));
+	PUT(dictObj, "max_ns", Tcl_NewWideIntObj(v.maxNs));
 	Tcl_ListObjAppendElement(NULL, listObj, dictObj);
     }
     return listObj;

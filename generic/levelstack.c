@@ -614,18 +614,15 @@ TraceProc(
     }
 
     /*
-     * -duration: look at the clock every 256 commands. The run is stopped
+     * The command layer's timed duties (-duration, flushes to -db, a fork
+     * to notice), every 256 commands. They may stop the run: that is done
      * here, on the way out of the callback, where nothing of the stack is
      * in use any more (Tcl allows a trace to be deleted from its own
      * callback).
      */
 
-    if (statePtr->deadlineNs != 0 && (statePtr->counters.enters & 255) == 0
-	    && (uint64_t) CprofMonoNs() >= statePtr->deadlineNs) {
-	statePtr->stopRequested = 1;
-    }
-    if (statePtr->stopRequested && statePtr->stopProc != NULL) {
-	statePtr->stopProc(statePtr);
+    if (statePtr->polling && (statePtr->counters.enters & 255) == 0) {
+	statePtr->pollProc(statePtr);
     }
     return TCL_OK;
 }

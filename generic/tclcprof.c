@@ -15,20 +15,26 @@
 #include <tclOO.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#define PUT(d, k, v) \
+    Tcl_DictObjPut(NULL, (d), Tcl_NewStringObj((k), -1), (v))
 
 /*
  * Options of start and configure. The index order matches the enum.
  */
 
 static const char *const optionNames[] = {
-    "-clock", "-compensate", "-control", "-duration", "-eventlimit",
-    "-events", "-exclude", "-include", "-label", "-lines", "-mode",
-    "-native", "-onslow", "-rate", "-slow", NULL
+    "-clock", "-commit", "-compensate", "-control", "-db", "-duration",
+    "-eventlimit", "-events", "-exclude", "-flush", "-include", "-label",
+    "-lines", "-mode", "-native", "-onslow", "-rate", "-slow", "-test",
+    NULL
 };
 enum CprofOption {
-    OPT_CLOCK, OPT_COMPENSATE, OPT_CONTROL, OPT_DURATION, OPT_EVENTLIMIT,
-    OPT_EVENTS, OPT_EXCLUDE, OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE,
-    OPT_NATIVE, OPT_ONSLOW, OPT_RATE, OPT_SLOW
+    OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
+    OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
+    OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE, OPT_NATIVE, OPT_ONSLOW,
+    OPT_RATE, OPT_SLOW, OPT_TEST
 };
 
 static const char *const modeNames[] = {
@@ -40,14 +46,27 @@ static const char *const clockNames[] = {
 static const char *const nativeNames[] = {
     "user", "all", "none", NULL
 };
+static const char *const commitNames[] = {
+    "staged", "direct", NULL
+};
 
 /*
  * Options whose values are Tcl values, kept as objects.
  */
 
 enum ObjOption {
-    OBJ_LABEL, OBJ_INCLUDE, OBJ_EXCLUDE, OBJ_ONSLOW, OBJ_COUNT
+    OBJ_LABEL, OBJ_INCLUDE, OBJ_EXCLUDE, OBJ_ONSLOW, OBJ_DB, OBJ_TEST,
+    OBJ_COUNT
 };
+
+/*
+ * -flush: how often a run with -db writes to the file, by default, for
+ * -commit staged and direct; at most.
+ */
+
+#define DEFAULT_FLUSH_STAGED 5000
+#define DEFAULT_FLUSH_DIRECT 200
+#define MAX_FLUSH_MS 86400000
 
 /*
  * Most events -events keeps by default, and at most.
@@ -80,8 +99,20 @@ typedef struct CprofInterp {
     Tcl_TimerToken durationTimer;
 				/* Stops a run with -duration that sits in
 				 * the event loop. */
+    CprofStore *storePtr;	/* The file a run with -db writes, or
+				 * NULL. */
+    uint64_t nextFlushNs;	/* Monotonic time of its next flush. */
+    Tcl_TimerToken flushTimer;	/* Flushes a run that sits in the event
+				 * loop. */
+    double startWall;		/* Unix time the run started. */
 } CprofInterp;
 
+static void		AfterFork(struct CprofInterp *ciPtr);
+static void		DoStop(CprofState *statePtr);
+static Tcl_Obj *	ExactDict(CprofState *statePtr);
+static Tcl_Obj *	MetaDict(struct CprofInterp *ciPtr);
+static Tcl_Obj *	SamplingDict(CprofState *statePtr);
+static void		StopByItself(CprofState *statePtr);
 static int		ConfigureObjCmd(ClientData clientData,
 			    Tcl_Interp *interp, int objc,
 			    Tcl_Obj *const objv[]);
@@ -99,6 +130,10 @@ static int		PauseObjCmd(ClientData clientData, Tcl_Interp *interp,
 static int		ResetObjCmd(ClientData clientData, Tcl_Interp *interp,
 			    int objc, Tcl_Obj *const objv[]);
 static int		ResumeObjCmd(ClientData clientData, Tcl_Interp *interp,
+			    int objc, Tcl_Obj *const objv[]);
+static int		RunsObjCmd(ClientData clientData, Tcl_Interp *interp,
+			    int objc, Tcl_Obj *const objv[]);
+static int		SaveObjCmd(ClientData clientData, Tcl_Interp *interp,
 			    int objc, Tcl_Obj *const objv[]);
 static int		StackObjCmd(ClientData clientData, Tcl_Interp *interp,
 			    int objc, Tcl_Obj *const objv[]);
@@ -129,6 +164,8 @@ static const struct {
     {"profile",		ProfileObjCmd, ProfileNRCmd},
     {"reset",		ResetObjCmd, NULL},
     {"resume",		ResumeObjCmd, NULL},
+    {"runs",		RunsObjCmd, NULL},
+    {"save",		SaveObjCmd, NULL},
     {"stack",		StackObjCmd, NULL},
     {"start",		StartObjCmd, NULL},
     {"status",		StatusObjCmd, NULL},
@@ -268,6 +305,32 @@ ParseOptions(
 		return TCL_ERROR;
 	    }
 	    break;
+	case OPT_COMMIT:
+	    if (GetEnum(interp, objv[i+1], commitNames, "commit mode",
+		    "-commit", &optsPtr->commit) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
+	case OPT_DB:
+	    objs[OBJ_DB] = objv[i+1];
+	    break;
+	case OPT_FLUSH:
+	    if (Tcl_GetIntFromObj(NULL, objv[i+1], &value) != TCL_OK
+		    || value < 10 || value > MAX_FLUSH_MS) {
+		return BadValue(interp, "-flush", objv[i+1],
+			"expected a number of milliseconds from 10 to "
+			"86400000");
+	    }
+	    optsPtr->flushMs = value;
+	    break;
+	case OPT_TEST:
+	    if (Tcl_ListObjLength(NULL, objv[i+1], &n) != TCL_OK
+		    || (n != 0 && n != 2)) {
+		return BadValue(interp, "-test", objv[i+1],
+			"expected a list {file name}, or empty");
+	    }
+	    objs[OBJ_TEST] = objv[i+1];
+	    break;
 	case OPT_COMPENSATE:
 	case OPT_CONTROL:
 	case OPT_EVENTS:
@@ -372,6 +435,10 @@ ParseOptions(
 	    which = "-eventlimit";
 	} else if (optsPtr->compensate != before.compensate) {
 	    which = "-compensate";
+	} else if (optsPtr->commit != before.commit) {
+	    which = "-commit";
+	} else if (optsPtr->flushMs != before.flushMs) {
+	    which = "-flush";
 	}
 	if (which != NULL) {
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
@@ -410,6 +477,11 @@ CheckModeOptions(
 		"exact or both"},
 	{OPT_COMPENSATE, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
 		"exact or both"},
+	{OPT_DB, ~(1 << CPROF_MODE_STACK), "sample, exact, both or coverage"},
+	{OPT_COMMIT, ~(1 << CPROF_MODE_STACK),
+		"sample, exact, both or coverage"},
+	{OPT_FLUSH, ~(1 << CPROF_MODE_STACK),
+		"sample, exact, both or coverage"},
 	{-1, 0, NULL}
     };
     int i;
@@ -447,6 +519,15 @@ OptionValue(
     switch ((enum CprofOption) index) {
     case OPT_CLOCK:
 	return Tcl_NewStringObj(clockNames[optsPtr->clock], -1);
+    case OPT_COMMIT:
+	return Tcl_NewStringObj(commitNames[optsPtr->commit], -1);
+    case OPT_DB:
+	return objs[OBJ_DB];
+    case OPT_FLUSH:
+	return Tcl_NewIntObj(optsPtr->flushMs > 0 ? optsPtr->flushMs
+		: optsPtr->commit ? DEFAULT_FLUSH_DIRECT : DEFAULT_FLUSH_STAGED);
+    case OPT_TEST:
+	return objs[OBJ_TEST];
     case OPT_COMPENSATE:
 	return Tcl_NewBooleanObj(optsPtr->compensate);
     case OPT_CONTROL:
@@ -672,6 +753,396 @@ ClearData(
 /*
  *----------------------------------------------------------------------
  *
+ * The store of a run with -db --
+ *
+ *	OpenRunStore opens the file and adds the run; flushes come from the
+ *	trace callback's poll every 256 commands (Poll) and from an
+ *	event-loop timer when the program waits (FlushTimerProc), each
+ *	one transaction; FinishStore writes the run's last state and closes
+ *	the file when the run ends, however it ends: stop, -duration, the
+ *	interpreter deleted, or exit (ExitFlush, a thread exit handler,
+ *	which Tcl's exit runs). After fork the child notices the pid
+ *	changed (AfterFork): it leaves the parent's connection alone, opens
+ *	its own and writes its profile as a run of its own, whose
+ *	parent_run is the parent's.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+FlushMs(
+    const CprofOptions *optsPtr)
+{
+    return optsPtr->flushMs > 0 ? optsPtr->flushMs
+	    : optsPtr->commit ? DEFAULT_FLUSH_DIRECT : DEFAULT_FLUSH_STAGED;
+}
+
+static double
+WallSeconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The columns of the run fixed at its start.
+ */
+
+static Tcl_Obj *
+RunInfo(
+    CprofInterp *ciPtr,
+    const CprofOptions *optsPtr,
+    Tcl_Obj *const *objs,
+    Tcl_WideInt parentRun)
+{
+    Tcl_Interp *interp = ciPtr->state.interp;
+    Tcl_Obj *infoObj = Tcl_NewDictObj(), *valueObj, *cwdObj;
+
+    PUT(infoObj, "label", objs[OBJ_LABEL]);
+    PUT(infoObj, "mode", Tcl_NewStringObj(modeNames[optsPtr->mode], -1));
+    PUT(infoObj, "clock", Tcl_NewStringObj(clockNames[optsPtr->clock], -1));
+    PUT(infoObj, "host", Tcl_NewStringObj(Tcl_GetHostName(), -1));
+    valueObj = Tcl_GetVar2Ex(interp, "argv0", NULL, TCL_GLOBAL_ONLY);
+    if (valueObj != NULL) {
+	PUT(infoObj, "argv0", valueObj);
+    }
+    valueObj = Tcl_GetVar2Ex(interp, "argv", NULL, TCL_GLOBAL_ONLY);
+    if (valueObj != NULL) {
+	PUT(infoObj, "argv", valueObj);
+    }
+    cwdObj = Tcl_FSGetCwd(interp);
+    if (cwdObj != NULL) {
+	PUT(infoObj, "cwd", cwdObj);
+	Tcl_DecrRefCount(cwdObj);
+    } else {
+	Tcl_ResetResult(interp);
+    }
+    valueObj = Tcl_GetVar2Ex(interp, "tcl_patchLevel", NULL,
+	    TCL_GLOBAL_ONLY);
+    if (valueObj != NULL) {
+	PUT(infoObj, "tcl_version", valueObj);
+    }
+    PUT(infoObj, "tclcprof_version", Tcl_NewStringObj(PACKAGE_VERSION, -1));
+    if (CprofModeSamples(optsPtr->mode)) {
+	PUT(infoObj, "rate_requested", Tcl_NewDoubleObj(optsPtr->rate > 0
+		? optsPtr->rate : CprofDefaultRate(optsPtr->clock)));
+    }
+    {
+	Tcl_Obj **tv;
+	int tc;
+
+	if (Tcl_ListObjGetElements(NULL, objs[OBJ_TEST], &tc, &tv)
+		== TCL_OK && tc == 2) {
+	    PUT(infoObj, "test_file", tv[0]);
+	    PUT(infoObj, "test_name", tv[1]);
+	}
+    }
+    PUT(infoObj, "has_lines", Tcl_NewIntObj(optsPtr->lines
+	    && CprofModeExact(optsPtr->mode)));
+    PUT(infoObj, "has_events", Tcl_NewIntObj(optsPtr->events));
+    if (parentRun > 0) {
+	PUT(infoObj, "parent_run", Tcl_NewWideIntObj(parentRun));
+    }
+    PUT(infoObj, "start_time", Tcl_NewDoubleObj(ciPtr->startWall));
+    return infoObj;
+}
+
+static void
+UpdatePolling(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+
+    statePtr->polling = statePtr->running && (statePtr->deadlineNs != 0
+	    || ciPtr->storePtr != NULL);
+}
+
+/*
+ * Report a failure of work done on the program's behalf, outside any
+ * command of tclcprof (a flush from the trace callback or a timer), as a
+ * background error; or on stderr when the process is exiting.
+ */
+
+static void
+BackgroundError(
+    CprofInterp *ciPtr,
+    int exiting)
+{
+    Tcl_Interp *interp = ciPtr->state.interp;
+    Tcl_InterpState saved;
+
+    if (ciPtr->storePtr == NULL) {
+	return;
+    }
+    if (exiting || Tcl_InterpDeleted(interp)) {
+	Tcl_Obj *msgObj;
+
+	saved = Tcl_SaveInterpState(interp, TCL_OK);
+	CprofStoreLastError(interp, ciPtr->storePtr);
+	msgObj = Tcl_GetObjResult(interp);
+	fprintf(stderr, "tclcprof: %s\n", Tcl_GetString(msgObj));
+	Tcl_RestoreInterpState(interp, saved);
+	return;
+    }
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    CprofStoreLastError(interp, ciPtr->storePtr);
+    Tcl_AddErrorInfo(interp, "\n    (tclcprof writing a profile to -db)");
+    Tcl_BackgroundException(interp, TCL_ERROR);
+    Tcl_RestoreInterpState(interp, saved);
+}
+
+/*
+ * Write the run's current state (with 'final', its last). Time spent here
+ * is taken out of the running calls (exact timing) and samples landing
+ * here are the profiler's (sampling). Errors go to 'interp', or, without
+ * one, are background errors (the first of a series only).
+ */
+
+static int
+FlushNow(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    int final)
+{
+    CprofState *statePtr = &ciPtr->state;
+    CprofSampler *sPtr = statePtr->samplerPtr;
+    uint64_t t0 = statePtr->exact.on ? CprofExactNow(statePtr) : 0;
+    Tcl_Obj *metaObj;
+    int code, quiet;
+
+    if (sPtr != NULL) {
+	CprofDrain(statePtr);
+	sPtr->draining = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
+    quiet = CprofStoreFailing(ciPtr->storePtr);
+    metaObj = MetaDict(ciPtr);
+    Tcl_IncrRefCount(metaObj);
+    code = CprofStoreFlush(interp, ciPtr->storePtr, statePtr, metaObj,
+	    final);
+    Tcl_DecrRefCount(metaObj);
+    if (sPtr != NULL) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sPtr->draining = 0;
+    }
+    if (code != TCL_OK && interp == NULL && !quiet) {
+	BackgroundError(ciPtr, final);
+    }
+    if (statePtr->exact.on && statePtr->running && !final) {
+	CprofExactShift(statePtr, CprofExactNow(statePtr) - t0);
+    }
+    ciPtr->nextFlushNs = (uint64_t) CprofMonoNs()
+	    + (uint64_t) FlushMs(&statePtr->options) * 1000000;
+    return code;
+}
+
+static void
+FlushTimerProc(
+    ClientData clientData)
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    uint64_t now = (uint64_t) CprofMonoNs(), wait;
+
+    ciPtr->flushTimer = NULL;
+    if (ciPtr->storePtr == NULL || !ciPtr->state.running) {
+	return;
+    }
+    if (now >= ciPtr->nextFlushNs && !ciPtr->state.paused) {
+	if (CprofStoreForked(ciPtr->storePtr)) {
+	    AfterFork(ciPtr);
+	} else {
+	    FlushNow(ciPtr, NULL, 0);
+	}
+	if (ciPtr->storePtr == NULL) {
+	    return;
+	}
+	now = (uint64_t) CprofMonoNs();
+    }
+    wait = ciPtr->nextFlushNs > now ? (ciPtr->nextFlushNs - now) / 1000000
+	    + 1 : 1;
+    ciPtr->flushTimer = Tcl_CreateTimerHandler((int) wait, FlushTimerProc,
+	    ciPtr);
+}
+
+static void ExitFlush(ClientData clientData);
+
+/*
+ * Open the -db of a run that is starting and add the run. The caller
+ * discards the run if the start fails later.
+ */
+
+static int
+OpenRunStore(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    const CprofOptions *optsPtr,
+    Tcl_Obj *const *objs,
+    Tcl_WideInt parentRun)
+{
+    CprofStore *storePtr;
+    Tcl_Obj *infoObj;
+    int code;
+
+    if (CprofStoreOpen(interp, objs[OBJ_DB], optsPtr->commit, &storePtr)
+	    != TCL_OK) {
+	return TCL_ERROR;
+    }
+    infoObj = RunInfo(ciPtr, optsPtr, objs, parentRun);
+    Tcl_IncrRefCount(infoObj);
+    code = CprofStoreBeginRun(interp, storePtr, infoObj);
+    Tcl_DecrRefCount(infoObj);
+    if (code != TCL_OK) {
+	CprofStoreClose(storePtr, 0);
+	return TCL_ERROR;
+    }
+    ciPtr->storePtr = storePtr;
+    Tcl_CreateThreadExitHandler(ExitFlush, ciPtr);
+    return TCL_OK;
+}
+
+/*
+ * The run ended: its last state goes to the file, which is closed.
+ */
+
+static void
+CloseStore(
+    CprofInterp *ciPtr,
+    int abandon)
+{
+    if (ciPtr->storePtr == NULL) {
+	return;
+    }
+    if (ciPtr->flushTimer != NULL) {
+	Tcl_DeleteTimerHandler(ciPtr->flushTimer);
+	ciPtr->flushTimer = NULL;
+    }
+    Tcl_DeleteThreadExitHandler(ExitFlush, ciPtr);
+    CprofStoreClose(ciPtr->storePtr, abandon);
+    ciPtr->storePtr = NULL;
+    UpdatePolling(ciPtr);
+}
+
+/*
+ * A run that could not start after all: no trace of it in the file.
+ */
+
+static void
+DiscardStore(
+    CprofInterp *ciPtr)
+{
+    if (ciPtr->storePtr != NULL) {
+	CprofStoreDiscardRun(ciPtr->storePtr);
+	CloseStore(ciPtr, 0);
+    }
+}
+
+static int
+FinishStore(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    int exiting)
+{
+    int code = TCL_OK;
+
+    if (ciPtr->storePtr == NULL) {
+	return TCL_OK;
+    }
+    if (CprofStoreForked(ciPtr->storePtr)) {
+	AfterFork(ciPtr);
+	if (ciPtr->storePtr == NULL) {
+	    return TCL_OK;
+	}
+    }
+    code = FlushNow(ciPtr, interp, 1);
+    if (code != TCL_OK && interp == NULL) {
+	BackgroundError(ciPtr, exiting);
+    }
+    CloseStore(ciPtr, 0);
+    return code;
+}
+
+/*
+ * In a child process (fork): the inherited connection is the parent's.
+ * The child's profile, with everything collected before the fork, becomes
+ * a run of its own. (Sampling starts again with a timer of the child's at
+ * the first drain: CprofSamplerAfterFork.)
+ */
+
+static void
+AfterFork(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+    Tcl_Interp *interp = statePtr->interp;
+    Tcl_WideInt parentRun = CprofStoreRunId(ciPtr->storePtr);
+    Tcl_InterpState saved;
+
+    CloseStore(ciPtr, 1);
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    if (OpenRunStore(ciPtr, interp, &statePtr->options, ciPtr->objs,
+	    parentRun) != TCL_OK) {
+	Tcl_AddErrorInfo(interp,
+		"\n    (tclcprof opening -db in a child process)");
+	Tcl_BackgroundException(interp, TCL_ERROR);
+    } else if (statePtr->running) {
+	FlushNow(ciPtr, NULL, 0);
+	ciPtr->flushTimer = Tcl_CreateTimerHandler(
+		FlushMs(&statePtr->options), FlushTimerProc, ciPtr);
+    }
+    Tcl_RestoreInterpState(interp, saved);
+    UpdatePolling(ciPtr);
+}
+
+/*
+ * The thread (or the process, through Tcl's exit) is exiting while a run
+ * with -db goes on: stop it and write it.
+ */
+
+static void
+ExitFlush(
+    ClientData clientData)
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+
+    if (ciPtr->storePtr == NULL) {
+	return;
+    }
+    if (ciPtr->state.running) {
+	ciPtr->state.stoppedBy = "exit";
+	DoStop(&ciPtr->state);
+    }
+    FinishStore(ciPtr, NULL, 1);
+}
+
+/*
+ * The trace callback's timed duties, every 256 commands.
+ */
+
+static void
+Poll(
+    CprofState *statePtr)
+{
+    CprofInterp *ciPtr = (CprofInterp *) statePtr;
+    uint64_t now = (uint64_t) CprofMonoNs();
+
+    if (statePtr->deadlineNs != 0 && now >= statePtr->deadlineNs) {
+	StopByItself(statePtr);
+	return;
+    }
+    if (ciPtr->storePtr != NULL) {
+	if (CprofStoreForked(ciPtr->storePtr)) {
+	    AfterFork(ciPtr);
+	} else if (now >= ciPtr->nextFlushNs) {
+	    FlushNow(ciPtr, NULL, 0);
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * StartObjCmd --
  *
  *	tclcprof::start ?-option value ...?
@@ -681,8 +1152,6 @@ ClearData(
  *
  *----------------------------------------------------------------------
  */
-
-static void DoStop(CprofState *statePtr);
 
 /*
  * -duration: the run stops itself. The trace callback looks at the clock
@@ -695,6 +1164,7 @@ StopByItself(
 {
     statePtr->stoppedBy = "duration";
     DoStop(statePtr);
+    FinishStore((CprofInterp *) statePtr, NULL, 0);
 }
 
 static void
@@ -746,6 +1216,7 @@ SetDeadline(
 	    DurationTimerProc(ciPtr);
 	}
     }
+    UpdatePolling(ciPtr);
 }
 
 static int
@@ -796,10 +1267,16 @@ DoStart(
 
     /*
      * What can fail comes first, while the last run's data is intact:
-     * the event buffer, then the sampler. The compensation figures are
-     * measured (once per process) before any of it runs.
+     * the file of -db (opened, the run added), the event buffer, then the
+     * sampler. The compensation figures are measured (once per process)
+     * before any of it runs.
      */
 
+    ciPtr->startWall = WallSeconds();
+    if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0
+	    && OpenRunStore(ciPtr, interp, &run, objs, 0) != TCL_OK) {
+	return TCL_ERROR;
+    }
     if (CprofExactNeedEvents(statePtr, &run)) {
 	events = (CprofEvent *) attemptckalloc((size_t) run.eventLimit
 		* sizeof(CprofEvent));
@@ -807,6 +1284,7 @@ DoStart(
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
 		    "cannot allocate room for %d events", run.eventLimit));
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "MEMORY", NULL);
+	    DiscardStore(ciPtr);
 	    return TCL_ERROR;
 	}
     }
@@ -819,6 +1297,7 @@ DoStart(
 	if (events != NULL) {
 	    ckfree(events);
 	}
+	DiscardStore(ciPtr);
 	return TCL_ERROR;
     }
 
@@ -854,10 +1333,16 @@ DoStart(
     statePtr->pausedNs = 0;
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
-    statePtr->stopRequested = 0;
-    statePtr->stopProc = StopByItself;
+    statePtr->pollProc = Poll;
     SetDeadline(ciPtr, statePtr->options.duration,
 	    (uint64_t) statePtr->startNs);
+    if (ciPtr->storePtr != NULL) {
+	ciPtr->nextFlushNs = (uint64_t) statePtr->startNs
+		+ (uint64_t) FlushMs(&run) * 1000000;
+	ciPtr->flushTimer = Tcl_CreateTimerHandler(FlushMs(&run),
+		FlushTimerProc, ciPtr);
+    }
+    UpdatePolling(ciPtr);
     return TCL_OK;
 }
 
@@ -902,7 +1387,6 @@ DoStop(
     StopSampling(statePtr);
     CprofStackRemove(statePtr);
     CprofExactReleaseSites(statePtr);
-    statePtr->stopRequested = 0;
     statePtr->deadlineNs = 0;
     if (ciPtr->durationTimer != NULL) {
 	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
@@ -914,6 +1398,7 @@ DoStop(
     }
     statePtr->running = 0;
     statePtr->paused = 0;
+    UpdatePolling(ciPtr);
 }
 
 static int
@@ -933,7 +1418,14 @@ StopObjCmd(
 	return StateError(interp, "profiling is not running", "STOPPED");
     }
     DoStop(statePtr);
-    return TCL_OK;
+
+    /*
+     * With -db, the run's last state is written: a failure is this
+     * command's error, though profiling has stopped and the profile is
+     * kept in memory (tclcprof::save can write it elsewhere).
+     */
+
+    return FinishStore((CprofInterp *) clientData, interp, 0);
 }
 
 static int
@@ -1053,6 +1545,9 @@ ResetObjCmd(
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	statePtr->samplerPtr->draining = 0;
     }
+    if (((CprofInterp *) clientData)->storePtr != NULL) {
+	CprofStoreClear(((CprofInterp *) clientData)->storePtr);
+    }
     memset(&statePtr->counters, 0, sizeof(statePtr->counters));
     statePtr->stack.maxDepth = statePtr->stack.depth;
     statePtr->pausedNs = 0;
@@ -1080,8 +1575,6 @@ ResetObjCmd(
  *----------------------------------------------------------------------
  */
 
-#define PUT(d, k, v) \
-    Tcl_DictObjPut(NULL, (d), Tcl_NewStringObj((k), -1), (v))
 
 /*
  * A quantile of the handler-time histogram, in ns (bucket midpoint).
@@ -1294,6 +1787,8 @@ StatusObjCmd(
     PUT(resultObj, "calibration", calObj);
     PUT(resultObj, "sampling", SamplingDict(statePtr));
     PUT(resultObj, "exact", ExactDict(statePtr));
+    PUT(resultObj, "db", ciPtr->storePtr != NULL
+	    ? CprofStoreStatus(ciPtr->storePtr) : Tcl_NewDictObj());
 
     Tcl_SetObjResult(interp, resultObj);
     return TCL_OK;
@@ -1304,42 +1799,30 @@ StatusObjCmd(
  *
  * DataObjCmd --
  *
- *	tclcprof::data
+ *	tclcprof::data ?-db file? ?-run id?
  *
  * Results:
  *	The profile as a value: {meta {...} tree NODE}, where NODE is
- *	{name kind self total children ...}. See the man page.
+ *	{name kind self total children ...}. See the man page. From memory,
+ *	or with -db, a run of a file (the latest one without -run).
  *
  *----------------------------------------------------------------------
  */
 
-static int
-DataObjCmd(
-    ClientData clientData,
-    Tcl_Interp *interp,
-    int objc,
-    Tcl_Obj *const objv[])
+/*
+ * A profile's meta: what the run was and what it measured.
+ */
+
+static Tcl_Obj *
+MetaDict(
+    CprofInterp *ciPtr)
 {
-    CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
     CprofExact *exactPtr = &statePtr->exact;
     int mode = statePtr->options.mode;
-    Tcl_Obj *metaObj, *resultObj, *samplingObj, *valueObj;
+    Tcl_Obj *metaObj, *samplingObj, *valueObj;
     Tcl_WideInt elapsed;
 
-    if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
-	return TCL_ERROR;
-    }
-    if (statePtr->samplerPtr != NULL) {
-	CprofDrain(statePtr);
-    }
-    if (statePtr->startNs == 0 || mode == CPROF_MODE_STACK) {
-	Tcl_SetObjResult(interp, Tcl_NewStringObj(
-		"no profile data: start profiling with tclcprof::start", -1));
-	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
-	return TCL_ERROR;
-    }
     elapsed = (statePtr->running ? CprofMonoNs() : statePtr->stopNs)
 	    - statePtr->startNs - statePtr->pausedNs;
     if (statePtr->paused) {
@@ -1384,9 +1867,78 @@ DataObjCmd(
 		Tcl_NewBooleanObj(statePtr->options.compensate));
 	PUT(metaObj, "exact", ExactDict(statePtr));
     }
+    return metaObj;
+}
 
+static int
+DataObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const dataOptions[] = {"-db", "-run", NULL};
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+    CprofExact *exactPtr = &statePtr->exact;
+    int mode = statePtr->options.mode, i, index;
+    Tcl_Obj *resultObj, *dbObj = NULL;
+    Tcl_WideInt runId = 0;
+
+    if (objc % 2 != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?-db file? ?-run id?");
+	return TCL_ERROR;
+    }
+    for (i = 1; i < objc; i += 2) {
+	if (Tcl_GetIndexFromObj(interp, objv[i], dataOptions, "option", 0,
+		&index) != TCL_OK) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
+		    Tcl_GetString(objv[i]), NULL);
+	    return TCL_ERROR;
+	}
+	if (index == 0) {
+	    dbObj = objv[i+1];
+	} else if (Tcl_GetWideIntFromObj(NULL, objv[i+1], &runId) != TCL_OK
+		|| runId < 1) {
+	    return BadValue(interp, "-run", objv[i+1],
+		    "expected a run id (a positive integer)");
+	}
+    }
+
+    /*
+     * From a file.
+     */
+
+    if (dbObj != NULL) {
+	resultObj = CprofStoreLoad(interp, dbObj, runId);
+	if (resultObj == NULL) {
+	    return TCL_ERROR;
+	}
+	Tcl_SetObjResult(interp, resultObj);
+	return TCL_OK;
+    }
+    if (runId != 0) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"-run needs -db: runs are read from a file", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run", NULL);
+	return TCL_ERROR;
+    }
+
+    /*
+     * From memory.
+     */
+
+    if (statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+    }
+    if (statePtr->startNs == 0 || mode == CPROF_MODE_STACK) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"no profile data: start profiling with tclcprof::start", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
+	return TCL_ERROR;
+    }
     resultObj = Tcl_NewDictObj();
-    PUT(resultObj, "meta", metaObj);
+    PUT(resultObj, "meta", MetaDict(ciPtr));
     switch (mode) {
     case CPROF_MODE_SAMPLE:
 	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, NULL));
@@ -1426,6 +1978,116 @@ DataObjCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * SaveObjCmd, RunsObjCmd --
+ *
+ *	tclcprof::save file ?-label string?
+ *	tclcprof::runs -db file
+ *
+ *	Write the current profile to a file as a new run (the file is
+ *	created if needed); list the runs of a file.
+ *
+ * Results:
+ *	save: the run's id. runs: a list of dicts, one per run.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SaveObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const saveOptions[] = {"-label", NULL};
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+    CprofStore *storePtr;
+    Tcl_Obj *objs[OBJ_COUNT], *infoObj, *metaObj;
+    int i, index, code;
+
+    if (objc != 2 && objc != 4) {
+	Tcl_WrongNumArgs(interp, 1, objv, "file ?-label string?");
+	return TCL_ERROR;
+    }
+    for (i = 0; i < OBJ_COUNT; i++) {
+	objs[i] = ciPtr->objs[i];
+    }
+    objs[OBJ_DB] = objv[1];
+    if (objc == 4) {
+	if (Tcl_GetIndexFromObj(interp, objv[2], saveOptions, "option", 0,
+		&index) != TCL_OK) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
+		    Tcl_GetString(objv[2]), NULL);
+	    return TCL_ERROR;
+	}
+	objs[OBJ_LABEL] = objv[3];
+    }
+    if (statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+    }
+    if (statePtr->startNs == 0 || statePtr->options.mode == CPROF_MODE_STACK) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"no profile data: start profiling with tclcprof::start", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
+	return TCL_ERROR;
+    }
+    if (CprofStoreOpen(interp, objv[1], 0, &storePtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    infoObj = RunInfo(ciPtr, &statePtr->options, objs, 0);
+    Tcl_IncrRefCount(infoObj);
+    code = CprofStoreBeginRun(interp, storePtr, infoObj);
+    Tcl_DecrRefCount(infoObj);
+    if (code == TCL_OK) {
+	metaObj = MetaDict(ciPtr);
+	PUT(metaObj, "label", objs[OBJ_LABEL]);
+	Tcl_IncrRefCount(metaObj);
+	code = CprofStoreFlush(interp, storePtr, statePtr, metaObj, 1);
+	Tcl_DecrRefCount(metaObj);
+	if (code != TCL_OK) {
+	    CprofStoreDiscardRun(storePtr);
+	} else {
+	    Tcl_SetObjResult(interp,
+		    Tcl_NewWideIntObj(CprofStoreRunId(storePtr)));
+	}
+    }
+    CprofStoreClose(storePtr, 0);
+    return code;
+}
+
+static int
+RunsObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const runsOptions[] = {"-db", NULL};
+    Tcl_Obj *listObj;
+    int index;
+
+    if (objc != 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "-db file");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIndexFromObj(interp, objv[1], runsOptions, "option", 0,
+	    &index) != TCL_OK) {
+	Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION", Tcl_GetString(objv[1]),
+		NULL);
+	return TCL_ERROR;
+    }
+    listObj = CprofStoreRuns(interp, objv[2]);
+    if (listObj == NULL) {
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp, listObj);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ProfileObjCmd --
  *
  *	tclcprof::profile ?-option value ...? script
@@ -1443,11 +2105,25 @@ ProfileDone(
     int result)
 {
     CprofState *statePtr = (CprofState *) data[0];
+    Tcl_InterpState saved;
+    int code;
 
     if (statePtr->running) {
 	DoStop(statePtr);
     }
-    return result;
+
+    /*
+     * A failure to write -db is profile's error, unless the script failed
+     * (its error is the one to see).
+     */
+
+    saved = Tcl_SaveInterpState(interp, result);
+    code = FinishStore((CprofInterp *) statePtr, interp, 0);
+    if (code != TCL_OK && result == TCL_OK) {
+	Tcl_DiscardInterpState(saved);
+	return code;
+    }
+    return Tcl_RestoreInterpState(interp, saved);
 }
 
 static int
@@ -1535,9 +2211,24 @@ ConfigureObjCmd(
      * not what the collector was built with).
      */
 
-    if (statePtr->running && ParseOptions(interp, objc - 1, objv + 1, &opts,
-	    objs, 1, &given) != TCL_OK) {
-	return TCL_ERROR;
+    if (statePtr->running) {
+	if (ParseOptions(interp, objc - 1, objv + 1, &opts, objs, 1, &given)
+		!= TCL_OK) {
+	    return TCL_ERROR;
+	}
+	for (i = 0; i < 2; i++) {
+	    int obj = i ? OBJ_TEST : OBJ_DB;
+
+	    if (strcmp(Tcl_GetString(objs[obj]),
+		    Tcl_GetString(ciPtr->objs[obj])) != 0) {
+		Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+			"cannot change %s while profiling is running",
+			i ? "-test" : "-db"));
+		Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "RUNNING",
+			NULL);
+		return TCL_ERROR;
+	    }
+	}
     }
     if (ParseOptions(interp, objc - 1, objv + 1, &defaults, defaultObjs, 0,
 	    NULL) != TCL_OK) {
@@ -1638,6 +2329,8 @@ StackObjCmd(
  *
  *	tclcprof::debug aggregate stacks
  *	tclcprof::debug cfas
+ *	tclcprof::debug dbbusy ms
+ *	tclcprof::debug dblimit pages
  *	tclcprof::debug names
  *	tclcprof::debug splice native tcl trampoline
  *	tclcprof::debug trampolines
@@ -1806,13 +2499,17 @@ DebugObjCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const subNames[] = {
-	"aggregate", "cfas", "names", "splice", "trampolines", NULL
+	"aggregate", "cfas", "dbbusy", "dblimit", "names", "splice",
+	"trampolines", NULL
     };
-    enum { SUB_AGGREGATE, SUB_CFAS, SUB_NAMES, SUB_SPLICE, SUB_TRAMPOLINES };
-    static const int arity[] = {3, 2, 2, 5, 2};
+    enum {
+	SUB_AGGREGATE, SUB_CFAS, SUB_DBBUSY, SUB_DBLIMIT, SUB_NAMES,
+	SUB_SPLICE, SUB_TRAMPOLINES
+    };
+    static const int arity[] = {3, 2, 3, 3, 2, 5, 2};
     static const char *const usage[] = {
-	"aggregate stacks", "cfas", "names", "splice native tcl trampoline",
-	"trampolines"
+	"aggregate stacks", "cfas", "dbbusy ms", "dblimit pages", "names",
+	"splice native tcl trampoline", "trampolines"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int index;
@@ -1839,6 +2536,22 @@ DebugObjCmd(
     case SUB_NAMES:
 	Tcl_SetObjResult(interp, Tcl_NewIntObj(CprofNameCount()));
 	break;
+    case SUB_DBBUSY:
+    case SUB_DBLIMIT: {
+	int n;
+
+	if (Tcl_GetIntFromObj(NULL, objv[2], &n) != TCL_OK || n < 0) {
+	    return BadValue(interp, subNames[index], objv[2],
+		    index == SUB_DBBUSY ? "expected a number of milliseconds"
+		    : "expected a number of pages (0 for no limit)");
+	}
+	if (index == SUB_DBBUSY) {
+	    CprofStoreSetBusyTimeout(n);
+	} else {
+	    CprofStoreSetPageLimit(n);
+	}
+	break;
+    }
     case SUB_CFAS: {
 	uintptr_t ip[256], cfa[256];
 	int n, i;
@@ -1899,6 +2612,18 @@ DeleteState(
     int i;
 
     statePtr->deleting = 1;
+    if (ciPtr->storePtr != NULL) {
+	/*
+	 * A run with -db is stopped and written (its error, if any, on
+	 * stderr: nobody is left to hear it).
+	 */
+
+	if (statePtr->running) {
+	    statePtr->stoppedBy = "deleted";
+	    DoStop(statePtr);
+	}
+	FinishStore(ciPtr, NULL, 1);
+    }
     if (ciPtr->durationTimer != NULL) {
 	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
 	ciPtr->durationTimer = NULL;

@@ -178,6 +178,9 @@ typedef struct CprofOptions {
     double duration;		/* Seconds after which the run stops; 0:
 				 * none. */
     double slowMs;		/* Slow-call threshold in ms; 0: none. */
+    int commit;			/* -db: 0 staged, 1 direct. */
+    int flushMs;		/* -db: ms between flushes; 0: default of
+				 * the commit mode. */
 } CprofOptions;
 
 /*
@@ -358,7 +361,8 @@ typedef struct CprofLineRec {
 typedef struct CprofEvent {
     uint64_t ns;		/* Since the run started. */
     int nameId;
-    int type;			/* 'E' or 'L'. */
+    short type;			/* 'E' or 'L'; 0 for an event taken back. */
+    short kind;			/* enum CprofFrameKind. */
 } CprofEvent;
 
 #define CPROF_EXACT_MAX_NODES	(1 << 22)
@@ -509,7 +513,10 @@ typedef struct CprofSampler {
     volatile int draining;	/* Normal context is draining the ring:
 				 * samples are counted as overhead. */
     volatile int needDrain;	/* Set by the handler when the ring is half
-				 * full; polled by the trace callback. */
+				 * full (and after fork); polled by the
+				 * trace callback. */
+    volatile int forked;	/* Set in a child process by the atfork
+				 * handler: the timer must be made again. */
     CprofStack *stackPtr;	/* The profiled interpreter's level stack. */
     const int *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
     CprofSample *slots;		/* Ring of preallocated samples. */
@@ -538,6 +545,8 @@ MODULE_SCOPE int	CprofSamplerCreate(Tcl_Interp *interp,
 MODULE_SCOPE int	CprofSamplerArm(Tcl_Interp *interp,
 			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDisarm(CprofSampler *samplerPtr);
+MODULE_SCOPE void	CprofSamplerAfterFork(Tcl_Interp *interp,
+			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDestroy(CprofSampler *samplerPtr);
 MODULE_SCOPE CprofSample *CprofSamplerPeek(CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerRelease(CprofSampler *samplerPtr);
@@ -604,13 +613,47 @@ typedef struct CprofState {
     CprofExact exact;
     uint64_t deadlineNs;	/* -duration: monotonic time to stop at, or
 				 * 0. */
-    int stopRequested;		/* The deadline passed: stop when the trace
-				 * callback returns. */
     const char *stoppedBy;	/* Why the last run ended by itself, or
 				 * NULL. */
-    void (*stopProc)(struct CprofState *statePtr);
-				/* Stops the run (the command layer's). */
+    int polling;		/* The command layer has timed duties
+				 * (-duration, flushes to -db, noticing a
+				 * fork): the trace callback calls pollProc
+				 * every 256 commands. */
+    void (*pollProc)(struct CprofState *statePtr);
+				/* May stop the run: called on the way out
+				 * of the trace callback. */
 } CprofState;
+
+/*
+ * The store (store.c): runs in an SQLite file.
+ */
+
+typedef struct CprofStore CprofStore;
+
+MODULE_SCOPE int	CprofStoreOpen(Tcl_Interp *interp, Tcl_Obj *pathObj,
+			    int direct, CprofStore **storePtrPtr);
+MODULE_SCOPE void	CprofStoreClose(CprofStore *storePtr, int abandon);
+MODULE_SCOPE int	CprofStoreBeginRun(Tcl_Interp *interp,
+			    CprofStore *storePtr, Tcl_Obj *infoObj);
+MODULE_SCOPE void	CprofStoreDiscardRun(CprofStore *storePtr);
+MODULE_SCOPE int	CprofStoreFlush(Tcl_Interp *interp,
+			    CprofStore *storePtr, CprofState *statePtr,
+			    Tcl_Obj *metaObj, int final);
+MODULE_SCOPE int	CprofStoreLastError(Tcl_Interp *interp,
+			    CprofStore *storePtr);
+MODULE_SCOPE void	CprofStoreClear(CprofStore *storePtr);
+MODULE_SCOPE int	CprofStoreForked(CprofStore *storePtr);
+MODULE_SCOPE int	CprofStoreDirect(CprofStore *storePtr);
+MODULE_SCOPE int	CprofStoreFailing(CprofStore *storePtr);
+MODULE_SCOPE Tcl_Obj *	CprofStorePath(CprofStore *storePtr);
+MODULE_SCOPE Tcl_WideInt CprofStoreRunId(CprofStore *storePtr);
+MODULE_SCOPE Tcl_Obj *	CprofStoreStatus(CprofStore *storePtr);
+MODULE_SCOPE Tcl_Obj *	CprofStoreLoad(Tcl_Interp *interp, Tcl_Obj *pathObj,
+			    Tcl_WideInt runId);
+MODULE_SCOPE Tcl_Obj *	CprofStoreRuns(Tcl_Interp *interp,
+			    Tcl_Obj *pathObj);
+MODULE_SCOPE void	CprofStoreSetPageLimit(int pages);
+MODULE_SCOPE void	CprofStoreSetBusyTimeout(int ms);
 
 /*
  * Sample processing (aggregate.c).
@@ -673,6 +716,35 @@ MODULE_SCOPE Tcl_Obj *	CprofExactEventsObj(CprofExact *exactPtr);
 MODULE_SCOPE Tcl_Obj *	CprofExactCoverageObj(CprofState *statePtr);
 MODULE_SCOPE void	CprofExactNodeFigures(CprofExact *exactPtr,
 			    int node, Tcl_Obj *dictObj);
+
+/*
+ * What a profile shows of exact data, as numbers (ns): shared by the
+ * profile value (exact.c) and the store (store.c), so that a profile read
+ * back from a file is the one that was written.
+ */
+
+typedef struct CprofFigures {
+    uint64_t calls;
+    int64_t totalNs, selfNs, minNs, maxNs, suspendedNs;
+} CprofFigures;
+
+typedef struct CprofLineValues {
+    int fileId, line, nameId, kind;
+    int callerId;		/* Name of the calling frame, or -1. */
+    uint64_t calls;
+    int64_t totalNs, selfNs, minNs, maxNs;
+} CprofLineValues;
+
+MODULE_SCOPE void	CprofExactAdjust(CprofExact *exactPtr, int64_t *adj,
+			    int64_t *self, unsigned char *shown);
+MODULE_SCOPE void	CprofExactFiguresOf(CprofExact *exactPtr, int node,
+			    int64_t total, int64_t self, CprofFigures *figPtr);
+MODULE_SCOPE int	CprofExactNodeValues(CprofExact *exactPtr, int node,
+			    CprofFigures *figPtr);
+MODULE_SCOPE void	CprofFiguresPut(Tcl_Obj *dictObj,
+			    const CprofFigures *figPtr);
+MODULE_SCOPE int	CprofExactLineValues(CprofExact *exactPtr, int rec,
+			    CprofLineValues *valPtr);
 
 
 /*

@@ -96,7 +96,7 @@ proc ::tclcprof::export {args} {
     if {[dict exists $o -file]} {
 	exportlib::CheckFile [dict get $o -file]
     }
-    set out [exportlib::Export $o [exportlib::GetProfile $o]]
+    set out [exportlib::Export $o [reportlib::Profile $o]]
     if {[dict exists $o -file]} {
 	exportlib::WriteFile [dict get $o -file] $out \
 		[expr {[dict get $o -format] eq "pprof"}]
@@ -139,37 +139,8 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 	Fail {VALUE -format} "-format is needed: one of [join \
 		[lrange $formats 0 end-1] {, }] or [lindex $formats end]"
     }
-    if {[dict exists $o -run] && ![dict exists $o -db]} {
-	Fail {VALUE -run} "-run needs -db: the database to read run\
-		[Quote [dict get $o -run]] from"
-    }
-    if {[dict exists $o -db] && [dict exists $o -data]} {
-	Fail {VALUE -db} "-db and -data cannot be used together"
-    }
+    CheckSource $o
     return $o
-}
-
-# GetProfile --
-#
-#	The profile to export: -data, the one tclcprof::data reads from
-#	-db (and -run), or the current one. Errors of tclcprof::data are
-#	those of export.
-
-proc ::tclcprof::exportlib::GetProfile {o} {
-    if {[dict exists $o -data]} {
-	return [dict get $o -data]
-    }
-    if {[dict exists $o -db]} {
-	set cmd [list ::tclcprof::data -db [dict get $o -db]]
-	if {[dict exists $o -run]} {
-	    lappend cmd -run [dict get $o -run]
-	}
-	return [{*}$cmd]
-    }
-    if {![llength [info commands ::tclcprof::data]]} {
-	Fail {NODATA} "no profile data: start profiling with tclcprof::start"
-    }
-    return [::tclcprof::data]
 }
 
 # Export --

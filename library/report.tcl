@@ -29,7 +29,8 @@ namespace eval ::tclcprof {
 
 namespace eval ::tclcprof::reportlib {
     variable optionNames {
-	-channel -data -focus -format -hide -limit -min -sort -type -view
+	-channel -data -db -focus -format -hide -limit -min -run -sort -type
+	-view
     }
 
     # The exact figures of a node, in the order they are kept.
@@ -79,16 +80,40 @@ proc ::tclcprof::report {args} {
 	reportlib::CheckChannel [dict get $o -channel]
     }
 
-    if {[dict exists $o -data]} {
-	set profile [dict get $o -data]
-    } elseif {[llength [info commands ::tclcprof::data]]} {
-	set profile [::tclcprof::data]
-    } else {
-	return -code error -errorcode {TCLCPROF NODATA} \
-		"no profile data: start profiling with tclcprof::start"
-    }
+    return [reportlib::Report $o [reportlib::Profile $o]]
+}
 
-    return [reportlib::Report $o $profile]
+# CheckSource, Profile --
+#
+#	The profile options name: -data, a run of a file (-db, -run), or
+#	the current one. Shared by report and export. Errors of
+#	tclcprof::data are theirs.
+
+proc ::tclcprof::reportlib::CheckSource {o} {
+    if {[dict exists $o -run] && ![dict exists $o -db]} {
+	Fail [list VALUE -run] "-run needs -db: runs are read from a file"
+    }
+    if {[dict exists $o -db] && [dict exists $o -data]} {
+	Fail [list VALUE -db] "-db and -data cannot be used together"
+    }
+}
+
+proc ::tclcprof::reportlib::Profile {o} {
+    if {[dict exists $o -data]} {
+	return [dict get $o -data]
+    }
+    if {[dict exists $o -db]} {
+	if {[dict exists $o -run]} {
+	    return [::tclcprof::data -db [dict get $o -db] \
+		    -run [dict get $o -run]]
+	}
+	return [::tclcprof::data -db [dict get $o -db]]
+    }
+    if {[llength [info commands ::tclcprof::data]]} {
+	return [::tclcprof::data]
+    }
+    return -code error -errorcode {TCLCPROF NODATA} \
+	    "no profile data: start profiling with tclcprof::start"
 }
 
 # Fail, Enum --
@@ -140,7 +165,8 @@ proc ::tclcprof::reportlib::OptionPairs {arglist names} {
 #	Check the options of report.
 #
 # Results:
-#	A dict of all options, defaults filled in; -data only if given.
+#	A dict of all options, defaults filled in; -data, -db and -run only
+#	if given.
 #	Errors: TCLCPROF OPTION name, TCLCPROF VALUE option ?value?.
 
 proc ::tclcprof::reportlib::ParseOptions {arglist} {
@@ -187,6 +213,12 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 			    expected a list of glob patterns"
 		}
 	    }
+	    -run {
+		if {![string is entier -strict $v] || $v < 1} {
+		    Fail [list VALUE $opt $v] "bad value \"$v\" for -run:\
+			    expected a run id (a positive integer)"
+		}
+	    }
 	}
 	dict set o $opt $v
 	dict set given $opt 1
@@ -206,6 +238,7 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
     if {[dict get $o -min] eq ""} {
 	dict set o -min [dict get $defaultMin [dict get $o -format]]
     }
+    CheckSource $o
     dict set o focusOn [dict exists $given -focus]
     if {[dict exists $given -channel] && [dict get $o -format] eq "dict"} {
 	set chan [dict get $o -channel]

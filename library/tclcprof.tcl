@@ -13,3 +13,35 @@ namespace eval ::tclcprof {}
 source -encoding utf-8 [file join [file dirname [info script]] report.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] export.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] flamegraph.tcl]
+source -encoding utf-8 [file join [file dirname [info script]] cli.tcl]
+
+# Activation without editing the program: the environment variable
+# TCLCPROF holds options of tclcprof::start (a Tcl list), and profiling
+# starts as soon as the package is loaded, into tclcprof.db unless -db
+# says otherwise. The run is written when it stops: by tclcprof::stop, or
+# when the program exits or deletes its interpreter. A bad value is an
+# error of package require itself, with the start's error code.
+
+proc ::tclcprof::EnvStart {value} {
+    if {[catch {llength $value}] || [llength $value] % 2} {
+	return -code error -errorcode [list TCLCPROF VALUE TCLCPROF $value] \
+	    "bad TCLCPROF environment variable \"$value\": expected\
+	    options of tclcprof::start (-option value ...)"
+    }
+    set opts $value
+    if {![dict exists $opts -db] && [dict get [dict merge {-mode sample} \
+	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
+	dict set opts -db $::tclcprof::cli::defaultDb
+    }
+    try {
+	::tclcprof::start {*}$opts
+    } on error {msg options} {
+	return -code error -errorcode [dict get $options -errorcode] \
+	    "TCLCPROF environment variable: $msg"
+    }
+}
+
+if {[info exists ::env(TCLCPROF)] && [string trim $::env(TCLCPROF)] ne ""
+	&& ![dict get [::tclcprof::status] running]} {
+    ::tclcprof::EnvStart $::env(TCLCPROF)
+}

@@ -18,6 +18,7 @@
 #include <tcl.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -359,6 +360,64 @@ ForkWaitCmd(
 }
 
 /*
+ * cbtest::fork			-- fork like TclX's fork: the child's pid
+ *				   in the parent, 0 in the child, which
+ *				   goes on running the same script
+ * cbtest::waitpid pid		-- wait for a child; its exit status
+ *				   (128 + the signal if it was killed)
+ */
+
+static int
+ForkCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    pid_t pid;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("fork failed", -1));
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp, Tcl_NewIntObj((int) pid));
+    return TCL_OK;
+}
+
+static int
+WaitpidCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int pid, status;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "pid");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[1], &pid) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    while (waitpid((pid_t) pid, &status, 0) < 0) {
+	if (errno != EINTR) {
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj("waitpid failed", -1));
+	    return TCL_ERROR;
+	}
+    }
+    Tcl_SetObjResult(interp, Tcl_NewIntObj(WIFEXITED(status)
+	    ? WEXITSTATUS(status) : 128 + WTERMSIG(status)));
+    return TCL_OK;
+}
+
+/*
  * cbtest::churn start n libA libB | stop	-- background threads that
  *	malloc/free and dlopen/dlclose two libraries in a loop (the
  *	sampler's stress load); stop returns the number of cycles done
@@ -620,6 +679,8 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::callback", CallbackCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::sigprof", SigprofCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::forkwait", ForkWaitCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::fork", ForkCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::waitpid", WaitpidCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::churn", ChurnCmd, NULL, NULL);
     return Tcl_PkgProvideEx(interp, "cbtest", "1.0", NULL);
 }

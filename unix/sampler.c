@@ -167,8 +167,10 @@ CprofUnwindReady(
  *
  *	Around fork, the signal is blocked in the forking thread and the
  *	handler told to stand aside, so that no handler runs half-way
- *	through a fork. The child inherits no POSIX timers: its samplers
- *	are dead (CprofSamplerDisarm sees the pid changed).
+ *	through a fork. The child inherits no POSIX timers: the forking
+ *	thread's sampler is marked, and made again in normal context by
+ *	CprofSamplerAfterFork; CprofSamplerDisarm sees the pid changed and
+ *	leaves the parent's timer alone.
  *
  *----------------------------------------------------------------------
  */
@@ -205,7 +207,14 @@ AtforkChild(void)
     sigset_t set;
 
     if (tlsSampler != NULL) {
+	/*
+	 * The forking thread samples: its next traced command (or the
+	 * drain timer) makes the timer again (CprofSamplerAfterFork).
+	 */
+
 	tlsSampler->enabled = 0;
+	tlsSampler->forked = 1;
+	tlsSampler->needDrain = 1;
     }
     if (sig.signo > 0) {
 	sigemptyset(&set);
@@ -502,6 +511,31 @@ CprofSamplerDisarm(
 	    ReleaseSignal();
 	}
 	Tcl_MutexUnlock(&signalMutex);
+    }
+}
+
+/*
+ * In a child process, at the first drain after fork: a sampler that was
+ * armed in the parent gets a timer of the child's own. Errors (no timer
+ * can be made) leave it disarmed; they are reported as background errors.
+ */
+
+void
+CprofSamplerAfterFork(
+    Tcl_Interp *interp,
+    CprofSampler *sPtr)
+{
+    sPtr->forked = 0;
+    if (sPtr->armed && sPtr->pid != getpid()) {
+	Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
+
+	CprofSamplerDisarm(sPtr);
+	if (CprofSamplerArm(interp, sPtr) != TCL_OK) {
+	    Tcl_AddErrorInfo(interp,
+		    "\n    (tclcprof sampling again after fork)");
+	    Tcl_BackgroundException(interp, TCL_ERROR);
+	}
+	Tcl_RestoreInterpState(interp, saved);
     }
 }
 

@@ -1,0 +1,257 @@
+# cli.tcl --
+#
+#	The tclcprof command-line tool (installed as <prefix>/bin/tclcprof
+#	by "make install"; "make" builds one for the build directory):
+#
+#	    tclcprof run ?option value ...? script.tcl ?arg ...?
+#	    tclcprof report file ?option value ...?
+#	    tclcprof export file -format format ?option value ...?
+#	    tclcprof runs file
+#	    tclcprof help
+#
+#	"run" profiles a Tcl script in this process, as tclsh would run it
+#	(the script sees its own argv0, argv and argc), and writes the run
+#	to a profile database (tclcprof.db unless -db says otherwise). The
+#	other subcommands read such a file. Each maps to the Tcl command of
+#	the same name, so options and errors are those of the man page.
+#
+#	Exit status: 0 on success, 1 on an error (its message on stderr),
+#	2 on a usage error; "run" exits with the script's own status when
+#	the script calls exit.
+#
+# Copyright (c) 2026 The tclcprof authors.
+#
+# See the file "LICENSE" for information on usage and redistribution of
+# this file, and for a DISCLAIMER OF ALL WARRANTIES.
+
+namespace eval ::tclcprof::cli {
+    # Subcommands: name -> {proc usage}. Other library files add theirs.
+    variable commands {
+	run    {Run    "run ?option value ...? script.tcl ?arg ...?"}
+	report {Report "report file ?option value ...?"}
+	export {Export "export file -format format ?option value ...?"}
+	runs   {Runs   "runs file"}
+	help   {Help   "help"}
+    }
+    # The default database of run (and of the TCLCPROF environment
+    # variable).
+    variable defaultDb tclcprof.db
+}
+
+# ::tclcprof::cli::main --
+#
+#	Run the command line 'arglist'.
+#
+# Results:
+#	The exit status.
+
+proc ::tclcprof::cli::main {arglist} {
+    variable commands
+
+    if {[llength $arglist] == 0} {
+	Usage
+	return 2
+    }
+    set arglist [lassign $arglist sub]
+    if {$sub in {-h -help --help}} {
+	set sub help
+    }
+    if {![dict exists $commands $sub]} {
+	puts stderr "tclcprof: unknown subcommand \"$sub\""
+	Usage
+	return 2
+    }
+    lassign [dict get $commands $sub] procName usage
+    try {
+	return [$procName {*}$arglist]
+    } trap {TCLCPROF USAGE} {} {
+	puts stderr "usage: tclcprof $usage"
+	return 2
+    } trap TCLCPROF {msg} {
+	puts stderr "tclcprof: $msg"
+	return 1
+    }
+}
+
+proc ::tclcprof::cli::Usage {} {
+    variable commands
+    set lines {}
+    foreach {name def} $commands {
+	lappend lines "       tclcprof [lindex $def 1]"
+    }
+    puts stderr "usage: [string trimleft [join $lines \n]]"
+}
+
+proc ::tclcprof::cli::Help {args} {
+    variable commands
+    puts "tclcprof [package present tclcprof]: profile Tcl and C code together"
+    puts ""
+    foreach {name def} $commands {
+	puts "  tclcprof [lindex $def 1]"
+    }
+    puts ""
+    puts "run: profiles script.tcl (options as tclcprof::start; the run goes"
+    puts "     to -db, tclcprof.db by default). The other subcommands read a"
+    puts "     profile database; see the tclcprof(n) manual page."
+    return 0
+}
+
+proc ::tclcprof::cli::UsageError {} {
+    return -code error -level 2 -errorcode {TCLCPROF USAGE} usage
+}
+
+# Run --
+#
+#	tclcprof run ?option value ...? script.tcl ?arg ...?
+#
+#	Options are those of tclcprof::start, up to the first argument that
+#	does not start with "-" (or after "--").
+
+proc ::tclcprof::cli::Run {args} {
+    variable defaultDb
+
+    set opts {}
+    while {[llength $args]} {
+	set a [lindex $args 0]
+	if {$a eq "--"} {
+	    set args [lrange $args 1 end]
+	    break
+	}
+	if {![string match -* $a]} {
+	    break
+	}
+	if {[llength $args] < 2} {
+	    UsageError
+	}
+	lappend opts $a [lindex $args 1]
+	set args [lrange $args 2 end]
+    }
+    if {[llength $args] == 0} {
+	UsageError
+    }
+    set script [lindex $args 0]
+    if {![file readable $script]} {
+	return -code error -errorcode [list TCLCPROF FILE $script] \
+	    "cannot read script \"$script\""
+    }
+    if {![dict exists $opts -db] && [dict get [dict merge {-mode sample} \
+	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
+	dict set opts -db $defaultDb
+    }
+
+    # The script's view of the world, as tclsh would set it up.
+    set ::argv0 $script
+    set ::argv [lrange $args 1 end]
+    set ::argc [llength $::argv]
+
+    # Profiling starts as the script's source command is entered (from an
+    # execution trace, which runs once that command has passed the
+    # profiler's enter): the script's own commands are the profile's
+    # outermost frames, not this source. An error of start (bad options,
+    # an unusable -db) stops source before the script runs.
+    variable started 0
+    set start [list ::tclcprof::cli::StartOnce $opts]
+    trace add execution ::source enter $start
+    set code [catch {uplevel #0 [list source $script]} result options]
+    if {!$started} {
+	catch {trace remove execution ::source enter $start}
+	return -options $options $result
+    }
+    if {$code == 1} {
+	puts stderr [dict get $options -errorinfo]
+    }
+    set status [::tclcprof::status]
+    if {[dict get $status running]} {
+	if {[catch {::tclcprof::stop} stopMsg]} {
+	    puts stderr "tclcprof: $stopMsg"
+	    return 1
+	}
+	set db [dict get $status db]
+	if {[dict size $db]} {
+	    puts stderr "tclcprof: run [dict get $db run] written to\
+		[dict get $db file] (tclcprof report\
+		[list [dict get $db file]] -run [dict get $db run])"
+	}
+    }
+    return [expr {$code == 1 ? 1 : 0}]
+}
+
+proc ::tclcprof::cli::StartOnce {opts args} {
+    variable started
+    trace remove execution ::source enter [list ::tclcprof::cli::StartOnce $opts]
+    ::tclcprof::start {*}$opts
+    set started 1
+}
+
+# Report, Runs --
+#	tclcprof report file ?option value ...?
+#	tclcprof runs file
+
+proc ::tclcprof::cli::Report {args} {
+    if {[llength $args] < 1} {
+	UsageError
+    }
+    set args [lassign $args file]
+    ::tclcprof::report -db $file {*}$args
+    return 0
+}
+
+# Export --
+#	tclcprof export file -format format ?option value ...?
+#	Without -file, the export goes to stdout.
+
+proc ::tclcprof::cli::Export {args} {
+    if {[llength $args] < 1} {
+	UsageError
+    }
+    set args [lassign $args file]
+    set out [::tclcprof::export -db $file {*}$args]
+    if {$out ne ""} {
+	if {[dict exists [OptionDict $args] -format]
+		&& [string match p* [dict get [OptionDict $args] -format]]} {
+	    chan configure stdout -translation binary
+	} else {
+	    chan configure stdout -encoding utf-8
+	}
+	puts -nonewline stdout $out
+    }
+    return 0
+}
+
+# OptionDict --
+#	Options as given ("-option value ..."), as a dict; any odd one out
+#	is ignored (the command they are for reports it).
+
+proc ::tclcprof::cli::OptionDict {arglist} {
+    if {[llength $arglist] % 2} {
+	set arglist [lrange $arglist 0 end-1]
+    }
+    return $arglist
+}
+
+proc ::tclcprof::cli::Runs {args} {
+    if {[llength $args] != 1} {
+	UsageError
+    }
+    set runs [::tclcprof::runs -db [lindex $args 0]]
+    puts [format "%5s  %-19s %8s %-8s %-5s %9s %10s  %-9s %s" \
+	id started seconds mode clock samples calls status label]
+    foreach r $runs {
+	set started [clock format [expr {int([dict get $r start_time])}] \
+	    -format "%Y-%m-%d %H:%M:%S"]
+	set elapsed [dict get $r elapsed]
+	if {$elapsed ne ""} {
+	    set elapsed [format %.2f $elapsed]
+	}
+	set label [dict get $r label]
+	if {[dict get $r test_name] ne ""} {
+	    set label "[file tail [dict get $r test_file]] [dict get $r test_name]"
+	}
+	puts [format "%5d  %-19s %8s %-8s %-5s %9s %10s  %-9s %s" \
+	    [dict get $r id] $started \
+	    $elapsed \
+	    [dict get $r mode] [dict get $r clock] [dict get $r samples] \
+	    [dict get $r calls] [dict get $r status] $label]
+    }
+    return 0
+}

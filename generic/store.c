@@ -372,7 +372,10 @@ FormatError(
 }
 
 /*
- * Run a statement that returns one integer (a pragma); -1 on failure.
+ * Run a statement that returns one integer (a pragma, a count), or none
+ * (then *valuePtr is 0). While a file is being created by another process
+ * some of its locks are not covered by SQLite's busy handler: such a
+ * statement is tried again for up to the busy timeout.
  */
 
 static int
@@ -381,22 +384,69 @@ IntPragma(
     const char *sql,
     sqlite3_int64 *valuePtr)
 {
-    sqlite3_stmt *stmt;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
+    int waited = 0, rc;
 
-    if (rc != SQLITE_OK) {
-	return rc;
+    for (;;) {
+	sqlite3_stmt *stmt;
+
+	rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
+	if (rc == SQLITE_OK) {
+	    rc = sqlite3_step(stmt);
+	    if (rc == SQLITE_ROW) {
+		*valuePtr = sqlite3_column_int64(stmt, 0);
+		rc = SQLITE_OK;
+	    } else if (rc == SQLITE_DONE) {
+		*valuePtr = 0;
+		rc = SQLITE_OK;
+	    }
+	    sqlite3_finalize(stmt);
+	}
+	if ((rc & 0xff) != SQLITE_BUSY || waited >= busyTimeoutMs) {
+	    return rc;
+	}
+	sqlite3_sleep(10);
+	waited += 10;
     }
-    rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-	*valuePtr = sqlite3_column_int64(stmt, 0);
-	rc = SQLITE_OK;
-    } else if (rc == SQLITE_DONE) {
-	*valuePtr = 0;
-	rc = SQLITE_OK;
+}
+
+/*
+ * The file's application id, schema version and number of schema
+ * objects, read in one statement (one snapshot: another process may be
+ * creating the file), retried like IntPragma.
+ */
+
+static int
+ReadHeader(
+    sqlite3 *db,
+    sqlite3_int64 *appIdPtr,
+    sqlite3_int64 *versionPtr,
+    sqlite3_int64 *tablesPtr)
+{
+    int waited = 0, rc;
+
+    for (;;) {
+	sqlite3_stmt *stmt;
+
+	rc = sqlite3_prepare_v2(db, "SELECT"
+		" (SELECT application_id FROM pragma_application_id),"
+		" (SELECT user_version FROM pragma_user_version),"
+		" (SELECT count(*) FROM sqlite_schema)", -1, &stmt, NULL);
+	if (rc == SQLITE_OK) {
+	    rc = sqlite3_step(stmt);
+	    if (rc == SQLITE_ROW) {
+		*appIdPtr = sqlite3_column_int64(stmt, 0);
+		*versionPtr = sqlite3_column_int64(stmt, 1);
+		*tablesPtr = sqlite3_column_int64(stmt, 2);
+		rc = SQLITE_OK;
+	    }
+	    sqlite3_finalize(stmt);
+	}
+	if ((rc & 0xff) != SQLITE_BUSY || waited >= busyTimeoutMs) {
+	    return rc;
+	}
+	sqlite3_sleep(10);
+	waited += 10;
     }
-    sqlite3_finalize(stmt);
-    return rc;
 }
 
 /*
@@ -425,9 +475,8 @@ OpenDb(
     Tcl_DString ds;
     const char *native;
     sqlite3 *db = NULL;
-    sqlite3_int64 appId, version, tables;
+    sqlite3_int64 appId = 0, version = 0, tables = 0, tables2;
     int rc, flags;
-    char *errMsg = NULL;
 
     native = Tcl_TranslateFileName(interp, Tcl_GetString(pathObj), &ds);
     if (native == NULL) {
@@ -450,13 +499,7 @@ OpenDb(
     }
     sqlite3_busy_timeout(db, busyTimeoutMs);
 
-    rc = IntPragma(db, "PRAGMA application_id", &appId);
-    if (rc == SQLITE_OK) {
-	rc = IntPragma(db, "PRAGMA user_version", &version);
-    }
-    if (rc == SQLITE_OK) {
-	rc = IntPragma(db, "SELECT count(*) FROM sqlite_schema", &tables);
-    }
+    rc = ReadHeader(db, &appId, &version, &tables);
     if (rc != SQLITE_OK) {
 	if ((rc & 0xff) == SQLITE_NOTADB) {
 	    FormatError(interp, pathObj, "FOREIGN",
@@ -500,9 +543,7 @@ OpenDb(
 	 * crashing; with -commit direct, a power failure too.
 	 */
 
-	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL,
-		&errMsg);
-	sqlite3_free(errMsg);
+	rc = IntPragma(db, "PRAGMA journal_mode = WAL", &tables2);
 	if (rc == SQLITE_OK) {
 	    rc = sqlite3_exec(db, direct ? "PRAGMA synchronous = FULL"
 		    : "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);

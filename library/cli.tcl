@@ -3,9 +3,10 @@
 #	The tclcprof command-line tool (installed as <prefix>/bin/tclcprof
 #	by "make install"; "make" builds one for the build directory):
 #
-#	    tclcprof run ?option value ...? script.tcl ?arg ...?
+#	    tclcprof run ?-tcltest 1? ?option value ...? script.tcl ?arg ...?
 #	    tclcprof report file ?option value ...?
 #	    tclcprof export file -format format ?option value ...?
+#	    tclcprof diff base new ?option value ...?
 #	    tclcprof runs file
 #	    tclcprof help
 #
@@ -17,7 +18,8 @@
 #
 #	Exit status: 0 on success, 1 on an error (its message on stderr),
 #	2 on a usage error; "run" exits with the script's own status when
-#	the script calls exit.
+#	the script calls exit; "diff" exits with 1 when it finds a
+#	regression and 2 on an error (as diff(1) does).
 #
 # Copyright (c) 2026 The tclcprof authors.
 #
@@ -27,9 +29,10 @@
 namespace eval ::tclcprof::cli {
     # Subcommands: name -> {proc usage}. Other library files add theirs.
     variable commands {
-	run    {Run    "run ?option value ...? script.tcl ?arg ...?"}
+	run    {Run    "run ?-tcltest 1? ?option value ...? script.tcl ?arg ...?"}
 	report {Report "report file ?option value ...?"}
 	export {Export "export file -format format ?option value ...?"}
+	diff   {Diff   "diff base new ?option value ...?"}
 	runs   {Runs   "runs file"}
 	help   {Help   "help"}
     }
@@ -64,6 +67,15 @@ proc ::tclcprof::cli::main {arglist} {
     lassign [dict get $commands $sub] procName usage
     try {
 	return [$procName {*}$arglist]
+    } trap {POSIX EPIPE} {} {
+	# The reader went away (tclcprof runs x.db | head): not an error.
+	return 0
+    } trap {TCLCPROF CHANNEL stdout} {msg} {
+	if {[string match "*broken pipe*" $msg]} {
+	    return 0
+	}
+	puts stderr "tclcprof: $msg"
+	return 1
     } trap {TCLCPROF USAGE} {} {
 	puts stderr "usage: tclcprof $usage"
 	return 2
@@ -134,9 +146,21 @@ proc ::tclcprof::cli::Run {args} {
 	return -code error -errorcode [list TCLCPROF FILE $script] \
 	    "cannot read script \"$script\""
     }
+    set perTest 0
+    if {[dict exists $opts -tcltest]} {
+	set perTest [dict get $opts -tcltest]
+	dict unset opts -tcltest
+	if {![string is boolean -strict $perTest]} {
+	    return -code error -errorcode [list TCLCPROF VALUE -tcltest $perTest] \
+		"bad value \"$perTest\" for -tcltest: expected a boolean"
+	}
+    }
     if {![dict exists $opts -db] && [dict get [dict merge {-mode sample} \
 	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
 	dict set opts -db $defaultDb
+    }
+    if {$perTest} {
+	return [RunTests $script [lrange $args 1 end] $opts]
     }
 
     # The script's view of the world, as tclsh would set it up.
@@ -172,6 +196,35 @@ proc ::tclcprof::cli::Run {args} {
 		[dict get $db file] (tclcprof report\
 		[list [dict get $db file]] -run [dict get $db run])"
 	}
+    }
+    return [expr {$code == 1 ? 1 : 0}]
+}
+
+# RunTests --
+#
+#	run -tcltest 1: the script runs a tcltest suite; each test is
+#	profiled as a run of its own (tclcprof::tcltest::enable), in this
+#	process and in the processes runAllTests starts.
+
+proc ::tclcprof::cli::RunTests {script arglist opts} {
+    ::tclcprof::tcltest::enable {*}$opts
+    set ::argv0 $script
+    set ::argv $arglist
+    set ::argc [llength $::argv]
+    set code [catch {uplevel #0 [list source $script]} result options]
+    if {$code == 1} {
+	puts stderr [dict get $options -errorinfo]
+    }
+    set db [dict get $opts -db]
+    if {[file exists $db]} {
+	set n 0
+	foreach r [::tclcprof::runs -db $db] {
+	    if {[dict get $r test_name] ne ""} {
+		incr n
+	    }
+	}
+	puts stderr "tclcprof: $db holds $n test runs\
+	    (tclcprof runs [list $db])"
     }
     return [expr {$code == 1 ? 1 : 0}]
 }
@@ -227,6 +280,24 @@ proc ::tclcprof::cli::OptionDict {arglist} {
 	set arglist [lrange $arglist 0 end-1]
     }
     return $arglist
+}
+
+# Diff --
+#	tclcprof diff base new ?option value ...?
+
+proc ::tclcprof::cli::Diff {args} {
+    if {[llength $args] < 2} {
+	UsageError
+    }
+    if {[catch {
+	set o [::tclcprof::difflib::ParseOptions [lrange $args 2 end]]
+	set result [::tclcprof::diff {*}$args -format dict]
+    } msg]} {
+	puts stderr "tclcprof: $msg"
+	return 2
+    }
+    puts [join [::tclcprof::difflib::Text $o $result] \n]
+    return [expr {[llength [dict get $result regressions]] ? 1 : 0}]
 }
 
 proc ::tclcprof::cli::Runs {args} {

@@ -14,6 +14,8 @@ source -encoding utf-8 [file join [file dirname [info script]] report.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] export.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] flamegraph.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] cli.tcl]
+source -encoding utf-8 [file join [file dirname [info script]] testhooks.tcl]
+source -encoding utf-8 [file join [file dirname [info script]] diff.tcl]
 
 # Activation without editing the program: the environment variable
 # TCLCPROF holds options of tclcprof::start (a Tcl list), and profiling
@@ -42,6 +44,7 @@ proc ::tclcprof::EnvStart {value} {
 }
 
 if {[info exists ::env(TCLCPROF)] && [string trim $::env(TCLCPROF)] ne ""
+	&& ![info exists ::tclcprof::noEnv]
 	&& ![dict get [::tclcprof::status] running]} {
     ::tclcprof::EnvStart $::env(TCLCPROF)
 }

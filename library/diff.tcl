@@ -1,0 +1,442 @@
+# diff.tcl --
+#
+#	tclcprof::diff: compare two profile runs, or two profile databases
+#	test by test, and report what got slower or faster, or is called
+#	more or less often, per test and per command, sorted by impact.
+#
+#	A side of the comparison is a profile database (all its runs) or,
+#	with -db, one run of a database. Runs are grouped by key: the test
+#	they profile (test_file and test_name, from
+#	tclcprof::tcltest::enable), else their label, else "(run)"; runs of
+#	the same key on one side are repetitions, reduced to one figure per
+#	command by -stat (min or median). Keys found on both sides are
+#	compared.
+#
+#	Figures per command come from each run's flat profile (exact view
+#	when the run has exact figures): calls, self and total time (ns;
+#	a sampled run's self and total are samples), and samples (the
+#	sampled flat total). Each test also has a row of its own (command
+#	""): its total time (or samples, or all its calls).
+#
+#	A change is reported when it passes both the relative -threshold
+#	(percent of the base) and the absolute -floor (in the metric's
+#	unit): timing noise on a shared machine is tens of percent for
+#	short calls, so small absolute changes are not news, and the
+#	minimum of several repetitions is the steadiest estimate of a
+#	time. Calls are exact: -metric calls with -threshold 0 flags any
+#	change.
+#
+# Copyright (c) 2026 The tclcprof authors.
+#
+# See the file "LICENSE" for information on usage and redistribution of
+# this file, and for a DISCLAIMER OF ALL WARRANTIES.
+
+namespace eval ::tclcprof {
+    namespace export diff
+}
+
+namespace eval ::tclcprof::difflib {
+    namespace path ::tclcprof::reportlib
+
+    variable optionNames {
+	-channel -db -floor -format -limit -metric -stat -threshold
+    }
+    variable metrics {calls samples self total}
+    # Default -floor per unit.
+    variable floors {calls 0 ns 200000 samples 3}
+}
+
+# ::tclcprof::diff --
+#
+#	tclcprof::diff base new ?option value ...?
+#
+# Results:
+#	Text written to -channel (the empty string), or with -format dict
+#	the comparison as a dict: metric, unit, threshold, floor, stat,
+#	base and new (each: source, runs, keys), only_base and only_new
+#	(keys), compared (how many keys), regressions and improvements
+#	(lists of row dicts: test {file name} or {} plus label, command,
+#	kind, base, new, delta, pct; sorted by impact).
+
+proc ::tclcprof::diff {base new args} {
+    set o [difflib::ParseOptions $args]
+    if {[dict get $o -format] eq "text"} {
+	reportlib::CheckChannel [dict get $o -channel]
+    }
+    set b [difflib::Side $base $o]
+    set n [difflib::Side $new $o]
+    set result [difflib::Compare $o $b $n]
+    if {[dict get $o -format] eq "dict"} {
+	return $result
+    }
+    reportlib::Output [dict create -channel [dict get $o -channel]] \
+	[difflib::Text $o $result]
+    return
+}
+
+proc ::tclcprof::difflib::ParseOptions {arglist} {
+    variable optionNames
+    variable metrics
+
+    set o [dict create -channel stdout -format text -limit {} \
+	-metric total -stat min -threshold 25.0]
+    set given {}
+    foreach {opt v} [OptionPairs $arglist $optionNames] {
+	switch -- $opt {
+	    -metric {
+		set v [Enum $opt $v metric $metrics]
+	    }
+	    -stat {
+		set v [Enum $opt $v statistic {median min}]
+	    }
+	    -format {
+		set v [Enum $opt $v format {dict text}]
+	    }
+	    -threshold - -floor {
+		if {![string is double -strict $v] || $v < 0} {
+		    Fail [list VALUE $opt $v] "bad value \"$v\" for $opt:\
+			expected a non-negative number"
+		}
+		set v [expr {double($v)}]
+	    }
+	    -limit {
+		if {![string is entier -strict $v] || $v < 0} {
+		    Fail [list VALUE $opt $v] "bad value \"$v\" for -limit:\
+			expected a non-negative integer"
+		}
+	    }
+	}
+	dict set o $opt $v
+	dict set given $opt 1
+    }
+    if {[dict exists $given -channel] && [dict get $o -format] eq "dict"} {
+	Fail [list VALUE -channel [dict get $o -channel]] "-channel is for\
+	    text output: it cannot be used with -format dict"
+    }
+    return $o
+}
+
+# Side --
+#
+#	One side of the comparison: {source S runs N groups {key {label
+#	figures-list} ...}}, where each figures value is a dict command
+#	-> value for the metric, one per run of the key.
+
+proc ::tclcprof::difflib::Side {spec o} {
+    set metric [dict get $o -metric]
+    if {[dict exists $o -db]} {
+	set file [dict get $o -db]
+	if {![string is entier -strict $spec] || $spec < 1} {
+	    Fail [list VALUE run $spec] "bad run \"$spec\": with -db, the\
+		two sides are run ids"
+	}
+	set runs [lmap r [::tclcprof::runs -db $file] {
+	    if {[dict get $r id] != $spec} continue
+	    set r
+	}]
+	if {![llength $runs]} {
+	    Fail [list DB NORUN $file $spec] "no run $spec in \"$file\""
+	}
+	set source "$file run $spec"
+    } else {
+	set file $spec
+	set runs [::tclcprof::runs -db $file]
+	if {![llength $runs]} {
+	    Fail [list DB NORUN $file 0] "no runs in \"$file\""
+	}
+	set source $file
+    }
+    set groups {}
+    set units {}
+    foreach r $runs {
+	if {[dict get $r status] ne "complete"} {
+	    continue
+	}
+	lassign [Key $r] key label
+	set profile [::tclcprof::data -db $file -run [dict get $r id]]
+	lassign [Figures $profile $metric] unit figures
+	if {$unit eq ""} {
+	    continue
+	}
+	dict set units $unit 1
+	if {![dict exists $groups $key]} {
+	    dict set groups $key [list $label {}]
+	}
+	set g [dict get $groups $key]
+	lset g 1 [linsert [lindex $g 1] end $figures]
+	dict set groups $key $g
+    }
+    if {[dict size $units] > 1} {
+	Fail [list VALUE -metric $metric] "-metric $metric is in different\
+	    units in the runs of \"$source\" (exact and sampled runs)"
+    }
+    return [dict create source $source runs [llength $runs] \
+	groups $groups unit [lindex [dict keys $units] 0]]
+}
+
+# Key --
+#	A run's key and how to show it: its test, else its label.
+
+proc ::tclcprof::difflib::Key {run} {
+    if {[dict get $run test_name] ne ""} {
+	set test [list [dict get $run test_file] [dict get $run test_name]]
+	return [list [list test {*}$test] [join $test " "]]
+    }
+    set label [dict get $run label]
+    if {$label ne ""} {
+	return [list [list label $label] $label]
+    }
+    return [list run (run)]
+}
+
+# Figures --
+#
+#	The metric's figure for each command of a profile, and for the
+#	whole (command ""), with its unit (ns, samples or calls), or an
+#	empty unit when the profile has no such figures.
+
+proc ::tclcprof::difflib::Figures {profile metric} {
+    set meta [dict get $profile meta]
+    set mode [dict get $meta mode]
+    set exact [expr {$mode in {exact both}}]
+    if {$metric eq "samples" || !$exact} {
+	if {$mode ni {sample both} || $metric eq "calls"} {
+	    return [list {} {}]
+	}
+	set view samples
+	set unit samples
+    } else {
+	set view exact
+	set unit [expr {$metric eq "calls" ? "calls" : "ns"}]
+    }
+    set rows [::tclcprof::report -data $profile -type flat -format dict \
+	-min 0 -view $view]
+    set figures {}
+    set whole 0
+    foreach row $rows {
+	set key [list [dict get $row name] [dict get $row kind]]
+	switch -- $metric {
+	    calls {
+		set v [dict get $row calls]
+		incr whole $v
+	    }
+	    self {
+		set v [expr {$view eq "exact" ? [dict get $row self_ns]
+		    : [dict get $row self]}]
+	    }
+	    total - samples {
+		set v [expr {$view eq "exact" ? [dict get $row total_ns]
+		    : [dict get $row total]}]
+	    }
+	}
+	dict set figures $key $v
+    }
+    if {$metric ne "calls"} {
+	set tree [dict get $profile [expr {$mode eq "both" && $view eq "exact"
+	    ? "exact" : "tree"}]]
+	set whole [dict get $tree total]
+    }
+    dict set figures {} $whole
+    return [list $unit $figures]
+}
+
+# Stat --
+#	Several repetitions' figures for one command (a missing one is 0)
+#	reduced to one.
+
+proc ::tclcprof::difflib::Stat {how values} {
+    set values [lsort -real $values]
+    set n [llength $values]
+    if {$how eq "min" || $n == 1} {
+	return [lindex $values 0]
+    }
+    if {$n % 2} {
+	return [lindex $values [expr {$n / 2}]]
+    }
+    expr {([lindex $values [expr {$n / 2 - 1}]]
+	+ [lindex $values [expr {$n / 2}]]) / 2.0}
+}
+
+proc ::tclcprof::difflib::Reduce {how reps} {
+    set commands {}
+    foreach figures $reps {
+	foreach key [dict keys $figures] {
+	    dict set commands $key 1
+	}
+    }
+    set out {}
+    foreach key [dict keys $commands] {
+	set values [lmap figures $reps {
+	    expr {[dict exists $figures $key] ? [dict get $figures $key] : 0}
+	}]
+	dict set out $key [Stat $how $values]
+    }
+    return $out
+}
+
+# Compare --
+#	The comparison of two sides (see ::tclcprof::diff).
+
+proc ::tclcprof::difflib::Compare {o b n} {
+    variable floors
+
+    set metric [dict get $o -metric]
+    set unit [dict get $b unit]
+    if {$unit eq ""} {
+	set unit [dict get $n unit]
+    }
+    if {$unit ne "" && [dict get $n unit] ne "" && $unit ne [dict get $n unit]} {
+	Fail [list VALUE -metric $metric] "-metric $metric is in\
+	    [dict get $b unit] in the base and in [dict get $n unit] in\
+	    the new runs: compare runs of the same kind"
+    }
+    if {$unit eq ""} {
+	Fail [list NODATA $metric] "no run on either side has figures for\
+	    -metric $metric"
+    }
+    set threshold [dict get $o -threshold]
+    set floor [expr {[dict exists $o -floor] ? [dict get $o -floor]
+	: [dict get $floors $unit]}]
+    set stat [dict get $o -stat]
+    set bg [dict get $b groups]
+    set ng [dict get $n groups]
+    set onlyBase {}
+    set onlyNew {}
+    set compared 0
+    set regressions {}
+    set improvements {}
+    foreach key [dict keys $bg] {
+	if {![dict exists $ng $key]} {
+	    lappend onlyBase [lindex [dict get $bg $key] 0]
+	    continue
+	}
+	incr compared
+	lassign [dict get $bg $key] label breps
+	set bf [Reduce $stat $breps]
+	set nf [Reduce $stat [lindex [dict get $ng $key] 1]]
+	set test [expr {[lindex $key 0] eq "test" ? [lrange $key 1 2] : {}}]
+	foreach cmd [lsort -unique [concat [dict keys $bf] [dict keys $nf]]] {
+	    set bv [expr {[dict exists $bf $cmd] ? [dict get $bf $cmd] : 0}]
+	    set nv [expr {[dict exists $nf $cmd] ? [dict get $nf $cmd] : 0}]
+	    set delta [expr {$nv - $bv}]
+	    if {$delta == 0 || abs($delta) < $floor || ($floor == 0
+		    && abs($delta) == 0)} {
+		continue
+	    }
+	    set pct [expr {$bv != 0 ? 100.0 * $delta / $bv : ""}]
+	    if {$pct ne "" && abs($pct) <= $threshold} {
+		continue
+	    }
+	    set row [dict create test $test label $label \
+		command [lindex $cmd 0] kind [lindex $cmd 1] \
+		base $bv new $nv delta $delta \
+		pct [expr {$pct eq "" ? "" : double(round($pct * 10)) / 10}]]
+	    if {$delta > 0} {
+		lappend regressions $row
+	    } else {
+		lappend improvements $row
+	    }
+	}
+    }
+    foreach key [dict keys $ng] {
+	if {![dict exists $bg $key]} {
+	    lappend onlyNew [lindex [dict get $ng $key] 0]
+	}
+    }
+    return [dict create metric $metric unit $unit threshold $threshold \
+	floor $floor stat $stat \
+	base [dict create source [dict get $b source] runs [dict get $b runs] \
+	    keys [dict size $bg]] \
+	new [dict create source [dict get $n source] runs [dict get $n runs] \
+	    keys [dict size $ng]] \
+	compared $compared only_base $onlyBase only_new $onlyNew \
+	regressions [ByImpact $regressions] \
+	improvements [ByImpact $improvements]]
+}
+
+# ByImpact --
+#	Rows sorted by the size of their change, largest first (then by
+#	label and command: lsort is stable).
+
+proc ::tclcprof::difflib::ByImpact {rows} {
+    set keyed [lmap row $rows {
+	list [expr {abs([dict get $row delta])}] \
+	    "[dict get $row label]\0[dict get $row command]" $row
+    }]
+    set keyed [lsort -index 1 $keyed]
+    set keyed [lsort -real -decreasing -index 0 $keyed]
+    return [lmap k $keyed {lindex $k 2}]
+}
+
+# Text --
+#	The comparison as lines of text.
+
+proc ::tclcprof::difflib::Text {o result} {
+    set unit [dict get $result unit]
+    set what [dict get {calls calls self "self time" total "total time"
+	samples samples} [dict get $result metric]]
+    if {$unit eq "samples" && $what ne "samples"} {
+	append what " (samples)"
+    }
+    set lines {}
+    lappend lines "tclcprof diff: $what;\
+	base [dict get $result base source] ([Count [dict get $result base runs] run]),\
+	new [dict get $result new source] ([Count [dict get $result new runs] run])"
+    lappend lines "[Count [dict get $result compared] test] compared;\
+	changes beyond [Num [dict get $result threshold] 1]% and\
+	[Value $unit [dict get $result floor]], [dict get $result stat]\
+	of repetitions"
+    foreach side {only_base only_new} what {"only in the base" "only in the new runs"} {
+	set keys [dict get $result $side]
+	if {[llength $keys]} {
+	    lappend lines "[Count [llength $keys] test] $what: [join [lrange $keys 0 9] {, }][expr {[llength $keys] > 10 ? ", \u2026" : ""}]"
+	}
+    }
+    set limit [dict get $o -limit]
+    foreach section {regressions improvements} {
+	set rows [dict get $result $section]
+	lappend lines ""
+	if {![llength $rows]} {
+	    lappend lines "no $section"
+	    continue
+	}
+	lappend lines "[Count [llength $rows] [string range $section 0 end-1]]:"
+	lappend lines [format "%10s %10s %11s %8s  %s" Base New Change % \
+	    "Test / command"]
+	set shown $rows
+	if {$limit ne "" && [llength $rows] > $limit} {
+	    set shown [lrange $rows 0 [expr {$limit - 1}]]
+	}
+	foreach row $shown {
+	    set pct [dict get $row pct]
+	    set who [Escape [dict get $row label]]
+	    if {[dict get $row command] ne ""} {
+		append who "  " [Frame [dict get $row command] [dict get $row kind]]
+	    }
+	    lappend lines [format "%10s %10s %11s %8s  %s" \
+		[Value $unit [dict get $row base]] \
+		[Value $unit [dict get $row new]] \
+		[expr {[dict get $row delta] > 0 ? "+" : "-"}][Value $unit [expr {abs([dict get $row delta])}]] \
+		[expr {$pct eq "" ? "new" : [format %+.1f%% $pct]}] $who]
+	}
+	if {[llength $shown] < [llength $rows]} {
+	    lappend lines "\u2026 [expr {[llength $rows] - [llength $shown]}] more"
+	}
+    }
+    return $lines
+}
+
+proc ::tclcprof::difflib::Count {n what} {
+    return "$n $what[expr {$n == 1 ? "" : "s"}]"
+}
+
+proc ::tclcprof::difflib::Value {unit v} {
+    switch -- $unit {
+	ns {
+	    return [Dur $v]
+	}
+	default {
+	    return [Num $v 2]
+	}
+    }
+}

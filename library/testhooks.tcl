@@ -1,0 +1,294 @@
+# testhooks.tcl --
+#
+#	Regression profiling with tcltest: tclcprof::tcltest::enable makes
+#	every test of a tcltest suite a profile run of its own, written to
+#	a profile database with the test's file and name (the runs table's
+#	test_file and test_name), so that two runs of a suite can be
+#	compared test by test (tclcprof::diff).
+#
+#	How: tcltest evaluates a test's body through its EvalTest hook;
+#	profiling starts right before the body and stops right after it
+#	(setup, cleanup and the result check are not profiled), so that the
+#	body's commands are the outermost frames.
+#	With -singleproc 0 (one process per test file) the suite's
+#	interpreter is replaced, for runAllTests, by a wrapper that loads
+#	tclcprof, enables the same profiling and then runs the test file;
+#	a suite whose test files call loadTestedCommands can also be
+#	profiled with tcltest's -load option, in either mode.
+#
+# Copyright (c) 2026 The tclcprof authors.
+#
+# See the file "LICENSE" for information on usage and redistribution of
+# this file, and for a DISCLAIMER OF ALL WARRANTIES.
+
+namespace eval ::tclcprof::tcltest {
+    namespace export enable
+
+    # Options of tclcprof::start for each test ({} until enable).
+    variable options {}
+    # The hooks are in place.
+    variable installed 0
+    # Profiling was started for the test whose body runs.
+    variable active 0
+    # Failures to profile a test are reported once.
+    variable warned 0
+    # Where this package's files are (the child processes load it from
+    # there).
+    variable libdir [file dirname [file normalize [info script]]]
+    # What runAllTests changed, to restore afterwards.
+    variable saved {}
+    # The test whose body runs (set by the RunTest wrapper).
+    variable current {}
+    # The suite had an EvalTest hook of its own.
+    variable userHook 0
+    # The default options.
+    variable defaults {-mode both}
+}
+
+# ::tclcprof::tcltest::enable --
+#
+#	tclcprof::tcltest::enable ?option value ...?
+#
+#	Profile every test run from now on (in this interpreter, and in the
+#	child processes runAllTests starts) as a run of its own, with the
+#	options of tclcprof::start (default: -mode both, written to
+#	tclcprof.db in the current directory). Can be called again to
+#	change the options.
+#
+# Results:
+#	The empty string. Errors: those of the options, as tclcprof::start
+#	would raise them, and of the database file (TCLCPROF DB ...).
+
+proc ::tclcprof::tcltest::enable {args} {
+    variable options
+    variable installed
+    variable defaults
+
+    if {[llength $args] % 2} {
+	return -code error -errorcode {TCL WRONGARGS} \
+	    "wrong # args: should be \"tclcprof::tcltest::enable\
+	    ?-option value ...?\""
+    }
+    set opts [dict merge $defaults $args]
+    foreach opt {-test -duration} {
+	if {[dict exists $opts $opt]} {
+	    return -code error -errorcode [list TCLCPROF VALUE $opt] \
+		"$opt cannot be given to tclcprof::tcltest::enable: each\
+		test is a run of its own"
+	}
+    }
+    if {![dict exists $opts -db]} {
+	dict set opts -db $::tclcprof::cli::defaultDb
+    }
+    Check $opts
+
+    # Tests may change directory: the file is named absolutely.
+    dict set opts -db [file normalize [dict get $opts -db]]
+    set options $opts
+    package require tcltest 2.2
+    if {!$installed} {
+	Install
+	set installed 1
+    }
+    return
+}
+
+# Check --
+#
+#	Check options before any test runs: that start accepts them (a run
+#	is started and stopped, without -db, in a scratch interpreter), and
+#	that the database is a profile database or can be created.
+
+proc ::tclcprof::tcltest::Check {opts} {
+    if {[dict get [::tclcprof::status] running]} {
+	return -code error -errorcode {TCLCPROF STATE RUNNING} \
+	    "profiling is already running: tclcprof::tcltest::enable\
+	    profiles each test on its own"
+    }
+    set i [interp create]
+    try {
+	$i eval [list set auto_path $::auto_path]
+	$i eval {
+	    namespace eval ::tclcprof {variable noEnv 1}
+	    package require tclcprof
+	}
+	set code [catch {
+	    $i eval [list ::tclcprof::start {*}[dict remove $opts -db]]
+	    $i eval ::tclcprof::stop
+	} msg options]
+    } finally {
+	interp delete $i
+    }
+    if {$code} {
+	return -options $options $msg
+    }
+    set db [dict get $opts -db]
+    if {[file exists $db]} {
+	::tclcprof::runs -db $db
+    } elseif {![file isdirectory [file dirname [file normalize $db]]]} {
+	return -code error -errorcode [list TCLCPROF DB OPEN $db] \
+	    "cannot open profile database \"$db\": no such directory"
+    }
+}
+
+# Install --
+#
+#	tcltest evaluates a test's body through the hook ::tcltest::EvalTest
+#	when there is one: profiling starts and stops there, around the body
+#	alone, which rethrows whatever the body returned at the same level.
+#	A wrapper around ::tcltest::RunTest tells it the test's name, and one
+#	around runAllTests carries profiling into child processes. A hook the
+#	suite had already is kept and called inside ours (and excluded from
+#	the profile).
+
+proc ::tclcprof::tcltest::Install {} {
+    variable userHook [expr {[info commands ::tcltest::EvalTest] ne ""}]
+
+    if {$userHook} {
+	rename ::tcltest::EvalTest ::tcltest::EvalTest_tclcprof_user
+	proc ::tcltest::EvalTest {script} {
+	    ::tclcprof::tcltest::Begin
+	    set code [catch {
+		uplevel 1 [list ::tcltest::EvalTest_tclcprof_user $script]
+	    } result options]
+	    ::tclcprof::tcltest::End
+	    dict incr options -level
+	    return -options $options $result
+	}
+    } else {
+	proc ::tcltest::EvalTest {script} {
+	    ::tclcprof::tcltest::Begin
+	    set code [catch {uplevel 1 $script} result options]
+	    ::tclcprof::tcltest::End
+	    dict incr options -level
+	    return -options $options $result
+	}
+    }
+    rename ::tcltest::RunTest ::tcltest::RunTest_tclcprof
+    proc ::tcltest::RunTest {name script} {
+	set ::tclcprof::tcltest::current $name
+	uplevel 1 [list ::tcltest::RunTest_tclcprof $name $script]
+    }
+    rename ::tcltest::runAllTests ::tcltest::runAllTests_tclcprof
+    proc ::tcltest::runAllTests {args} {
+	::tclcprof::tcltest::ChildSetup
+	try {
+	    uplevel 1 [list ::tcltest::runAllTests_tclcprof {*}$args]
+	} finally {
+	    ::tclcprof::tcltest::ChildCleanup
+	}
+    }
+}
+
+# Begin, End --
+#
+#	Around a test's body: start profiling it as a run of its own, and
+#	stop (which writes the run). A test that runs while profiling is
+#	already on (started by the program itself) is left alone.
+
+proc ::tclcprof::tcltest::Begin {} {
+    variable options
+    variable active
+    variable warned
+    variable current
+    variable userHook
+
+    set name $current
+    set active 0
+    if {![llength $options] || [dict get [::tclcprof::status] running]} {
+	return
+    }
+    set opts $options
+    if {$userHook} {
+	dict lappend opts -exclude ::tcltest::EvalTest_tclcprof_user
+    }
+    set file [file tail [info script]]
+    if {[catch {::tclcprof::start {*}$opts -test [list $file $name]} msg]} {
+	if {!$warned} {
+	    puts stderr "tclcprof: cannot profile test $name: $msg"
+	    set warned 1
+	}
+	return
+    }
+    set active 1
+}
+
+proc ::tclcprof::tcltest::End {} {
+    variable active
+    variable warned
+
+    if {!$active} {
+	return
+    }
+    set active 0
+    if {[dict get [::tclcprof::status] running]
+	    && [catch {::tclcprof::stop} msg] && !$warned} {
+	puts stderr "tclcprof: $msg"
+	set warned 1
+    }
+}
+
+# ChildSetup, ChildCleanup --
+#
+#	For runAllTests with -singleproc 0: the interpreter that runs each
+#	test file becomes a wrapper script that runs the suite's
+#	interpreter on a preamble, which loads tclcprof, enables the same
+#	profiling and sources the test file with its arguments. The
+#	options reach the children in the environment variable
+#	TCLCPROF_TCLTEST.
+
+proc ::tclcprof::tcltest::ChildSetup {} {
+    variable options
+    variable libdir
+    variable saved
+
+    set saved {}
+    if {![llength $options] || [::tcltest::singleProcess]} {
+	return
+    }
+    set dir [::tcltest::temporaryDirectory]
+    set tag tclcprof-[pid]-[clock microseconds]
+    set preamble [file join $dir $tag-preamble.tcl]
+    set wrapper [file join $dir $tag-tclsh]
+    set chan [open $preamble w]
+    puts $chan [list set auto_path [linsert $::auto_path 0 $libdir]]
+    puts $chan {package require tclcprof
+::tclcprof::tcltest::enable {*}$::env(TCLCPROF_TCLTEST)
+set argv0 [lindex $argv 0]
+set argv [lrange $argv 1 end]
+set argc [llength $argv]
+uplevel #0 [list source $argv0]}
+    close $chan
+    set chan [open $wrapper w]
+    puts $chan "#!/bin/sh"
+    puts $chan "exec [ShQuote [::tcltest::interpreter]] [ShQuote $preamble] \"\$@\""
+    close $chan
+    file attributes $wrapper -permissions 0755
+    dict set saved interpreter [::tcltest::interpreter]
+    dict set saved files [list $preamble $wrapper]
+    if {[info exists ::env(TCLCPROF_TCLTEST)]} {
+	dict set saved env $::env(TCLCPROF_TCLTEST)
+    }
+    set ::env(TCLCPROF_TCLTEST) $options
+    ::tcltest::interpreter $wrapper
+}
+
+proc ::tclcprof::tcltest::ChildCleanup {} {
+    variable saved
+
+    if {![dict exists $saved interpreter]} {
+	return
+    }
+    ::tcltest::interpreter [dict get $saved interpreter]
+    file delete {*}[dict get $saved files]
+    if {[dict exists $saved env]} {
+	set ::env(TCLCPROF_TCLTEST) [dict get $saved env]
+    } else {
+	unset -nocomplain ::env(TCLCPROF_TCLTEST)
+    }
+    set saved {}
+}
+
+proc ::tclcprof::tcltest::ShQuote {s} {
+    return '[string map {' '\\''} $s]'
+}

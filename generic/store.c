@@ -20,15 +20,24 @@
  *	one rewrites everything (rows are upserted); nothing collected in
  *	memory is lost.
  *
+ *	No connection is held between writes: each one (adding a run, a
+ *	flush, a save) opens the file and closes it. SQLite keeps lock state
+ *	per file and per process, shared by all its connections, and a
+ *	connection must not cross fork: a child that inherited an open
+ *	connection and opened another to the same file would write without
+ *	real locks, and the parent closing its own would checkpoint and
+ *	remove the write-ahead log under the child. Between writes there is
+ *	nothing to inherit. Intermediate flushes close without a checkpoint
+ *	(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE; SQLite checkpoints as the log
+ *	grows), the last one of a run with one.
+ *
  *	The schema is documented in the man page, DATABASE SCHEMA. Its
  *	version is kept in the file's user_version, its owner in the
  *	file's application_id: a file that is another program's database, or
  *	has a schema version this code does not know, is refused.
  *
  *	Everything here runs in normal context, in the thread that owns the
- *	profiled interpreter; a connection is never used by another process
- *	(after fork the child opens its own and leaves the inherited one
- *	alone).
+ *	profiled interpreter.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -120,7 +129,7 @@ static const char schemaSql[] =
 "  frame INTEGER NOT NULL REFERENCES frames(id),\n"
 "  calls INTEGER NOT NULL,\n"
 "  seq INTEGER NOT NULL,\n"
-"  PRIMARY KEY (run, frame)\n"
+"  PRIMARY KEY (run, seq)\n"
 ") WITHOUT ROWID;\n"
 "CREATE TABLE coverage_lines (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
@@ -216,8 +225,8 @@ static const char *const stmtSql[ST_COUNT] = {
     "INSERT OR REPLACE INTO events (run, seq, ns, type, frame)"
 	" VALUES (?1, ?2, ?3, ?4, ?5)",
     "INSERT INTO coverage_commands (run, frame, calls, seq)"
-	" VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run, frame)"
-	" DO UPDATE SET calls = ?3",
+	" VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run, seq)"
+	" DO UPDATE SET calls = ?3, frame = ?2",
     "INSERT INTO coverage_lines (run, file, line, calls, seq)"
 	" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run, file, line)"
 	" DO UPDATE SET calls = ?4",
@@ -226,6 +235,8 @@ static const char *const stmtSql[ST_COUNT] = {
 	" weight = ?9, drops = ?10, splice_rate = ?11, calls = ?12,"
 	" overhead_pct = ?13, meta = ?14 WHERE id = ?1"
 };
+
+static void		Disconnect(CprofStore *storePtr, int checkpoint);
 
 /*
  * What was last written of a call-tree node, and of a call site.
@@ -258,7 +269,8 @@ struct CprofStore {
     ShadowTree trees[2];
     CprofLineValues *lines;	/* Call sites as last written. */
     int numLines, capLines;
-    uint64_t *cmdCalls;		/* Coverage: calls by name id, written. */
+    CprofNameCalls *cmdCalls;	/* Coverage: calls (and kind) by name id,
+				 * as written. */
     int numCmdCalls;
     uint64_t *siteHits;		/* Coverage: calls by site, written. */
     int numSiteHits;
@@ -364,6 +376,9 @@ FormatError(
     const char *message,
     const char *extra)
 {
+    if (interp == NULL) {
+	return TCL_ERROR;
+    }
     Tcl_SetObjResult(interp, Tcl_ObjPrintf("cannot use \"%s\": %s",
 	    Tcl_GetString(pathObj), message));
     Tcl_SetErrorCode(interp, "TCLCPROF", "DB", class, Tcl_GetString(pathObj),
@@ -480,8 +495,10 @@ OpenDb(
 
     native = Tcl_TranslateFileName(interp, Tcl_GetString(pathObj), &ds);
     if (native == NULL) {
-	Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "OPEN",
-		Tcl_GetString(pathObj), NULL);
+	if (interp != NULL) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "OPEN",
+		    Tcl_GetString(pathObj), NULL);
+	}
 	return TCL_ERROR;
     }
     if (!create && access(native, F_OK) != 0) {
@@ -515,7 +532,9 @@ OpenDb(
 		    "database (another program's SQLite file)", NULL);
 	    goto fail;
 	}
-	if (version != SCHEMA_VERSION) {
+	if (version != SCHEMA_VERSION && interp == NULL) {
+	    goto fail;
+	} else if (version != SCHEMA_VERSION) {
 	    char buf[32];
 
 	    snprintf(buf, sizeof(buf), "%lld", (long long) version);
@@ -606,10 +625,11 @@ OpenDb(
  *
  * CprofStoreOpen, CprofStoreClose --
  *
- *	Open a database for writing runs (creating it if needed); close it.
- *	'abandon': the connection was inherited across fork and belongs to
- *	the parent: leave it alone (its memory is leaked, its file handles
- *	stay open until the child exits).
+ *	Make the store of a file that runs are written to: the file is
+ *	opened once (created with the schema if needed, checked otherwise)
+ *	so that problems show at once, and closed; free a store.
+ *	Connect and Disconnect open and close the connection each write
+ *	uses.
  *
  *----------------------------------------------------------------------
  */
@@ -625,14 +645,69 @@ ForgetShadows(
     storePtr->trees[0].count = 0;
     storePtr->trees[1].count = 0;
     storePtr->numLines = 0;
+
+    /*
+     * Not 0: a count that dropped to 0 since it was written (an ensemble
+     * counted under its own name until it learns its subcommand) must be
+     * written again too.
+     */
+
     if (storePtr->cmdCalls) {
-	memset(storePtr->cmdCalls, 0, storePtr->numCmdCalls
-		* sizeof(uint64_t));
+	memset(storePtr->cmdCalls, 0xff, storePtr->numCmdCalls
+		* sizeof(CprofNameCalls));
     }
     if (storePtr->siteHits) {
-	memset(storePtr->siteHits, 0, storePtr->numSiteHits
+	memset(storePtr->siteHits, 0xff, storePtr->numSiteHits
 		* sizeof(uint64_t));
     }
+}
+
+static int
+Connect(
+    Tcl_Interp *interp,
+    CprofStore *storePtr)
+{
+    int i, rc;
+
+    if (OpenDb(interp, storePtr->pathObj, 1, storePtr->direct,
+	    &storePtr->db) != TCL_OK) {
+	storePtr->db = NULL;
+	return TCL_ERROR;
+    }
+    sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+	    NULL);
+    for (i = 0; i < ST_COUNT; i++) {
+	rc = sqlite3_prepare_v3(storePtr->db, stmtSql[i], -1,
+		SQLITE_PREPARE_PERSISTENT, &storePtr->stmts[i], NULL);
+	if (rc != SQLITE_OK) {
+	    DbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
+	    Disconnect(storePtr, 0);
+	    return TCL_ERROR;
+	}
+    }
+    return TCL_OK;
+}
+
+static void
+Disconnect(
+    CprofStore *storePtr,
+    int checkpoint)
+{
+    int i;
+
+    if (storePtr->db == NULL) {
+	return;
+    }
+    for (i = 0; i < ST_COUNT; i++) {
+	sqlite3_finalize(storePtr->stmts[i]);
+	storePtr->stmts[i] = NULL;
+    }
+    if (checkpoint) {
+	sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0,
+		NULL);
+    }
+    sqlite3_close_v2(storePtr->db);
+    storePtr->db = NULL;
 }
 
 int
@@ -643,46 +718,30 @@ CprofStoreOpen(
     CprofStore **storePtrPtr)
 {
     CprofStore *storePtr;
-    sqlite3 *db;
-    int i, rc;
 
-    if (OpenDb(interp, pathObj, 1, direct, &db) != TCL_OK) {
-	return TCL_ERROR;
-    }
     storePtr = (CprofStore *) ckalloc(sizeof(CprofStore));
     memset(storePtr, 0, sizeof(CprofStore));
-    storePtr->db = db;
     storePtr->pathObj = pathObj;
     Tcl_IncrRefCount(pathObj);
     storePtr->pid = getpid();
     storePtr->direct = direct;
     Tcl_InitHashTable(&storePtr->frameIds, 3);
-    for (i = 0; i < ST_COUNT; i++) {
-	rc = sqlite3_prepare_v3(db, stmtSql[i], -1, SQLITE_PREPARE_PERSISTENT,
-		&storePtr->stmts[i], NULL);
-	if (rc != SQLITE_OK) {
-	    DbError(interp, pathObj, db, rc, "prepare");
-	    CprofStoreClose(storePtr, 0);
-	    return TCL_ERROR;
-	}
+    if (Connect(interp, storePtr) != TCL_OK) {
+	CprofStoreClose(storePtr);
+	return TCL_ERROR;
     }
+    Disconnect(storePtr, 0);
     *storePtrPtr = storePtr;
     return TCL_OK;
 }
 
 void
 CprofStoreClose(
-    CprofStore *storePtr,
-    int abandon)
+    CprofStore *storePtr)
 {
     int i;
 
-    if (!abandon) {
-	for (i = 0; i < ST_COUNT; i++) {
-	    sqlite3_finalize(storePtr->stmts[i]);
-	}
-	sqlite3_close_v2(storePtr->db);
-    }
+    Disconnect(storePtr, 0);
     Tcl_DeleteHashTable(&storePtr->frameIds);
     Tcl_DecrRefCount(storePtr->pathObj);
     if (storePtr->lastErrorObj) {
@@ -758,7 +817,10 @@ CprofStoreDiscardRun(
     char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld",
 	    (long long) storePtr->runId);
 
-    sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
+    if (Connect(NULL, storePtr) == TCL_OK) {
+	sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
+	Disconnect(storePtr, 0);
+    }
     sqlite3_free(sql);
     storePtr->runId = 0;
 }
@@ -1205,13 +1267,14 @@ FlushCoverage(
     int i, rc;
 
     GrowZero((void **) &storePtr->cmdCalls, &storePtr->numCmdCalls,
-	    exactPtr->numNameCalls, sizeof(uint64_t));
+	    exactPtr->numNameCalls, sizeof(CprofNameCalls));
     stmt = storePtr->stmts[ST_COV_CMD];
     for (i = 0; i < exactPtr->numNameCalls; i++) {
 	uint64_t calls = exactPtr->nameCalls[i].calls;
 	int64_t frame;
 
-	if (calls == storePtr->cmdCalls[i]) {
+	if (calls == storePtr->cmdCalls[i].calls
+		&& exactPtr->nameCalls[i].kind == storePtr->cmdCalls[i].kind) {
 	    continue;
 	}
 	rc = FrameId(storePtr, 0, i, exactPtr->nameCalls[i].kind, &frame);
@@ -1226,7 +1289,7 @@ FlushCoverage(
 	if (rc != SQLITE_OK) {
 	    return rc;
 	}
-	storePtr->cmdCalls[i] = calls;
+	storePtr->cmdCalls[i] = exactPtr->nameCalls[i];
     }
 
     GrowZero((void **) &storePtr->siteHits, &storePtr->numSiteHits,
@@ -1523,9 +1586,8 @@ FlushRun(
  *----------------------------------------------------------------------
  */
 
-int
-CprofStoreBeginRun(
-    Tcl_Interp *interp,
+static int
+InsertRun(
     CprofStore *storePtr,
     Tcl_Obj *infoObj)
 {
@@ -1560,11 +1622,8 @@ CprofStoreBeginRun(
 	Tcl_DStringAppend(&sql, buf, -1);
     }
     Tcl_DStringAppend(&sql, ")", 1);
-    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) {
-	rc = sqlite3_prepare_v2(storePtr->db, Tcl_DStringValue(&sql), -1,
-		&stmt, NULL);
-    }
+    rc = sqlite3_prepare_v2(storePtr->db, Tcl_DStringValue(&sql), -1, &stmt,
+	    NULL);
     Tcl_DStringFree(&sql);
     if (rc == SQLITE_OK) {
 	double start = MetaDouble(infoObj, "start_time", NULL, &i);
@@ -1596,19 +1655,40 @@ CprofStoreBeginRun(
     }
     if (rc == SQLITE_OK) {
 	storePtr->runId = sqlite3_last_insert_rowid(storePtr->db);
+	storePtr->pid = getpid();
+	storePtr->eventsWritten = 0;
+	storePtr->clearPending = 0;
+	storePtr->numTreeFrames = 0;
+	ForgetShadows(storePtr);
+    }
+    return rc;
+}
+
+int
+CprofStoreBeginRun(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    Tcl_Obj *infoObj)
+{
+    int rc;
+
+    if (Connect(interp, storePtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+	rc = InsertRun(storePtr, infoObj);
+    }
+    if (rc == SQLITE_OK) {
 	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
     }
     if (rc != SQLITE_OK) {
 	DbError(interp, storePtr->pathObj, storePtr->db, rc, "write");
 	sqlite3_exec(storePtr->db, "ROLLBACK", NULL, NULL, NULL);
 	storePtr->runId = 0;
-	return TCL_ERROR;
     }
-    storePtr->eventsWritten = 0;
-    storePtr->clearPending = 0;
-    storePtr->numTreeFrames = 0;
-    ForgetShadows(storePtr);
-    return TCL_OK;
+    Disconnect(storePtr, 0);
+    return rc == SQLITE_OK ? TCL_OK : TCL_ERROR;
 }
 
 /*
@@ -1628,20 +1708,18 @@ CprofStoreBeginRun(
  *----------------------------------------------------------------------
  */
 
-int
-CprofStoreFlush(
-    Tcl_Interp *interp,
+static int
+FlushBody(
     CprofStore *storePtr,
     CprofState *statePtr,
     Tcl_Obj *metaObj,
-    int final)
+    int final,
+    int *eventsPtr)
 {
-    int mode = statePtr->options.mode, rc, events = storePtr->eventsWritten;
-    uint64_t t0 = CprofClockNs(CLOCK_MONOTONIC);
+    int mode = statePtr->options.mode, rc = SQLITE_OK;
     sqlite3 *db = storePtr->db;
 
-    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && storePtr->clearPending) {
+    if (storePtr->clearPending) {
 	static const char *const tables[] = {
 	    "nodes", "lines", "events", "coverage_commands",
 	    "coverage_lines", "coverage_procs", NULL
@@ -1677,7 +1755,7 @@ CprofStoreFlush(
 	    rc = FlushLines(storePtr, statePtr);
 	}
 	if (rc == SQLITE_OK && statePtr->options.events) {
-	    rc = FlushEvents(storePtr, statePtr, final, &events);
+	    rc = FlushEvents(storePtr, statePtr, final, eventsPtr);
 	}
 	if (rc == SQLITE_OK) {
 	    /*
@@ -1692,28 +1770,44 @@ CprofStoreFlush(
     if (rc == SQLITE_OK) {
 	rc = FlushRun(storePtr, metaObj, final);
     }
-    if (rc == SQLITE_OK) {
-	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    }
-    if (rc != SQLITE_OK) {
-	Tcl_Obj *msgObj;
+    return rc;
+}
 
-	msgObj = Tcl_ObjPrintf("cannot write profile database \"%s\": %s",
-		Tcl_GetString(storePtr->pathObj), sqlite3_errmsg(db));
-	if (interp != NULL) {
-	    DbError(interp, storePtr->pathObj, db, rc, "write");
-	}
-	if (storePtr->lastErrorObj) {
-	    Tcl_DecrRefCount(storePtr->lastErrorObj);
-	}
-	storePtr->lastErrorObj = msgObj;
-	Tcl_IncrRefCount(msgObj);
-	storePtr->lastErrorRc = rc;
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	storePtr->numTreeFrames = 0;
-	ForgetShadows(storePtr);
-	return TCL_ERROR;
+/*
+ * Record a failure of a write: the error (in interp, and as the store's
+ * last error), the transaction rolled back, the shadows forgotten.
+ */
+
+static void
+WriteFailed(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    int rc)
+{
+    Tcl_Obj *msgObj = Tcl_ObjPrintf("cannot write profile database \"%s\": %s",
+	    Tcl_GetString(storePtr->pathObj), storePtr->db
+	    ? sqlite3_errmsg(storePtr->db) : sqlite3_errstr(rc));
+
+    DbError(interp, storePtr->pathObj, storePtr->db, rc, "write");
+    if (storePtr->lastErrorObj) {
+	Tcl_DecrRefCount(storePtr->lastErrorObj);
     }
+    storePtr->lastErrorObj = msgObj;
+    Tcl_IncrRefCount(msgObj);
+    storePtr->lastErrorRc = rc;
+    if (storePtr->db != NULL) {
+	sqlite3_exec(storePtr->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    storePtr->numTreeFrames = 0;
+    ForgetShadows(storePtr);
+}
+
+static void
+WriteDone(
+    CprofStore *storePtr,
+    int events,
+    uint64_t t0)
+{
     storePtr->eventsWritten = events;
     storePtr->clearPending = 0;
     storePtr->flushes++;
@@ -1722,6 +1816,119 @@ CprofStoreFlush(
 	Tcl_DecrRefCount(storePtr->lastErrorObj);
 	storePtr->lastErrorObj = NULL;
     }
+}
+
+/*
+ * Open the store's file for a write, the error recorded as the store's
+ * last error too.
+ */
+
+static int
+ConnectForWrite(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    Tcl_Interp *scratchInterp)
+{
+    Tcl_Interp *useInterp = interp ? interp : scratchInterp;
+    Tcl_InterpState saved = NULL;
+    int code;
+
+    if (interp == NULL) {
+	saved = Tcl_SaveInterpState(scratchInterp, TCL_OK);
+    }
+    code = Connect(useInterp, storePtr);
+    if (code != TCL_OK) {
+	Tcl_Obj *msgObj = Tcl_GetObjResult(useInterp);
+
+	if (storePtr->lastErrorObj) {
+	    Tcl_DecrRefCount(storePtr->lastErrorObj);
+	}
+	storePtr->lastErrorObj = Tcl_DuplicateObj(msgObj);
+	Tcl_IncrRefCount(storePtr->lastErrorObj);
+	storePtr->lastErrorRc = SQLITE_CANTOPEN;
+	storePtr->numTreeFrames = 0;
+	ForgetShadows(storePtr);
+    }
+    if (saved != NULL) {
+	Tcl_RestoreInterpState(scratchInterp, saved);
+    }
+    return code;
+}
+
+int
+CprofStoreFlush(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    CprofState *statePtr,
+    Tcl_Obj *metaObj,
+    int final)
+{
+    int rc, events = storePtr->eventsWritten;
+    uint64_t t0 = CprofClockNs(CLOCK_MONOTONIC);
+
+    if (ConnectForWrite(interp, storePtr, statePtr->interp) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+	rc = FlushBody(storePtr, statePtr, metaObj, final, &events);
+    }
+    if (rc == SQLITE_OK) {
+	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
+    }
+    if (rc != SQLITE_OK) {
+	WriteFailed(interp, storePtr, rc);
+	Disconnect(storePtr, 0);
+	return TCL_ERROR;
+    }
+    WriteDone(storePtr, events, t0);
+    Disconnect(storePtr, final);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStoreSave --
+ *
+ *	Write a profile whole as a new run, in one transaction: the run is
+ *	in the file complete, or not at all.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofStoreSave(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    CprofState *statePtr,
+    Tcl_Obj *infoObj,
+    Tcl_Obj *metaObj)
+{
+    int rc, events = 0;
+    uint64_t t0 = CprofClockNs(CLOCK_MONOTONIC);
+
+    if (Connect(interp, storePtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+	rc = InsertRun(storePtr, infoObj);
+    }
+    if (rc == SQLITE_OK) {
+	rc = FlushBody(storePtr, statePtr, metaObj, 1, &events);
+    }
+    if (rc == SQLITE_OK) {
+	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
+    }
+    if (rc != SQLITE_OK) {
+	WriteFailed(interp, storePtr, rc);
+	storePtr->runId = 0;
+	Disconnect(storePtr, 0);
+	return TCL_ERROR;
+    }
+    WriteDone(storePtr, events, t0);
+    Disconnect(storePtr, 1);
     return TCL_OK;
 }
 

@@ -795,7 +795,8 @@ RunInfo(
     CprofInterp *ciPtr,
     const CprofOptions *optsPtr,
     Tcl_Obj *const *objs,
-    Tcl_WideInt parentRun)
+    Tcl_WideInt parentRun,
+    double startWall)
 {
     Tcl_Interp *interp = ciPtr->state.interp;
     Tcl_Obj *infoObj = Tcl_NewDictObj(), *valueObj, *cwdObj;
@@ -845,7 +846,7 @@ RunInfo(
     if (parentRun > 0) {
 	PUT(infoObj, "parent_run", Tcl_NewWideIntObj(parentRun));
     }
-    PUT(infoObj, "start_time", Tcl_NewDoubleObj(ciPtr->startWall));
+    PUT(infoObj, "start_time", Tcl_NewDoubleObj(startWall));
     return infoObj;
 }
 
@@ -897,7 +898,8 @@ BackgroundError(
  * Write the run's current state (with 'final', its last). Time spent here
  * is taken out of the running calls (exact timing) and samples landing
  * here are the profiler's (sampling). Errors go to 'interp', or, without
- * one, are background errors (the first of a series only).
+ * one, are background errors (the first of a series only; the final
+ * flush's are FinishStore's to report).
  */
 
 static int
@@ -927,8 +929,8 @@ FlushNow(
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	sPtr->draining = 0;
     }
-    if (code != TCL_OK && interp == NULL && !quiet) {
-	BackgroundError(ciPtr, final);
+    if (code != TCL_OK && interp == NULL && !quiet && !final) {
+	BackgroundError(ciPtr, 0);
     }
     if (statePtr->exact.on && statePtr->running && !final) {
 	CprofExactShift(statePtr, CprofExactNow(statePtr) - t0);
@@ -949,19 +951,25 @@ FlushTimerProc(
     if (ciPtr->storePtr == NULL || !ciPtr->state.running) {
 	return;
     }
-    if (now >= ciPtr->nextFlushNs && !ciPtr->state.paused) {
+    if (ciPtr->state.paused) {
+	/*
+	 * Nothing to write while paused: look again later, not at once.
+	 */
+
+	wait = (uint64_t) FlushMs(&ciPtr->state.options);
+    } else {
 	if (CprofStoreForked(ciPtr->storePtr)) {
 	    AfterFork(ciPtr);
-	} else {
+	} else if (now >= ciPtr->nextFlushNs) {
 	    FlushNow(ciPtr, NULL, 0);
 	}
-	if (ciPtr->storePtr == NULL) {
+	if (ciPtr->storePtr == NULL || !ciPtr->state.running) {
 	    return;
 	}
 	now = (uint64_t) CprofMonoNs();
+	wait = ciPtr->nextFlushNs > now
+		? (ciPtr->nextFlushNs - now) / 1000000 + 1 : 1;
     }
-    wait = ciPtr->nextFlushNs > now ? (ciPtr->nextFlushNs - now) / 1000000
-	    + 1 : 1;
     ciPtr->flushTimer = Tcl_CreateTimerHandler((int) wait, FlushTimerProc,
 	    ciPtr);
 }
@@ -979,7 +987,7 @@ OpenRunStore(
     Tcl_Interp *interp,
     const CprofOptions *optsPtr,
     Tcl_Obj *const *objs,
-    Tcl_WideInt parentRun)
+    double startWall)
 {
     CprofStore *storePtr;
     Tcl_Obj *infoObj;
@@ -989,12 +997,12 @@ OpenRunStore(
 	    != TCL_OK) {
 	return TCL_ERROR;
     }
-    infoObj = RunInfo(ciPtr, optsPtr, objs, parentRun);
+    infoObj = RunInfo(ciPtr, optsPtr, objs, 0, startWall);
     Tcl_IncrRefCount(infoObj);
     code = CprofStoreBeginRun(interp, storePtr, infoObj);
     Tcl_DecrRefCount(infoObj);
     if (code != TCL_OK) {
-	CprofStoreClose(storePtr, 0);
+	CprofStoreClose(storePtr);
 	return TCL_ERROR;
     }
     ciPtr->storePtr = storePtr;
@@ -1008,8 +1016,7 @@ OpenRunStore(
 
 static void
 CloseStore(
-    CprofInterp *ciPtr,
-    int abandon)
+    CprofInterp *ciPtr)
 {
     if (ciPtr->storePtr == NULL) {
 	return;
@@ -1019,7 +1026,7 @@ CloseStore(
 	ciPtr->flushTimer = NULL;
     }
     Tcl_DeleteThreadExitHandler(ExitFlush, ciPtr);
-    CprofStoreClose(ciPtr->storePtr, abandon);
+    CprofStoreClose(ciPtr->storePtr);
     ciPtr->storePtr = NULL;
     UpdatePolling(ciPtr);
 }
@@ -1034,7 +1041,7 @@ DiscardStore(
 {
     if (ciPtr->storePtr != NULL) {
 	CprofStoreDiscardRun(ciPtr->storePtr);
-	CloseStore(ciPtr, 0);
+	CloseStore(ciPtr);
     }
 }
 
@@ -1059,15 +1066,17 @@ FinishStore(
     if (code != TCL_OK && interp == NULL) {
 	BackgroundError(ciPtr, exiting);
     }
-    CloseStore(ciPtr, 0);
+    CloseStore(ciPtr);
     return code;
 }
 
 /*
- * In a child process (fork): the inherited connection is the parent's.
- * The child's profile, with everything collected before the fork, becomes
- * a run of its own. (Sampling starts again with a timer of the child's at
- * the first drain: CprofSamplerAfterFork.)
+ * In a child process (fork), noticed at the first poll, flush or stop
+ * after the fork: the child's profile, with everything collected before
+ * the fork, goes on as a run of its own, whose parent_run is the parent's
+ * (no connection is held between writes, so there is none to inherit).
+ * Sampling starts again with a timer of the child's at the first drain
+ * (CprofSamplerAfterFork). The flush timer, inherited, goes on.
  */
 
 static void
@@ -1077,22 +1086,28 @@ AfterFork(
     CprofState *statePtr = &ciPtr->state;
     Tcl_Interp *interp = statePtr->interp;
     Tcl_WideInt parentRun = CprofStoreRunId(ciPtr->storePtr);
-    Tcl_InterpState saved;
+    Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
+    Tcl_Obj *infoObj;
+    int code;
 
-    CloseStore(ciPtr, 1);
-    saved = Tcl_SaveInterpState(interp, TCL_OK);
-    if (OpenRunStore(ciPtr, interp, &statePtr->options, ciPtr->objs,
-	    parentRun) != TCL_OK) {
+    infoObj = RunInfo(ciPtr, &statePtr->options, ciPtr->objs, parentRun,
+	    ciPtr->startWall);
+    Tcl_IncrRefCount(infoObj);
+    code = CprofStoreBeginRun(interp, ciPtr->storePtr, infoObj);
+    Tcl_DecrRefCount(infoObj);
+    if (code != TCL_OK) {
+	/*
+	 * The child's profile stays in memory only.
+	 */
+
 	Tcl_AddErrorInfo(interp,
-		"\n    (tclcprof opening -db in a child process)");
+		"\n    (tclcprof writing -db in a child process)");
 	Tcl_BackgroundException(interp, TCL_ERROR);
+	CloseStore(ciPtr);
     } else if (statePtr->running) {
 	FlushNow(ciPtr, NULL, 0);
-	ciPtr->flushTimer = Tcl_CreateTimerHandler(
-		FlushMs(&statePtr->options), FlushTimerProc, ciPtr);
     }
     Tcl_RestoreInterpState(interp, saved);
-    UpdatePolling(ciPtr);
 }
 
 /*
@@ -1232,6 +1247,7 @@ DoStart(
     int64_t inNs = 0, callNs = 0;
     Tcl_Obj *objs[OBJ_COUNT];
     int given = 0, i;
+    double startWall;
 
     /*
      * A run starts from the configured options; those given here apply to
@@ -1272,10 +1288,24 @@ DoStart(
      * before any of it runs.
      */
 
-    ciPtr->startWall = WallSeconds();
-    if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0
-	    && OpenRunStore(ciPtr, interp, &run, objs, 0) != TCL_OK) {
-	return TCL_ERROR;
+    startWall = WallSeconds();
+    if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
+	/*
+	 * The file is named absolutely: a child process that changes
+	 * directory after fork writes to the same file.
+	 */
+
+	Tcl_Obj *pathObj = Tcl_FSGetNormalizedPath(interp, objs[OBJ_DB]);
+
+	if (pathObj == NULL) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "OPEN",
+		    Tcl_GetString(objs[OBJ_DB]), NULL);
+	    return TCL_ERROR;
+	}
+	objs[OBJ_DB] = pathObj;
+	if (OpenRunStore(ciPtr, interp, &run, objs, startWall) != TCL_OK) {
+	    return TCL_ERROR;
+	}
     }
     if (CprofExactNeedEvents(statePtr, &run)) {
 	events = (CprofEvent *) attemptckalloc((size_t) run.eventLimit
@@ -1333,6 +1363,7 @@ DoStart(
     statePtr->pausedNs = 0;
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
+    ciPtr->startWall = startWall;
     statePtr->pollProc = Poll;
     SetDeadline(ciPtr, statePtr->options.duration,
 	    (uint64_t) statePtr->startNs);
@@ -1810,6 +1841,23 @@ StatusObjCmd(
  */
 
 /*
+ * The value of a key of a dict built here (the key is there).
+ */
+
+static Tcl_Obj *
+DictValue(
+    Tcl_Obj *dictObj,
+    const char *key)
+{
+    Tcl_Obj *keyObj = Tcl_NewStringObj(key, -1), *valueObj = NULL;
+
+    Tcl_IncrRefCount(keyObj);
+    Tcl_DictObjGet(NULL, dictObj, keyObj, &valueObj);
+    Tcl_DecrRefCount(keyObj);
+    return valueObj ? valueObj : Tcl_NewObj();
+}
+
+/*
  * A profile's meta: what the run was and what it measured.
  */
 
@@ -1820,7 +1868,7 @@ MetaDict(
     CprofState *statePtr = &ciPtr->state;
     CprofExact *exactPtr = &statePtr->exact;
     int mode = statePtr->options.mode;
-    Tcl_Obj *metaObj, *samplingObj, *valueObj;
+    Tcl_Obj *metaObj, *samplingObj;
     Tcl_WideInt elapsed;
 
     elapsed = (statePtr->running ? CprofMonoNs() : statePtr->stopNs)
@@ -1840,12 +1888,10 @@ MetaDict(
 	    ? statePtr->stoppedBy : "", -1));
     if (CprofModeSamples(mode)) {
 	samplingObj = SamplingDict(statePtr);
-	Tcl_DictObjGet(NULL, samplingObj, Tcl_NewStringObj("rate_requested",
-		-1), &valueObj);
-	PUT(metaObj, "rate_requested", valueObj);
-	Tcl_DictObjGet(NULL, samplingObj, Tcl_NewStringObj("rate_achieved",
-		-1), &valueObj);
-	PUT(metaObj, "rate_achieved", valueObj);
+	PUT(metaObj, "rate_requested", DictValue(samplingObj,
+		"rate_requested"));
+	PUT(metaObj, "rate_achieved", DictValue(samplingObj,
+		"rate_achieved"));
 	PUT(metaObj, "samples",
 		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->tree.samples));
 	PUT(metaObj, "weight",
@@ -2035,24 +2081,18 @@ SaveObjCmd(
     if (CprofStoreOpen(interp, objv[1], 0, &storePtr) != TCL_OK) {
 	return TCL_ERROR;
     }
-    infoObj = RunInfo(ciPtr, &statePtr->options, objs, 0);
+    infoObj = RunInfo(ciPtr, &statePtr->options, objs, 0, ciPtr->startWall);
     Tcl_IncrRefCount(infoObj);
-    code = CprofStoreBeginRun(interp, storePtr, infoObj);
+    metaObj = MetaDict(ciPtr);
+    PUT(metaObj, "label", objs[OBJ_LABEL]);
+    Tcl_IncrRefCount(metaObj);
+    code = CprofStoreSave(interp, storePtr, statePtr, infoObj, metaObj);
+    Tcl_DecrRefCount(metaObj);
     Tcl_DecrRefCount(infoObj);
     if (code == TCL_OK) {
-	metaObj = MetaDict(ciPtr);
-	PUT(metaObj, "label", objs[OBJ_LABEL]);
-	Tcl_IncrRefCount(metaObj);
-	code = CprofStoreFlush(interp, storePtr, statePtr, metaObj, 1);
-	Tcl_DecrRefCount(metaObj);
-	if (code != TCL_OK) {
-	    CprofStoreDiscardRun(storePtr);
-	} else {
-	    Tcl_SetObjResult(interp,
-		    Tcl_NewWideIntObj(CprofStoreRunId(storePtr)));
-	}
+	Tcl_SetObjResult(interp, Tcl_NewWideIntObj(CprofStoreRunId(storePtr)));
     }
-    CprofStoreClose(storePtr, 0);
+    CprofStoreClose(storePtr);
     return code;
 }
 
@@ -2122,6 +2162,17 @@ ProfileDone(
     if (code != TCL_OK && result == TCL_OK) {
 	Tcl_DiscardInterpState(saved);
 	return code;
+    }
+    if (code != TCL_OK) {
+	Tcl_Obj *msgObj = Tcl_GetObjResult(interp);
+
+	Tcl_IncrRefCount(msgObj);
+	result = Tcl_RestoreInterpState(interp, saved);
+	Tcl_AppendObjToErrorInfo(interp, Tcl_ObjPrintf(
+		"\n    (and tclcprof could not write the profile: %s)",
+		Tcl_GetString(msgObj)));
+	Tcl_DecrRefCount(msgObj);
+	return result;
     }
     return Tcl_RestoreInterpState(interp, saved);
 }

@@ -632,13 +632,16 @@ typedef struct CprofStore CprofStore;
 
 MODULE_SCOPE int	CprofStoreOpen(Tcl_Interp *interp, Tcl_Obj *pathObj,
 			    int direct, CprofStore **storePtrPtr);
-MODULE_SCOPE void	CprofStoreClose(CprofStore *storePtr, int abandon);
+MODULE_SCOPE void	CprofStoreClose(CprofStore *storePtr);
 MODULE_SCOPE int	CprofStoreBeginRun(Tcl_Interp *interp,
 			    CprofStore *storePtr, Tcl_Obj *infoObj);
 MODULE_SCOPE void	CprofStoreDiscardRun(CprofStore *storePtr);
 MODULE_SCOPE int	CprofStoreFlush(Tcl_Interp *interp,
 			    CprofStore *storePtr, CprofState *statePtr,
 			    Tcl_Obj *metaObj, int final);
+MODULE_SCOPE int	CprofStoreSave(Tcl_Interp *interp, CprofStore *storePtr,
+			    CprofState *statePtr, Tcl_Obj *infoObj,
+			    Tcl_Obj *metaObj);
 MODULE_SCOPE int	CprofStoreLastError(Tcl_Interp *interp,
 			    CprofStore *storePtr);
 MODULE_SCOPE void	CprofStoreClear(CprofStore *storePtr);

@@ -215,8 +215,8 @@ proc ::tclcprof::cli::RunTests {script arglist opts} {
     if {$code == 1} {
 	puts stderr [dict get $options -errorinfo]
     }
-    set db [dict get $opts -db]
-    if {[file exists $db]} {
+    set db [expr {[dict exists $opts -db] ? [dict get $opts -db] : ""}]
+    if {$db ne "" && [file exists $db]} {
 	set n 0
 	foreach r [::tclcprof::runs -db $db] {
 	    if {[dict get $r test_name] ne ""} {

@@ -152,7 +152,14 @@ proc ::tclcprof::difflib::Side {spec o} {
 	if {[dict get $r status] ne "complete"} {
 	    continue
 	}
-	lassign [Key $r] key label
+	if {[dict exists $o -db]} {
+	    # Two runs of one file: compared with each other, whatever
+	    # their labels.
+	    set key run
+	    set label "run $spec"
+	} else {
+	    lassign [Key $r] key label
+	}
 	set profile [::tclcprof::data -db $file -run [dict get $r id]]
 	lassign [Figures $profile $metric] unit figures
 	if {$unit eq ""} {
@@ -342,6 +349,11 @@ proc ::tclcprof::difflib::Compare {o b n} {
 	if {![dict exists $bg $key]} {
 	    lappend onlyNew [lindex [dict get $ng $key] 0]
 	}
+    }
+    if {$compared == 0} {
+	# A gate that compares nothing must not pass.
+	Fail [list NODATA compared] "nothing to compare: no test (or run\
+	    label) is on both sides"
     }
     return [dict create metric $metric unit $unit threshold $threshold \
 	floor $floor stat $stat \

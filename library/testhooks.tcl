@@ -28,14 +28,16 @@ namespace eval ::tclcprof::tcltest {
     variable options {}
     # The hooks are in place.
     variable installed 0
-    # Profiling was started for the test whose body runs.
-    variable active 0
+    # For each test body running (tests can nest), whether profiling was
+    # started for it: a stack.
+    variable active {}
     # Failures to profile a test are reported once.
     variable warned 0
     # Where this package's files are (the child processes load it from
     # there).
     variable libdir [file dirname [file normalize [info script]]]
-    # What runAllTests changed, to restore afterwards.
+    # What each runAllTests running (a suite's all.tcl can source those
+    # of subdirectories) changed, to restore afterwards: a stack.
     variable saved {}
     # The test whose body runs (set by the RunTest wrapper).
     variable current {}
@@ -76,6 +78,11 @@ proc ::tclcprof::tcltest::enable {args} {
 		"$opt cannot be given to tclcprof::tcltest::enable: each\
 		test is a run of its own"
 	}
+    }
+    if {[dict get $opts -mode] eq "stack"} {
+	return -code error -errorcode {TCLCPROF VALUE -mode stack} \
+	    "-mode stack cannot be given to tclcprof::tcltest::enable: it\
+	    collects no profile"
     }
     if {![dict exists $opts -db]} {
 	dict set opts -db $::tclcprof::cli::defaultDb
@@ -170,10 +177,10 @@ proc ::tclcprof::tcltest::Install {} {
 	uplevel 1 [list ::tcltest::RunTest_tclcprof $name $script]
     }
     rename ::tcltest::runAllTests ::tcltest::runAllTests_tclcprof
-    proc ::tcltest::runAllTests {args} {
-	::tclcprof::tcltest::ChildSetup
+    proc ::tcltest::runAllTests {{shell ""}} {
+	set shell [::tclcprof::tcltest::ChildSetup $shell]
 	try {
-	    uplevel 1 [list ::tcltest::runAllTests_tclcprof {*}$args]
+	    uplevel 1 [list ::tcltest::runAllTests_tclcprof {*}$shell]
 	} finally {
 	    ::tclcprof::tcltest::ChildCleanup
 	}
@@ -184,7 +191,8 @@ proc ::tclcprof::tcltest::Install {} {
 #
 #	Around a test's body: start profiling it as a run of its own, and
 #	stop (which writes the run). A test that runs while profiling is
-#	already on (started by the program itself) is left alone.
+#	already on (started by the program itself, or an outer test's body
+#	running a test of its own) is left alone: it is part of that run.
 
 proc ::tclcprof::tcltest::Begin {} {
     variable options
@@ -194,8 +202,8 @@ proc ::tclcprof::tcltest::Begin {} {
     variable userHook
 
     set name $current
-    set active 0
     if {![llength $options] || [dict get [::tclcprof::status] running]} {
+	lappend active 0
 	return
     }
     set opts $options
@@ -208,19 +216,21 @@ proc ::tclcprof::tcltest::Begin {} {
 	    puts stderr "tclcprof: cannot profile test $name: $msg"
 	    set warned 1
 	}
+	lappend active 0
 	return
     }
-    set active 1
+    lappend active 1
 }
 
 proc ::tclcprof::tcltest::End {} {
     variable active
     variable warned
 
-    if {!$active} {
+    set started [lindex $active end]
+    set active [lrange $active 0 end-1]
+    if {$started ne "1"} {
 	return
     }
-    set active 0
     if {[dict get [::tclcprof::status] running]
 	    && [catch {::tclcprof::stop} msg] && !$warned} {
 	puts stderr "tclcprof: $msg"
@@ -230,21 +240,25 @@ proc ::tclcprof::tcltest::End {} {
 
 # ChildSetup, ChildCleanup --
 #
-#	For runAllTests with -singleproc 0: the interpreter that runs each
-#	test file becomes a wrapper script that runs the suite's
-#	interpreter on a preamble, which loads tclcprof, enables the same
-#	profiling and sources the test file with its arguments. The
-#	options reach the children in the environment variable
-#	TCLCPROF_TCLTEST.
+#	For runAllTests with -singleproc 0: the shell that runs each test
+#	file (runAllTests' argument, else the suite's interpreter) is given
+#	as a wrapper script that runs that shell on a preamble, which loads
+#	tclcprof, enables the same profiling and sources the test file with
+#	its arguments. The options reach the children in the environment
+#	variable TCLCPROF_TCLTEST. ChildSetup returns runAllTests' argument
+#	list.
 
-proc ::tclcprof::tcltest::ChildSetup {} {
+proc ::tclcprof::tcltest::ChildSetup {shell} {
     variable options
     variable libdir
     variable saved
 
-    set saved {}
     if {![llength $options] || [::tcltest::singleProcess]} {
-	return
+	lappend saved {}
+	return [expr {$shell eq "" ? {} : [list $shell]}]
+    }
+    if {$shell eq ""} {
+	set shell [::tcltest::interpreter]
     }
     set dir [::tcltest::temporaryDirectory]
     set tag tclcprof-[pid]-[clock microseconds]
@@ -261,32 +275,32 @@ uplevel #0 [list source $argv0]}
     close $chan
     set chan [open $wrapper w]
     puts $chan "#!/bin/sh"
-    puts $chan "exec [ShQuote [::tcltest::interpreter]] [ShQuote $preamble] \"\$@\""
+    puts $chan "exec [ShQuote $shell] [ShQuote $preamble] \"\$@\""
     close $chan
     file attributes $wrapper -permissions 0755
-    dict set saved interpreter [::tcltest::interpreter]
-    dict set saved files [list $preamble $wrapper]
+    set state [dict create files [list $preamble $wrapper]]
     if {[info exists ::env(TCLCPROF_TCLTEST)]} {
-	dict set saved env $::env(TCLCPROF_TCLTEST)
+	dict set state env $::env(TCLCPROF_TCLTEST)
     }
+    lappend saved $state
     set ::env(TCLCPROF_TCLTEST) $options
-    ::tcltest::interpreter $wrapper
+    return [list $wrapper]
 }
 
 proc ::tclcprof::tcltest::ChildCleanup {} {
     variable saved
 
-    if {![dict exists $saved interpreter]} {
+    set state [lindex $saved end]
+    set saved [lrange $saved 0 end-1]
+    if {![dict exists $state files]} {
 	return
     }
-    ::tcltest::interpreter [dict get $saved interpreter]
-    file delete {*}[dict get $saved files]
-    if {[dict exists $saved env]} {
-	set ::env(TCLCPROF_TCLTEST) [dict get $saved env]
+    file delete {*}[dict get $state files]
+    if {[dict exists $state env]} {
+	set ::env(TCLCPROF_TCLTEST) [dict get $state env]
     } else {
 	unset -nocomplain ::env(TCLCPROF_TCLTEST)
     }
-    set saved {}
 }
 
 proc ::tclcprof::tcltest::ShQuote {s} {

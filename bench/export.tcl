@@ -15,11 +15,20 @@
 #	770,000 nodes.
 #
 #	Usage: tclsh export.tcl ?-stacks N? ?-seed N? ?-formats LIST?
+#	    ?-quick 0|1? ?-out FILE?
+#
+#	-quick 1 makes 20,000 stacks instead of 100,000. -out FILE adds the
+#	figures to the results file bench/run.tcl wrote (a Tcl dict), as its
+#	key "export"; other options bench/run.tcl takes are ignored, so that
+#	make passes the same BENCHFLAGS to both.
 
 package require tclcprof
 
 set opts [dict merge {-stacks 100000 -seed 1
-    -formats {folded speedscope callgrind pprof html}} $argv]
+    -formats {folded speedscope callgrind pprof html} -quick 0 -out ""} $argv]
+if {[dict get $opts -quick] && ![dict exists $argv -stacks]} {
+    dict set opts -stacks 20000
+}
 
 proc stacks {n seed} {
     expr {srand($seed)}
@@ -61,6 +70,8 @@ unset tree
 set f [seconds {tclcprof::reportlib::Flatten $profile}]
 puts "export benchmark: $n distinct stacks, [llength $inName] nodes\
     (made in $s s, aggregated in $a s, checked and laid out in $f s)"
+set results [dict create stacks $n nodes [llength $inName] aggregate_s $a \
+    layout_s $f]
 unset inName inKind inSelf inTotal inKids inFig inNode
 
 set dir [file join [expr {[info exists env(TMPDIR)] ? $env(TMPDIR) : "/tmp"}] \
@@ -71,8 +82,25 @@ try {
         set file [file join $dir profile.$format]
         set t [seconds {tclcprof::export -format $format -data $profile -file $file}]
         puts [format "  %-10s %6s s  %10d bytes" $format $t [file size $file]]
+        dict set results formats $format [list seconds $t bytes [file size $file]]
         file delete $file
     }
 } finally {
     file delete -force $dir
+}
+
+set out [dict get $opts -out]
+if {$out ne ""} {
+    set all {}
+    if {[file exists $out]} {
+	set f [open $out]
+	set all [read $f]
+	close $f
+    }
+    dict set all export $results
+    set f [open $out w]
+    dict for {k v} $all {
+	puts $f [list $k $v]
+    }
+    close $f
 }

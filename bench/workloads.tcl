@@ -20,7 +20,7 @@ namespace eval ::bench {
 	calls-rec {recursive fib (n is its argument)} w_callsrec 32 0
 	builtin {string/regexp/lsort/dict inside procs} w_builtin 80000 0
 	c-heavy {C work, calling back into Tcl} w_cheavy 140 1
-	events {after/vwait handlers} w_events 45000 0
+	events {after 0/after idle handlers, vwait} w_events 75000 0
 	coro {coroutines: generators, create/resume} w_coro 2500000 0
 	oo {TclOO: objects, methods, next} w_oo 1500000 0
     }
@@ -98,8 +98,11 @@ proc w_cheavy {n} {
 # --- event loop: chains of after handlers, vwait for the last --------------
 #
 # Each handler does some work of its own (a message parsed and stored by
-# small procs), so that the event loop's own cost (Tcl's notifier, system
-# calls) does not drown the profiler's.
+# small procs), and 64 chains run side by side, so that each pass of the
+# event loop runs dozens of handlers: a threaded Tcl 8.6 wakes its
+# notifier thread for every poll of the event loop (a write to a pipe and
+# two context switches), which with few handlers per pass made run times
+# vary by half from run to run.
 
 proc ev_field {rec i} {
     lindex $rec $i
@@ -131,7 +134,7 @@ proc ev_handler {chain left} {
 
 proc w_events {n} {
     global evDone
-    set chains 8
+    set chains 64
     set evDone(chains) $chains
     for {set c 0} {$c < $chains} {incr c} {
 	after 0 [list ev_handler $c [expr {$n / $chains}]]

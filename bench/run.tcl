@@ -432,6 +432,8 @@ if {"workloads" in $sections} {
 	    flush at stop"
 	table [linsert $dbRows 0 {run {no db} {staged 5 s} {staged 200 ms}
 	    {direct 200 ms} {stop staged} {stop 200 ms} {stop direct}}]
+	puts "  staged 5 s: the run is shorter than 5 s, so its only flush is the\
+	    one at stop"
     }
     if {[llength $compRows]} {
 	heading "4. Exact mode, compensated total of the workload's proc /\

@@ -387,19 +387,20 @@ FormatError(
 }
 
 /*
- * Run a statement that returns one integer (a pragma, a count), or none
- * (then *valuePtr is 0). While a file is being created by another process
- * some of its locks are not covered by SQLite's busy handler: such a
- * statement is tried again for up to the busy timeout.
+ * Run a statement that returns one row of 'n' integers (pragmas, counts),
+ * or none (then the values are 0). While a file is being created by
+ * another process some of its locks are not covered by SQLite's busy
+ * handler: such a statement is tried again for up to the busy timeout.
  */
 
 static int
-IntPragma(
+IntRow(
     sqlite3 *db,
     const char *sql,
-    sqlite3_int64 *valuePtr)
+    int n,
+    sqlite3_int64 *values)
 {
-    int waited = 0, rc;
+    int waited = 0, rc, i;
 
     for (;;) {
 	sqlite3_stmt *stmt;
@@ -407,51 +408,11 @@ IntPragma(
 	rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
 	if (rc == SQLITE_OK) {
 	    rc = sqlite3_step(stmt);
-	    if (rc == SQLITE_ROW) {
-		*valuePtr = sqlite3_column_int64(stmt, 0);
-		rc = SQLITE_OK;
-	    } else if (rc == SQLITE_DONE) {
-		*valuePtr = 0;
-		rc = SQLITE_OK;
+	    for (i = 0; i < n; i++) {
+		values[i] = (rc == SQLITE_ROW) ? sqlite3_column_int64(stmt, i)
+			: 0;
 	    }
-	    sqlite3_finalize(stmt);
-	}
-	if ((rc & 0xff) != SQLITE_BUSY || waited >= busyTimeoutMs) {
-	    return rc;
-	}
-	sqlite3_sleep(10);
-	waited += 10;
-    }
-}
-
-/*
- * The file's application id, schema version and number of schema
- * objects, read in one statement (one snapshot: another process may be
- * creating the file), retried like IntPragma.
- */
-
-static int
-ReadHeader(
-    sqlite3 *db,
-    sqlite3_int64 *appIdPtr,
-    sqlite3_int64 *versionPtr,
-    sqlite3_int64 *tablesPtr)
-{
-    int waited = 0, rc;
-
-    for (;;) {
-	sqlite3_stmt *stmt;
-
-	rc = sqlite3_prepare_v2(db, "SELECT"
-		" (SELECT application_id FROM pragma_application_id),"
-		" (SELECT user_version FROM pragma_user_version),"
-		" (SELECT count(*) FROM sqlite_schema)", -1, &stmt, NULL);
-	if (rc == SQLITE_OK) {
-	    rc = sqlite3_step(stmt);
-	    if (rc == SQLITE_ROW) {
-		*appIdPtr = sqlite3_column_int64(stmt, 0);
-		*versionPtr = sqlite3_column_int64(stmt, 1);
-		*tablesPtr = sqlite3_column_int64(stmt, 2);
+	    if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
 		rc = SQLITE_OK;
 	    }
 	    sqlite3_finalize(stmt);
@@ -490,7 +451,7 @@ OpenDb(
     Tcl_DString ds;
     const char *native;
     sqlite3 *db = NULL;
-    sqlite3_int64 appId = 0, version = 0, tables = 0, tables2;
+    sqlite3_int64 header[3], appId, version, tables, mode;
     int rc, flags;
 
     native = Tcl_TranslateFileName(interp, Tcl_GetString(pathObj), &ds);
@@ -516,7 +477,18 @@ OpenDb(
     }
     sqlite3_busy_timeout(db, busyTimeoutMs);
 
-    rc = ReadHeader(db, &appId, &version, &tables);
+    /*
+     * In one statement, one snapshot: another process may be creating
+     * the file.
+     */
+
+    rc = IntRow(db, "SELECT"
+	    " (SELECT application_id FROM pragma_application_id),"
+	    " (SELECT user_version FROM pragma_user_version),"
+	    " (SELECT count(*) FROM sqlite_schema)", 3, header);
+    appId = header[0];
+    version = header[1];
+    tables = header[2];
     if (rc != SQLITE_OK) {
 	if ((rc & 0xff) == SQLITE_NOTADB) {
 	    FormatError(interp, pathObj, "FOREIGN",
@@ -562,7 +534,7 @@ OpenDb(
 	 * crashing; with -commit direct, a power failure too.
 	 */
 
-	rc = IntPragma(db, "PRAGMA journal_mode = WAL", &tables2);
+	rc = IntRow(db, "PRAGMA journal_mode = WAL", 1, &mode);
 	if (rc == SQLITE_OK) {
 	    rc = sqlite3_exec(db, direct ? "PRAGMA synchronous = FULL"
 		    : "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
@@ -584,7 +556,7 @@ OpenDb(
 
 	    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	    if (rc == SQLITE_OK) {
-		rc = IntPragma(db, "SELECT count(*) FROM sqlite_schema",
+		rc = IntRow(db, "SELECT count(*) FROM sqlite_schema", 1,
 			&tables);
 	    }
 	    if (rc == SQLITE_OK && tables == 0) {

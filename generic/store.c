@@ -743,13 +743,6 @@ CprofStoreClose(
  * Accessors for the command layer.
  */
 
-Tcl_Obj *
-CprofStorePath(
-    CprofStore *storePtr)
-{
-    return storePtr->pathObj;
-}
-
 Tcl_WideInt
 CprofStoreRunId(
     CprofStore *storePtr)
@@ -762,13 +755,6 @@ CprofStoreForked(
     CprofStore *storePtr)
 {
     return storePtr->pid != getpid();
-}
-
-int
-CprofStoreDirect(
-    CprofStore *storePtr)
-{
-    return storePtr->direct;
 }
 
 int
@@ -1453,15 +1439,6 @@ BindMetaNumber(
     }
 }
 
-static double
-WallNow(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int
 FlushRun(
     CprofStore *storePtr,
@@ -1479,7 +1456,7 @@ FlushRun(
     BindText(stmt, 3, final ? "complete" : "running");
     BindObj(stmt, 4, MetaGet(metaObj, "stopped_by", NULL));
     if (final) {
-	sqlite3_bind_double(stmt, 5, WallNow());
+	sqlite3_bind_double(stmt, 5, CprofWallSeconds());
     }
     sqlite3_bind_double(stmt, 6, elapsed);
     BindMetaNumber(stmt, 7, metaObj, "rate_achieved", NULL);
@@ -1546,7 +1523,7 @@ FlushRun(
 /*
  *----------------------------------------------------------------------
  *
- * CprofStoreBeginRun --
+ * InsertRun, CprofStoreBeginRun --
  *
  *	Add a run to the file and make it the one flushes write. 'infoObj'
  *	is a dict of the run's columns fixed at its start (label, mode,
@@ -1600,7 +1577,7 @@ InsertRun(
     if (rc == SQLITE_OK) {
 	double start = MetaDouble(infoObj, "start_time", NULL, &i);
 
-	sqlite3_bind_double(stmt, 1, i ? start : WallNow());
+	sqlite3_bind_double(stmt, 1, i ? start : CprofWallSeconds());
 	sqlite3_bind_int64(stmt, 2, (sqlite3_int64) getpid());
 	for (i = 0; columns[i].name != NULL; i++) {
 	    Tcl_Obj *valueObj = MetaGet(infoObj, columns[i].name, NULL);
@@ -1636,40 +1613,13 @@ InsertRun(
     return rc;
 }
 
-int
-CprofStoreBeginRun(
-    Tcl_Interp *interp,
-    CprofStore *storePtr,
-    Tcl_Obj *infoObj)
-{
-    int rc;
-
-    if (Connect(interp, storePtr) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) {
-	rc = InsertRun(storePtr, infoObj);
-    }
-    if (rc == SQLITE_OK) {
-	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
-    }
-    if (rc != SQLITE_OK) {
-	DbError(interp, storePtr->pathObj, storePtr->db, rc, "write");
-	sqlite3_exec(storePtr->db, "ROLLBACK", NULL, NULL, NULL);
-	storePtr->runId = 0;
-    }
-    Disconnect(storePtr, 0);
-    return rc == SQLITE_OK ? TCL_OK : TCL_ERROR;
-}
-
 /*
  *----------------------------------------------------------------------
  *
- * CprofStoreFlush --
+ * FlushBody, CprofStoreFlush --
  *
  *	Bring the run in the file up to date with the profile in memory, in
- *	one transaction. 'metaObj' is the profile's meta; 'final': the run
+ *	one transaction (Write). 'metaObj' is the profile's meta; 'final': the run
  *	is over (its end time and the procedures defined are written).
  *
  * Results:
@@ -1827,6 +1777,63 @@ ConnectForWrite(
     return code;
 }
 
+/*
+ * One write, one transaction: a new run (infoObj not NULL) and/or the
+ * current profile (statePtr not NULL; 'final': the run's last state). On
+ * failure nothing of it is in the file and a new run has no id.
+ */
+
+static int
+Write(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    CprofState *statePtr,
+    Tcl_Obj *infoObj,
+    Tcl_Obj *metaObj,
+    int final)
+{
+    int rc, events = storePtr->eventsWritten;
+    uint64_t t0 = CprofClockNs(CLOCK_MONOTONIC);
+
+    if (ConnectForWrite(interp, storePtr,
+	    statePtr ? statePtr->interp : NULL) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && infoObj != NULL) {
+	rc = InsertRun(storePtr, infoObj);
+	events = 0;
+    }
+    if (rc == SQLITE_OK && statePtr != NULL) {
+	rc = FlushBody(storePtr, statePtr, metaObj, final, &events);
+    }
+    if (rc == SQLITE_OK) {
+	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
+    }
+    if (rc != SQLITE_OK) {
+	WriteFailed(interp, storePtr, rc);
+	if (infoObj != NULL) {
+	    storePtr->runId = 0;
+	}
+	Disconnect(storePtr, 0);
+	return TCL_ERROR;
+    }
+    if (statePtr != NULL) {
+	WriteDone(storePtr, events, t0);
+    }
+    Disconnect(storePtr, final);
+    return TCL_OK;
+}
+
+int
+CprofStoreBeginRun(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    Tcl_Obj *infoObj)
+{
+    return Write(interp, storePtr, NULL, infoObj, NULL, 0);
+}
+
 int
 CprofStoreFlush(
     Tcl_Interp *interp,
@@ -1835,27 +1842,7 @@ CprofStoreFlush(
     Tcl_Obj *metaObj,
     int final)
 {
-    int rc, events = storePtr->eventsWritten;
-    uint64_t t0 = CprofClockNs(CLOCK_MONOTONIC);
-
-    if (ConnectForWrite(interp, storePtr, statePtr->interp) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) {
-	rc = FlushBody(storePtr, statePtr, metaObj, final, &events);
-    }
-    if (rc == SQLITE_OK) {
-	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
-    }
-    if (rc != SQLITE_OK) {
-	WriteFailed(interp, storePtr, rc);
-	Disconnect(storePtr, 0);
-	return TCL_ERROR;
-    }
-    WriteDone(storePtr, events, t0);
-    Disconnect(storePtr, final);
-    return TCL_OK;
+    return Write(interp, storePtr, statePtr, NULL, metaObj, final);
 }
 
 /*
@@ -1877,31 +1864,7 @@ CprofStoreSave(
     Tcl_Obj *infoObj,
     Tcl_Obj *metaObj)
 {
-    int rc, events = 0;
-    uint64_t t0 = CprofClockNs(CLOCK_MONOTONIC);
-
-    if (Connect(interp, storePtr) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) {
-	rc = InsertRun(storePtr, infoObj);
-    }
-    if (rc == SQLITE_OK) {
-	rc = FlushBody(storePtr, statePtr, metaObj, 1, &events);
-    }
-    if (rc == SQLITE_OK) {
-	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
-    }
-    if (rc != SQLITE_OK) {
-	WriteFailed(interp, storePtr, rc);
-	storePtr->runId = 0;
-	Disconnect(storePtr, 0);
-	return TCL_ERROR;
-    }
-    WriteDone(storePtr, events, t0);
-    Disconnect(storePtr, 1);
-    return TCL_OK;
+    return Write(interp, storePtr, statePtr, infoObj, metaObj, 1);
 }
 
 /*

@@ -777,15 +777,6 @@ FlushMs(
 	    : optsPtr->commit ? DEFAULT_FLUSH_DIRECT : DEFAULT_FLUSH_STAGED;
 }
 
-static double
-WallSeconds(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * The columns of the run fixed at its start.
  */
@@ -1288,7 +1279,7 @@ DoStart(
      * before any of it runs.
      */
 
-    startWall = WallSeconds();
+    startWall = CprofWallSeconds();
     if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
 	/*
 	 * The file is named absolutely: a child process that changes

@@ -646,9 +646,7 @@ MODULE_SCOPE int	CprofStoreLastError(Tcl_Interp *interp,
 			    CprofStore *storePtr);
 MODULE_SCOPE void	CprofStoreClear(CprofStore *storePtr);
 MODULE_SCOPE int	CprofStoreForked(CprofStore *storePtr);
-MODULE_SCOPE int	CprofStoreDirect(CprofStore *storePtr);
 MODULE_SCOPE int	CprofStoreFailing(CprofStore *storePtr);
-MODULE_SCOPE Tcl_Obj *	CprofStorePath(CprofStore *storePtr);
 MODULE_SCOPE Tcl_WideInt CprofStoreRunId(CprofStore *storePtr);
 MODULE_SCOPE Tcl_Obj *	CprofStoreStatus(CprofStore *storePtr);
 MODULE_SCOPE Tcl_Obj *	CprofStoreLoad(Tcl_Interp *interp, Tcl_Obj *pathObj,
@@ -855,5 +853,18 @@ CprofClockNs(
 }
 
 #define CprofMonoNs() ((Tcl_WideInt) CprofClockNs(CLOCK_MONOTONIC))
+
+/*
+ * Unix time in seconds (runs' start and end times).
+ */
+
+static inline double
+CprofWallSeconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 #endif /* _TCLCPROFINT_H */

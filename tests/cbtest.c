@@ -73,6 +73,44 @@ Spin(
 }
 
 /*
+ * ClockSpin -- burn 'ms' milliseconds of this thread's CPU time doing
+ * nothing but read the clock: nearly all of it is spent in the vDSO's
+ * clock_gettime (which, for a CPU-time clock, makes the system call
+ * itself), so a sample lands there almost every time.
+ */
+
+static NOINLINE void
+ClockSpin(
+    double ms)
+{
+    double end = ThreadCpuMs() + ms;
+
+    while (ThreadCpuMs() < end) {
+	/* nothing */
+    }
+}
+
+static NOTAIL int
+ClockSpinCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    double ms;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetDoubleFromObj(interp, objv[1], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    ClockSpin(ms);
+    return TCL_OK;
+}
+
+/*
  * cbtest::spin ms			-- burn CPU in C
  */
 
@@ -671,6 +709,8 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::clockspin", ClockSpinCmd, NULL,
+	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::work", WorkCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::dlrun", DlrunCmd, NULL, NULL);
 #ifdef HAVE_NOCFI

@@ -501,9 +501,11 @@ CprofAddSample(
  *
  * CprofDrain --
  *
- *	Process every sample waiting in the ring. Runs in normal context in
- *	the sampled thread: from the trace callback when the handler asks,
- *	from an event-loop timer, and before data is read. Samples that land
+ *	Process every sample waiting in the ring and in the spool (where the
+ *	handler merges samples when the ring is full: the thread was away
+ *	from Tcl for long). Runs in normal context in the sampled thread:
+ *	from the trace callback when the handler asks, from an event-loop
+ *	timer, and before data is read. Samples that land
  *	while it runs are counted as the profiler's own overhead. In a child
  *	process, the first drain after fork makes the sampler's timer again.
  *
@@ -530,8 +532,17 @@ CprofDrain(
     sPtr->draining = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     sPtr->needDrain = 0;
-    if (CprofSamplerPeek(sPtr) != NULL) {
+    samplePtr = CprofSamplerTakeSpooled(sPtr);
+    if (samplePtr != NULL || CprofSamplerPeek(sPtr) != NULL) {
 	CprofSymRefresh(statePtr->symPtr);
+
+	/*
+	 * First what overflowed into the spool, then the ring.
+	 */
+
+	for (; samplePtr != NULL; samplePtr = CprofSamplerTakeSpooled(sPtr)) {
+	    CprofAddSample(statePtr, samplePtr);
+	}
 	while ((samplePtr = CprofSamplerPeek(sPtr)) != NULL) {
 	    CprofAddSample(statePtr, samplePtr);
 	    CprofSamplerRelease(sPtr);

@@ -729,7 +729,8 @@ ClearData(
 	CprofSampler *sPtr = statePtr->samplerPtr;
 
 	/*
-	 * Samples waiting in the ring belong to the data being dropped.
+	 * Samples waiting in the ring (and spool) belong to the data being
+	 * dropped.
 	 * While 'draining' is set the handler writes no sample (it counts
 	 * the signal as profiler overhead), so counters and ring are reset
 	 * together, consistently.
@@ -739,9 +740,7 @@ ClearData(
 
 	sPtr->draining = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&sPtr->tail, __atomic_load_n(&sPtr->head,
-		__ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
-	memset(&sPtr->counters, 0, sizeof(sPtr->counters));
+	CprofSamplerDiscard(sPtr);
 	sPtr->cpuNs = sPtr->wallNs = 0;
 	sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
 	sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
@@ -1667,6 +1666,8 @@ SamplingDict(
     PUT(dictObj, "weight", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->weight));
     PUT(dictObj, "aggregated",
 	    Tcl_NewWideIntObj((Tcl_WideInt) statePtr->tree.weight));
+    PUT(dictObj, "spooled", Tcl_NewWideIntObj((Tcl_WideInt)
+	    __atomic_load_n(&cPtr->spooled, __ATOMIC_RELAXED)));
     dropsObj = Tcl_NewDictObj();
     PUT(dropsObj, "ring_full",
 	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->dropsFull));
@@ -2375,6 +2376,7 @@ StackObjCmd(
  *	tclcprof::debug dblimit pages
  *	tclcprof::debug names
  *	tclcprof::debug splice native tcl trampoline
+ *	tclcprof::debug spoollimit bytes
  *	tclcprof::debug trampolines
  *
  *	Introspection and test hooks: aggregate synthetic stacks into a
@@ -2542,16 +2544,16 @@ DebugObjCmd(
 {
     static const char *const subNames[] = {
 	"aggregate", "cfas", "dbbusy", "dblimit", "names", "splice",
-	"trampolines", NULL
+	"spoollimit", "trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_DBBUSY, SUB_DBLIMIT, SUB_NAMES,
-	SUB_SPLICE, SUB_TRAMPOLINES
+	SUB_SPLICE, SUB_SPOOLLIMIT, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 3, 3, 2, 5, 2};
+    static const int arity[] = {3, 2, 3, 3, 2, 5, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "dbbusy ms", "dblimit pages", "names",
-	"splice native tcl trampoline", "trampolines"
+	"splice native tcl trampoline", "spoollimit bytes", "trampolines"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int index;
@@ -2592,6 +2594,16 @@ DebugObjCmd(
 	} else {
 	    CprofStoreSetPageLimit(n);
 	}
+	break;
+    }
+    case SUB_SPOOLLIMIT: {
+	Tcl_WideInt n;
+
+	if (Tcl_GetWideIntFromObj(NULL, objv[2], &n) != TCL_OK || n < 0) {
+	    return BadValue(interp, subNames[index], objv[2],
+		    "expected a number of bytes");
+	}
+	CprofSpoolSetLimit((size_t) n);
 	break;
     }
     case SUB_CFAS: {

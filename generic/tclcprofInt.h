@@ -498,6 +498,8 @@ typedef struct CprofSamplerCounters {
     uint64_t tclTrunc;		/* Samples with truncated Tcl stacks. */
     uint64_t noSigframe;	/* Samples whose interrupted frame was not
 				 * found in the unwind. */
+    uint64_t spooled;		/* Samples merged into the spool because the
+				 * ring was full. */
     uint64_t handlerNs;		/* Time spent in the handler. */
     uint64_t handlerHist[CPROF_HIST_BUCKETS];
 				/* Handler time histogram, four buckets per
@@ -524,6 +526,8 @@ typedef struct CprofSampler {
     volatile uint32_t head;	/* Next slot to write (handler). */
     volatile uint32_t tail;	/* Next slot to read (normal context). */
     CprofSamplerCounters counters;
+    struct CprofSpool *spoolPtr;	/* Overflow of a full ring: identical
+					 * samples merged (sampler.c). */
 
     /* Normal context only. */
     int clock;			/* enum CprofClock. */
@@ -550,6 +554,9 @@ MODULE_SCOPE void	CprofSamplerAfterFork(Tcl_Interp *interp,
 MODULE_SCOPE void	CprofSamplerDestroy(CprofSampler *samplerPtr);
 MODULE_SCOPE CprofSample *CprofSamplerPeek(CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerRelease(CprofSampler *samplerPtr);
+MODULE_SCOPE CprofSample *CprofSamplerTakeSpooled(CprofSampler *samplerPtr);
+MODULE_SCOPE void	CprofSamplerDiscard(CprofSampler *samplerPtr);
+MODULE_SCOPE void	CprofSpoolSetLimit(size_t bytes);
 MODULE_SCOPE double	CprofDefaultRate(int clock);
 MODULE_SCOPE const char *CprofSignalName(void);
 MODULE_SCOPE uint64_t	CprofForeignSignals(void);

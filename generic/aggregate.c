@@ -118,7 +118,8 @@ CprofTreeFrame(
  *
  * CprofTreeAdd --
  *
- *	Add one stack (frame indices, outermost first) with its weight.
+ *	Add one stack (frame indices, outermost first) with its weight,
+ *	standing for 'count' samples.
  *	'exact', when not NULL, gives for each frame the exact call-tree
  *	node of its Tcl path (-1 for C frames): recorded on the node.
  *
@@ -131,11 +132,12 @@ CprofTreeAdd(
     const int *frames,
     const int *exact,
     int numFrames,
+    uint64_t count,
     uint64_t weight)
 {
     int node = 0, i;
 
-    treePtr->samples++;
+    treePtr->samples += count;
     treePtr->weight += weight;
     treePtr->nodes[0].total += weight;
     for (i = 0; i < numFrames; i++) {
@@ -492,7 +494,7 @@ CprofAddSample(
 	}
     }
     CprofTreeAdd(treePtr, frames, withExact ? exact : NULL, kept,
-	    samplePtr->weight);
+	    samplePtr->count, samplePtr->weight);
     statePtr->hasData = 1;
 }
 

@@ -2522,7 +2522,7 @@ DebugAggregate(
 	    frames[j] = CprofTreeFrame(&tree, isC, CprofNameIntern(name, -1),
 		    -1, isC ? -1 : CPROF_KIND_PROC);
 	}
-	CprofTreeAdd(&tree, frames, NULL, fc, (uint64_t) weight);
+	CprofTreeAdd(&tree, frames, NULL, fc, 1, (uint64_t) weight);
     }
     Tcl_SetObjResult(interp, CprofTreeToObj(&tree, NULL));
     CprofTreeFree(&tree);

@@ -214,6 +214,8 @@ typedef struct CprofTclRef {
 
 typedef struct CprofSample {
     uint32_t weight;		/* 1 + timer overruns. */
+    uint32_t count;		/* Signals it stands for: 1, or more for
+				 * samples merged in the spool. */
     uint16_t nNative;
     uint16_t nTcl;
     uint32_t flags;
@@ -284,7 +286,8 @@ MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
 MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 			    int nameId, int moduleId, int tclKind);
 MODULE_SCOPE void	CprofTreeAdd(CprofTree *treePtr, const int *frames,
-			    const int *exact, int numFrames, uint64_t weight);
+			    const int *exact, int numFrames, uint64_t count,
+			    uint64_t weight);
 struct CprofExact;
 MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
 			    struct CprofExact *exactPtr);
@@ -489,7 +492,8 @@ typedef struct CprofCalibration {
 typedef struct CprofSamplerCounters {
     uint64_t signals;		/* Signals handled for this thread. */
     uint64_t weight;		/* Their weight (1 + overruns). */
-    uint64_t samples;		/* Samples written to the ring. */
+    uint64_t samples;		/* Samples written to the ring or merged
+				 * into the spool. */
     uint64_t dropsFull;		/* Weight dropped: ring full. */
     uint64_t dropsBusy;		/* Weight dropped: handler re-entered. */
     uint64_t overhead;		/* Weight that landed in the profiler's

@@ -195,6 +195,7 @@ typedef struct SpoolRec {
     uint32_t keyLen;
     uint64_t hash;
     uint64_t weight;		/* Summed weight of identical samples. */
+    uint64_t count;		/* How many were merged. */
     unsigned char key[];	/* SpoolKey, ip[], cfa[], tcl[]. */
 } SpoolRec;
 
@@ -243,8 +244,14 @@ SpoolNew(void)
     CprofSpool *spPtr = (CprofSpool *) ckalloc(sizeof(CprofSpool));
 
     memset(spPtr, 0, sizeof(CprofSpool));	/* Pre-fault. */
+
+    /*
+     * Committed (no MAP_NORESERVE), so that a page the handler touches
+     * later cannot fault for want of memory; resident only once used.
+     */
+
     spPtr->arena = mmap(NULL, SPOOL_ARENA, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (spPtr->arena == MAP_FAILED) {
 	spPtr->arena = NULL;		/* No spool: drops, as before. */
     }
@@ -367,6 +374,7 @@ SpoolMerge(
 	if (recPtr->hash == hash && recPtr->keyLen == len
 		&& memcmp(recPtr->key, p, len) == 0) {
 	    recPtr->weight += samplePtr->weight;
+	    recPtr->count++;
 	    return 1;
 	}
     }
@@ -383,6 +391,7 @@ SpoolMerge(
     recPtr->keyLen = (uint32_t) len;
     recPtr->hash = hash;
     recPtr->weight = samplePtr->weight;
+    recPtr->count = 1;
     memcpy(recPtr->key, p, len);
     recPtr->next = *linkPtr;
     *linkPtr = (uint32_t) spPtr->used + 1;
@@ -436,16 +445,21 @@ CprofSamplerTakeSpooled(
     memcpy(samplePtr->cfa, p + n, n);
     memcpy(samplePtr->tcl, p + 2 * n, hdr.nTcl * sizeof(CprofTclRef));
 
-    if (recPtr->weight > UINT32_MAX) {
+    if (recPtr->weight > UINT32_MAX || recPtr->count > UINT32_MAX) {
 	/*
-	 * More weight than a sample holds: hand it out in parts.
+	 * More than a sample holds: hand it out in parts, leaving at least
+	 * one of the merged samples with the rest (count <= weight).
 	 */
 
 	samplePtr->weight = UINT32_MAX;
-	recPtr->weight -= UINT32_MAX;
+	samplePtr->count = (uint32_t) (recPtr->count - 1 < UINT32_MAX
+		? recPtr->count - 1 : UINT32_MAX);
+	recPtr->weight -= samplePtr->weight;
+	recPtr->count -= samplePtr->count;
 	return samplePtr;
     }
     samplePtr->weight = (uint32_t) recPtr->weight;
+    samplePtr->count = (uint32_t) recPtr->count;
     spPtr->takeOffset += SPOOL_ALIGN(sizeof(SpoolRec) + recPtr->keyLen);
     return samplePtr;
 }
@@ -1083,6 +1097,7 @@ SignalHandler(
 	slotPtr = &sPtr->slots[head & sPtr->mask];
     }
     slotPtr->weight = weight;
+    slotPtr->count = 1;
     slotPtr->flags = 0;
     slotPtr->timeNs = t0;
 
@@ -1142,6 +1157,7 @@ SignalHandler(
 
     if (full) {
 	if (SpoolMerge(sPtr->spoolPtr)) {
+	    sPtr->counters.samples++;
 	    sPtr->counters.spooled++;
 	} else {
 	    sPtr->counters.dropsFull += weight;

@@ -592,6 +592,17 @@ typedef struct CprofState {
 				/* Direct-mapped front of cmdCache. */
     Tcl_HashTable pairCache;	/* (ensemble, implementation) -> name id. */
     Tcl_HashTable methodCache;	/* "class method" key -> name id. */
+    struct CprofMethodFront {
+	const void *objPtr;	/* The object, for per-object methods;
+				 * else NULL. */
+	const void *clsPtr;	/* Its class. */
+	int epoch;		/* The object's epoch, or 0. */
+	int nameId;		/* -1: empty slot. */
+	int len;
+	char name[36];		/* The method's name. */
+    } methodFront[CPROF_FRONT_SIZE];
+				/* Direct-mapped front of methodCache, for
+				 * names of up to 35 bytes. */
     int methodEpoch;		/* TclOO epoch methodCache was built in. */
     Tcl_HashTable coroSaved;	/* corPtr -> CprofCoroSaved. */
     Tcl_Command stackCmd;	/* ::tclcprof::stack, not shown by itself. */

@@ -393,7 +393,13 @@ proc ::tclcprof::reportlib::ExactProfile {profile} {
 #	(lists of child ids) and inFig (each node's exact figures as the
 #	list {calls total_ns self_ns min_ns max_ns}, or {} for a node
 #	without them); hasFig tells whether any node has them, timeWeights
-#	whether self and total are times (an exact tree).
+#	whether self and total are times (an exact tree). With inUnique set
+#	(no node has two children of the same name and kind), inKey holds
+#	each node's {name kind} and inIds the ids: Build has nothing to do.
+#
+#	Profiles as tclcprof makes them (integer weights) are laid out by
+#	Layout, in C; anything else, or anything wrong, by the Tcl code
+#	below, which also says precisely what is wrong.
 #
 # Results:
 #	The meta dict. Errors: TCLCPROF DATA FORMAT|KEY key|WEIGHT key|TOTAL.
@@ -401,7 +407,7 @@ proc ::tclcprof::reportlib::ExactProfile {profile} {
 proc ::tclcprof::reportlib::Flatten {profile {treeKey tree}} {
     upvar 1 inNode queue inName names inKind kinds inSelf selfs \
 	    inTotal totals inKids kids inFig figs hasFig hasFig \
-	    timeWeights timeWeights
+	    timeWeights timeWeights inUnique unique inKey keys inIds ids
     variable figureKeys
 
     if {[catch {dict size $profile}]} {
@@ -416,6 +422,14 @@ proc ::tclcprof::reportlib::Flatten {profile {treeKey tree}} {
     if {[catch {dict size $meta}]} {
 	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
     }
+
+    set layout [Layout [dict get $profile $treeKey]]
+    if {[llength $layout]} {
+	lassign $layout queue names kinds selfs totals kids figs hasFig \
+		timeWeights unique keys ids
+	return $meta
+    }
+    set unique 0
 
     set queue [list [dict get $profile $treeKey]]
     lassign {} names kinds selfs totals kids figs
@@ -574,7 +588,21 @@ proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
     upvar 1 inName inName inKind inKind inSelf inSelf inTotal inTotal \
 	    inKids inKids isHidden isHidden inFig inFig hasFig hasFig \
 	    oSrc oSrc oName oName oKind oKind oKey oKey oSelf oSelf \
-	    oTotal oTotal oKids oKids oFig oFig
+	    oTotal oTotal oKids oKids oFig oFig inUnique inUnique \
+	    inKey inKey inIds inIds
+
+    if {!$hideOn && !$focusOn && $inUnique} {
+	# Nothing to merge: the output tree is the input tree.
+	set oSrc $inIds
+	set oName $inName
+	set oKind $inKind
+	set oKey $inKey
+	set oSelf $inSelf
+	set oTotal $inTotal
+	set oKids $inKids
+	set oFig [expr {$hasFig ? $inFig : {}}]
+	return
+    }
 
     set oSrc {0}
     set oName [list [lindex $inName 0]]

@@ -2662,6 +2662,230 @@ LayoutObjCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * FlatSumsObjCmd --
+ *
+ *	::tclcprof::reportlib::FlatSums rows selfs totals kids figs n -- the
+ *	fast path of report.tcl's FlatRows: per row (a command: the nodes
+ *	of one name and kind) its self weight, its total counted at the
+ *	outermost of its nodes on each path, and, when figs is not empty,
+ *	its merged exact figures {calls primitive total self min max}.
+ *	Nodes are visited in the same order as the Tcl code (depth first,
+ *	the last child first), so that the minimum of rows whose nodes have
+ *	no completed call comes out the same. Returns {rowSelf rowTotal
+ *	rowFig}, or an empty list when a value is not an integer (the Tcl
+ *	code then does the sums).
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define FS_FIG 6
+
+static int
+FlatSumsObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_Obj **rowV, **selfV, **totalV, **kidsV, **figV, *resultObj;
+    int numNodes, nr, ns, nt, nk, nf, numRows, i, ok = 1, withFig;
+    int *row = NULL, *onPath = NULL, *stack = NULL, depth = 0, cap = 0;
+    Tcl_WideInt *rowSelf = NULL, *rowTotal = NULL, *rowFig = NULL;
+    char *figSet = NULL;
+
+    if (objc != 7) {
+	Tcl_WrongNumArgs(interp, 1, objv, "rows selfs totals kids figs n");
+	return TCL_ERROR;
+    }
+    if (Tcl_ListObjGetElements(NULL, objv[1], &nr, &rowV) != TCL_OK
+	    || Tcl_ListObjGetElements(NULL, objv[2], &ns, &selfV) != TCL_OK
+	    || Tcl_ListObjGetElements(NULL, objv[3], &nt, &totalV) != TCL_OK
+	    || Tcl_ListObjGetElements(NULL, objv[4], &nk, &kidsV) != TCL_OK
+	    || Tcl_ListObjGetElements(NULL, objv[5], &nf, &figV) != TCL_OK
+	    || Tcl_GetIntFromObj(NULL, objv[6], &numRows) != TCL_OK
+	    || numRows < 1 || ns != nr || nt != nr || nk != nr
+	    || (nf != 0 && nf != nr)) {
+	Tcl_SetObjResult(interp, Tcl_NewObj());
+	return TCL_OK;
+    }
+    numNodes = nr;
+    withFig = (nf != 0);
+    row = (int *) ckalloc(numNodes * sizeof(int) + 1);
+    for (i = 0; i < numNodes && ok; i++) {
+	ok = (Tcl_GetIntFromObj(NULL, rowV[i], &row[i]) == TCL_OK
+		&& row[i] >= 0 && row[i] < numRows);
+    }
+    rowSelf = (Tcl_WideInt *) ckalloc(numRows * sizeof(Tcl_WideInt));
+    rowTotal = (Tcl_WideInt *) ckalloc(numRows * sizeof(Tcl_WideInt));
+    onPath = (int *) ckalloc(numRows * sizeof(int));
+    memset(rowSelf, 0, numRows * sizeof(Tcl_WideInt));
+    memset(rowTotal, 0, numRows * sizeof(Tcl_WideInt));
+    memset(onPath, 0, numRows * sizeof(int));
+    if (withFig) {
+	rowFig = (Tcl_WideInt *) ckalloc(numRows * FS_FIG
+		* sizeof(Tcl_WideInt));
+	figSet = ckalloc(numRows);
+	memset(figSet, 0, numRows);
+    }
+
+    /*
+     * The stack holds node ids, and -1-id for leaving a node; the root
+     * (node 0) is no row.
+     */
+
+#define FS_PUSH(v) \
+    do {								\
+	if (depth == cap) {						\
+	    cap = cap ? 2 * cap : 1024;					\
+	    stack = (int *) ckrealloc(stack, cap * sizeof(int));	\
+	}								\
+	stack[depth++] = (v);						\
+    } while (0)
+
+    if (ok && numNodes > 0) {
+	Tcl_Obj **cv;
+	int nc, c, id;
+
+	ok = (Tcl_ListObjGetElements(NULL, kidsV[0], &nc, &cv) == TCL_OK);
+	for (c = 0; c < nc && ok; c++) {
+	    ok = (Tcl_GetIntFromObj(NULL, cv[c], &id) == TCL_OK && id > 0
+		    && id < numNodes);
+	    if (ok) {
+		FS_PUSH(id);
+	    }
+	}
+    }
+    while (ok && depth > 0) {
+	int id = stack[--depth], k, outer, nc, c, child;
+	Tcl_WideInt s, t;
+	Tcl_Obj **cv;
+
+	if (id < 0) {
+	    onPath[row[-1 - id]]--;
+	    continue;
+	}
+	k = row[id];
+	outer = (onPath[k] == 0);
+	if (Tcl_GetWideIntFromObj(NULL, selfV[id], &s) != TCL_OK
+		|| Tcl_GetWideIntFromObj(NULL, totalV[id], &t) != TCL_OK
+		|| __builtin_add_overflow(rowSelf[k], s, &rowSelf[k])
+		|| (outer && __builtin_add_overflow(rowTotal[k], t,
+		&rowTotal[k]))) {
+	    ok = 0;
+	    break;
+	}
+	if (withFig) {
+	    Tcl_Obj **fv;
+	    int n, f;
+	    Tcl_WideInt v[5], *rf = &rowFig[k * FS_FIG];
+
+	    if (Tcl_ListObjGetElements(NULL, figV[id], &n, &fv) != TCL_OK
+		    || (n != 0 && n != 5)) {
+		ok = 0;
+		break;
+	    }
+	    if (n == 5) {
+		for (f = 0; f < 5 && ok; f++) {
+		    ok = (Tcl_GetWideIntFromObj(NULL, fv[f], &v[f])
+			    == TCL_OK);
+		}
+		if (!ok) {
+		    break;
+		}
+		if (!figSet[k]) {
+		    figSet[k] = 1;
+		    rf[0] = rf[1] = rf[2] = rf[3] = rf[5] = 0;
+		    rf[4] = v[3];
+		}
+		if (v[0] > 0 && (rf[0] == 0 || v[3] < rf[4])) {
+		    rf[4] = v[3];
+		}
+		if (__builtin_add_overflow(rf[0], v[0], &rf[0])
+			|| (outer && (__builtin_add_overflow(rf[1], v[0],
+			&rf[1]) || __builtin_add_overflow(rf[2], v[1],
+			&rf[2])))
+			|| __builtin_add_overflow(rf[3], v[2], &rf[3])) {
+		    ok = 0;
+		    break;
+		}
+		if (v[4] > rf[5]) {
+		    rf[5] = v[4];
+		}
+	    }
+	}
+	if (Tcl_ListObjGetElements(NULL, kidsV[id], &nc, &cv) != TCL_OK) {
+	    ok = 0;
+	    break;
+	}
+	if (nc > 0) {
+	    onPath[k]++;
+	    FS_PUSH(-1 - id);
+	    for (c = 0; c < nc && ok; c++) {
+		ok = (Tcl_GetIntFromObj(NULL, cv[c], &child) == TCL_OK
+			&& child > id && child < numNodes);
+		if (ok) {
+		    FS_PUSH(child);
+		}
+	    }
+	}
+    }
+#undef FS_PUSH
+
+    if (ok) {
+	Tcl_Obj *lists[3], **elems;
+	int r, f;
+
+	elems = (Tcl_Obj **) ckalloc(numRows * sizeof(Tcl_Obj *));
+	for (r = 0; r < numRows; r++) {
+	    elems[r] = Tcl_NewWideIntObj(rowSelf[r]);
+	}
+	lists[0] = Tcl_NewListObj(numRows, elems);
+	for (r = 0; r < numRows; r++) {
+	    elems[r] = Tcl_NewWideIntObj(rowTotal[r]);
+	}
+	lists[1] = Tcl_NewListObj(numRows, elems);
+	lists[2] = Tcl_NewObj();
+	if (withFig) {
+	    Tcl_Obj *emptyObj = Tcl_NewObj();
+
+	    Tcl_IncrRefCount(emptyObj);
+	    for (r = 0; r < numRows; r++) {
+		if (figSet[r]) {
+		    Tcl_Obj *fv[FS_FIG];
+
+		    for (f = 0; f < FS_FIG; f++) {
+			fv[f] = Tcl_NewWideIntObj(rowFig[r * FS_FIG + f]);
+		    }
+		    elems[r] = Tcl_NewListObj(FS_FIG, fv);
+		} else {
+		    elems[r] = emptyObj;
+		}
+	    }
+	    Tcl_DecrRefCount(lists[2]);
+	    lists[2] = Tcl_NewListObj(numRows, elems);
+	    Tcl_DecrRefCount(emptyObj);
+	}
+	ckfree(elems);
+	resultObj = Tcl_NewListObj(3, lists);
+    } else {
+	resultObj = Tcl_NewObj();
+    }
+    ckfree(row);
+    ckfree(rowSelf);
+    ckfree(rowTotal);
+    ckfree(onPath);
+    ckfree(stack);
+    if (withFig) {
+	ckfree(rowFig);
+	ckfree(figSet);
+    }
+    Tcl_SetObjResult(interp, resultObj);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * DebugObjCmd --
  *
  *	tclcprof::debug aggregate stacks
@@ -3085,6 +3309,8 @@ Tclcprof_Init(
     }
     Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::Layout",
 	    LayoutObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::FlatSums",
+	    FlatSumsObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),
 	    0);
     if (ensemble == NULL) {

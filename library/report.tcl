@@ -1068,50 +1068,59 @@ proc ::tclcprof::reportlib::FlatRows {o minWeight} {
     }
     unset index
     set n [llength $keys]
-    set rowSelf [lrepeat $n 0]
-    set rowTotal [lrepeat $n 0]
-    set onPath [lrepeat $n 0]
-    if {$hasFig} {
-	set rowFig [lrepeat $n {}]
-    }
 
-    # Depth first (in any order of siblings), counting the rows on the
-    # current path; an exit is pushed as -1-id. The root is no row.
-    set stack [lindex $oKids 0]
-    while {[llength $stack]} {
-	set id [lindex $stack end]
-	set stack [lrange $stack[set stack {}] 0 end-1]
-	if {$id < 0} {
-	    set k [lindex $oRow [expr {-1 - $id}]]
-	    lset onPath $k [expr {[lindex $onPath $k] - 1}]
-	    continue
+    # The sums, in C (reportlib::FlatSums) for integer weights; else
+    # here.
+    set sums [FlatSums $oRow $oSelf $oTotal $oKids \
+	    [expr {$hasFig ? $oFig : {}}] $n]
+    if {[llength $sums]} {
+	lassign $sums rowSelf rowTotal rowFig
+    } else {
+	set rowSelf [lrepeat $n 0]
+	set rowTotal [lrepeat $n 0]
+	set onPath [lrepeat $n 0]
+	if {$hasFig} {
+	    set rowFig [lrepeat $n {}]
 	}
-	set k [lindex $oRow $id]
-	set outer [expr {[lindex $onPath $k] == 0}]
-	lset rowSelf $k [expr {[lindex $rowSelf $k] + [lindex $oSelf $id]}]
-	if {$outer} {
-	    lset rowTotal $k [expr {[lindex $rowTotal $k]
-		    + [lindex $oTotal $id]}]
-	}
-	if {$hasFig && [llength [set f [lindex $oFig $id]]]} {
-	    lassign $f calls tns sns mn mx
-	    set rf [lindex $rowFig $k]
-	    if {![llength $rf]} {
-		set rf [list 0 0 0 0 $mn 0]
+
+	# Depth first (in any order of siblings), counting the rows on the
+	# current path; an exit is pushed as -1-id. The root is no row.
+	set stack [lindex $oKids 0]
+	while {[llength $stack]} {
+	    set id [lindex $stack end]
+	    set stack [lrange $stack[set stack {}] 0 end-1]
+	    if {$id < 0} {
+		set k [lindex $oRow [expr {-1 - $id}]]
+		lset onPath $k [expr {[lindex $onPath $k] - 1}]
+		continue
 	    }
-	    lassign $rf rc rp rt rs rmn rmx
-	    if {$calls > 0 && ($rc == 0 || $mn < $rmn)} {
-		set rmn $mn
+	    set k [lindex $oRow $id]
+	    set outer [expr {[lindex $onPath $k] == 0}]
+	    lset rowSelf $k [expr {[lindex $rowSelf $k] + [lindex $oSelf $id]}]
+	    if {$outer} {
+		lset rowTotal $k [expr {[lindex $rowTotal $k]
+			+ [lindex $oTotal $id]}]
 	    }
-	    lset rowFig $k [list [expr {$rc + $calls}] \
-		    [expr {$outer ? $rp + $calls : $rp}] \
-		    [expr {$outer ? $rt + $tns : $rt}] [expr {$rs + $sns}] \
-		    $rmn [expr {max($rmx, $mx)}]]
-	}
-	set kids [lindex $oKids $id]
-	if {[llength $kids]} {
-	    lset onPath $k [expr {[lindex $onPath $k] + 1}]
-	    lappend stack [expr {-1 - $id}] {*}$kids
+	    if {$hasFig && [llength [set f [lindex $oFig $id]]]} {
+		lassign $f calls tns sns mn mx
+		set rf [lindex $rowFig $k]
+		if {![llength $rf]} {
+		    set rf [list 0 0 0 0 $mn 0]
+		}
+		lassign $rf rc rp rt rs rmn rmx
+		if {$calls > 0 && ($rc == 0 || $mn < $rmn)} {
+		    set rmn $mn
+		}
+		lset rowFig $k [list [expr {$rc + $calls}] \
+			[expr {$outer ? $rp + $calls : $rp}] \
+			[expr {$outer ? $rt + $tns : $rt}] [expr {$rs + $sns}] \
+			$rmn [expr {max($rmx, $mx)}]]
+	    }
+	    set kids [lindex $oKids $id]
+	    if {[llength $kids]} {
+		lset onPath $k [expr {[lindex $onPath $k] + 1}]
+		lappend stack [expr {-1 - $id}] {*}$kids
+	    }
 	}
     }
 

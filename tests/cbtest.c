@@ -90,28 +90,10 @@ ClockSpin(
     }
 }
 
-static NOTAIL int
-ClockSpinCmd(
-    ClientData clientData,
-    Tcl_Interp *interp,
-    int objc,
-    Tcl_Obj *const objv[])
-{
-    double ms;
-
-    if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "ms");
-	return TCL_ERROR;
-    }
-    if (Tcl_GetDoubleFromObj(interp, objv[1], &ms) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    ClockSpin(ms);
-    return TCL_OK;
-}
-
 /*
  * cbtest::spin ms			-- burn CPU in C
+ * cbtest::clockspin ms			-- the same, reading the clock only
+ *					   (clientData non-NULL)
  */
 
 static NOTAIL int
@@ -129,6 +111,10 @@ SpinCmd(
     }
     if (Tcl_GetDoubleFromObj(interp, objv[1], &ms) != TCL_OK) {
 	return TCL_ERROR;
+    }
+    if (clientData != NULL) {
+	ClockSpin(ms);
+	return TCL_OK;
     }
     Tcl_SetObjResult(interp, Tcl_NewDoubleObj(Spin(ms) > 0 ? ms : 0));
     return TCL_OK;
@@ -709,7 +695,7 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);
-    Tcl_CreateObjCommand(interp, "cbtest::clockspin", ClockSpinCmd, NULL,
+    Tcl_CreateObjCommand(interp, "cbtest::clockspin", SpinCmd, (ClientData) 1,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::work", WorkCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::dlrun", DlrunCmd, NULL, NULL);

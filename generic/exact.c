@@ -5,8 +5,9 @@
  *	call tree of Tcl call paths, per call site (-lines), as a bounded
  *	list of enter/leave events (-events), and as coverage counts.
  *
- *	The level stack (levelstack.c) calls in at each event, with the
- *	frame concerned on the stack:
+ *	The level stack (levelstack.c) calls in at each event, through the
+ *	hooks the command layer registers, with the frame concerned on the
+ *	stack:
  *
  *	- CprofExactEnter: the frame's node is the child, named like the
  *	  frame, of its caller's node; the clock is read last.
@@ -63,7 +64,8 @@ static struct {
     int valid;
     int64_t inNs, callNs;
     int64_t refNs;		/* The reference loop's time then. */
-} calibCache[3];		/* Monotonic, thread CPU, TSC. */
+} calibCache[3][3];		/* Monotonic, thread CPU, TSC; by
+				 * capture (enum CprofCaptureKind). */
 TCL_DECLARE_MUTEX(calibMutex)
 
 /*
@@ -985,7 +987,7 @@ CprofExactLeave(
     int index)
 {
     CprofExact *exactPtr = &statePtr->exact;
-    CprofFrame *framePtr = &statePtr->stack.frames[index];
+    CprofFrame *framePtr = &statePtr->levels.stack.frames[index];
     CprofFrame *parentPtr = index > 0 ? framePtr - 1 : NULL;
     uint64_t now = Now(exactPtr);
     int64_t seg, call;
@@ -1054,7 +1056,7 @@ CloseSegment(
     uint64_t now)
 {
     CprofExact *exactPtr = &statePtr->exact;
-    CprofFrame *framePtr = &statePtr->stack.frames[index];
+    CprofFrame *framePtr = &statePtr->levels.stack.frames[index];
     CprofFrame *parentPtr = index > 0 ? framePtr - 1 : NULL;
     int64_t seg;
 
@@ -1121,7 +1123,7 @@ CprofExactResume(
     int i, charged = 0;
 
     for (i = first; i < first + count; i++) {
-	CprofFrame *framePtr = &statePtr->stack.frames[i];
+	CprofFrame *framePtr = &statePtr->levels.stack.frames[i];
 	int parentNode = i > 0 ? framePtr[-1].node : 0;
 
 	int oldNode = framePtr->node;
@@ -1156,7 +1158,7 @@ CprofExactResume(
  *	Profiling stops or pauses with frames still running: their time so
  *	far is charged, innermost first; the calls, which did not return
  *	while profiled, are not counted. Suspended coroutines are closed at
- *	the same instant (CprofStackDropSaved).
+ *	the same instant (CprofLevelsDropSaved).
  *
  *----------------------------------------------------------------------
  */
@@ -1174,8 +1176,8 @@ CprofExactCloseAll(
     }
 
     now = Now(exactPtr);
-    for (i = statePtr->stack.depth - 1; i >= 0; i--) {
-	CprofFrame *framePtr = &statePtr->stack.frames[i];
+    for (i = statePtr->levels.stack.depth - 1; i >= 0; i--) {
+	CprofFrame *framePtr = &statePtr->levels.stack.frames[i];
 
 	CloseSegment(statePtr, i, now);
 	if (!(framePtr->flags & CPROF_FRAME_HIDDEN)) {
@@ -1185,7 +1187,7 @@ CprofExactCloseAll(
 	    }
 	}
     }
-    CprofStackDropSaved(statePtr, now);
+    CprofLevelsDropSaved(&statePtr->levels, now);
 }
 
 /*
@@ -1206,8 +1208,8 @@ CprofExactShift(
 {
     int i;
 
-    for (i = 0; i < statePtr->stack.depth; i++) {
-	statePtr->stack.frames[i].enterNs += ns;
+    for (i = 0; i < statePtr->levels.stack.depth; i++) {
+	statePtr->levels.stack.frames[i].enterNs += ns;
     }
 }
 
@@ -1236,8 +1238,8 @@ CprofExactRebase(
 	return;
     }
     now = Now(exactPtr);
-    for (i = 0; i < statePtr->stack.depth; i++) {
-	CprofFrame *framePtr = &statePtr->stack.frames[i];
+    for (i = 0; i < statePtr->levels.stack.depth; i++) {
+	CprofFrame *framePtr = &statePtr->levels.stack.frames[i];
 	int parentNode = i > 0 ? framePtr[-1].node : 0;
 
 	framePtr->node = (framePtr->flags & CPROF_FRAME_HIDDEN) ? parentNode
@@ -1260,7 +1262,7 @@ CprofExactRebase(
 		    now);
 	}
     }
-    CprofStackForgetSaved(statePtr, now);
+    CprofLevelsForgetSaved(&statePtr->levels, now);
     exactPtr->rebaseNs = now;
     exactPtr->rebases++;
 }
@@ -1358,11 +1360,11 @@ CprofExactReportSlow(
 {
     CprofExact *exactPtr = &statePtr->exact;
     Tcl_Interp *interp = statePtr->interp;
-    CprofFrame *frames = statePtr->stack.frames;
+    CprofFrame *frames = statePtr->levels.stack.frames;
     Tcl_Obj *stackObj = Tcl_NewListObj(0, NULL), *infoObj;
     uint64_t ticks = callNs;
     const char *name = CprofNameString(frames[index].nameId);
-    Tcl_Trace trace = statePtr->trace;
+    unsigned generation = statePtr->captureGeneration;
     uint64_t t0 = Now(exactPtr), t1;
     unsigned rebases = exactPtr->rebases;
     int i;
@@ -1388,6 +1390,7 @@ CprofExactReportSlow(
     Tcl_IncrRefCount(infoObj);
 
     exactPtr->inSlow = 1;
+    statePtr->levels.quiet++;
     if (exactPtr->onSlowObj != NULL) {
 	Tcl_Obj *cmdObj = Tcl_DuplicateObj(exactPtr->onSlowObj);
 	Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
@@ -1430,14 +1433,15 @@ CprofExactReportSlow(
     }
     Tcl_DecrRefCount(infoObj);
     exactPtr->inSlow = 0;
+    statePtr->levels.quiet--;
 
     /*
      * The callback may have stopped profiling (or stopped and started it
      * again); only a run still going on has frames to correct.
      */
 
-    if (statePtr->running && statePtr->trace == trace && trace != NULL
-	    && exactPtr->on) {
+    if (statePtr->running && statePtr->capturePtr != NULL
+	    && statePtr->captureGeneration == generation && exactPtr->on) {
 	/*
 	 * A reset in the callback restarted the running frames' clocks:
 	 * only the time since then is the callback's to take out.
@@ -1460,8 +1464,10 @@ CprofExactReportSlow(
  *	and read how much of each call's measured time is the profiler's.
  *	Later starts only time the reference loop (under a millisecond) and
  *	scale the figures by the machine's speed then against its speed at
- *	the calibration. Called by start before the trace is installed;
- *	installs and removes it itself, and times into a scratch state.
+ *	the calibration. Called by start before the capture is installed;
+ *	installs it (installProc, with timing on) and removes it
+ *	(removeProc) itself, and times into a scratch state. The figures
+ *	are kept per clock and per capture, whose costs differ.
  *
  * Results:
  *	TCL_OK; *inNsPtr and *callNsPtr are set, in ticks of the run's
@@ -1556,6 +1562,7 @@ static void
 RescaledFigures(
     CprofState *statePtr,
     int which,
+    int capture,
     int64_t *inNsPtr,
     int64_t *callNsPtr)
 {
@@ -1571,21 +1578,24 @@ RescaledFigures(
     Tcl_EvalEx(interp, "namespace delete ::tclcprof_calibration", -1,
 	    TCL_EVAL_GLOBAL);
     Tcl_RestoreInterpState(interp, saved);
-    ratio = (now > 0 && calibCache[which].refNs > 0)
-	    ? (double) now / (double) calibCache[which].refNs : 1.0;
+    ratio = (now > 0 && calibCache[which][capture].refNs > 0)
+	    ? (double) now / (double) calibCache[which][capture].refNs : 1.0;
     if (ratio < 0.25) {
 	ratio = 0.25;
     } else if (ratio > 4) {
 	ratio = 4;
     }
-    *inNsPtr = (int64_t) (calibCache[which].inNs * ratio);
-    *callNsPtr = (int64_t) (calibCache[which].callNs * ratio);
+    *inNsPtr = (int64_t) (calibCache[which][capture].inNs * ratio);
+    *callNsPtr = (int64_t) (calibCache[which][capture].callNs * ratio);
 }
 
 int
 CprofExactCalibrate(
     CprofState *statePtr,
     int clock,
+    int capture,
+    int (*installProc)(CprofState *statePtr),
+    void (*removeProc)(CprofState *statePtr),
     int64_t *inNsPtr,
     int64_t *callNsPtr)
 {
@@ -1613,9 +1623,9 @@ CprofExactCalibrate(
     exactPtr->nsPerTick = exactPtr->tsc ? tscNsPerTick : 1.0;
 
     Tcl_MutexLock(&calibMutex);
-    if (calibCache[which].valid) {
+    if (calibCache[which][capture].valid) {
 	Tcl_MutexUnlock(&calibMutex);
-	RescaledFigures(statePtr, which, inNsPtr, callNsPtr);
+	RescaledFigures(statePtr, which, capture, inNsPtr, callNsPtr);
 	CprofExactFree(statePtr);
 	*exactPtr = keep;
 	return TCL_OK;
@@ -1666,7 +1676,7 @@ CprofExactCalibrate(
      * costs without the trace, is the profiler's share inside a call.
      */
 
-    CprofStackInstall(statePtr);
+    ok = ok && installProc(statePtr) == TCL_OK;
     for (round = 0; round < CALIB_ROUNDS && ok; round++) {
 	int node;
 
@@ -1696,7 +1706,7 @@ CprofExactCalibrate(
 	    best[4] = t;
 	}
     }
-    CprofStackRemove(statePtr);
+    removeProc(statePtr);
     CprofExactFree(statePtr);
     *exactPtr = keep;
     Tcl_EvalEx(interp, "namespace delete ::tclcprof_calibration", -1,
@@ -1724,10 +1734,10 @@ CprofExactCalibrate(
 	*inNsPtr = inNs;
 	*callNsPtr = callNs;
 	Tcl_MutexLock(&calibMutex);
-	calibCache[which].valid = 1;
-	calibCache[which].inNs = inNs;
-	calibCache[which].callNs = callNs;
-	calibCache[which].refNs = refNs;
+	calibCache[which][capture].valid = 1;
+	calibCache[which][capture].inNs = inNs;
+	calibCache[which][capture].callNs = callNs;
+	calibCache[which][capture].refNs = refNs;
 	Tcl_MutexUnlock(&calibMutex);
     }
     return TCL_OK;

@@ -1316,7 +1316,7 @@ FlushEvents(
     int *writtenPtr)
 {
     CprofExact *exactPtr = &statePtr->exact;
-    CprofStack *stackPtr = &statePtr->stack;
+    CprofStack *stackPtr = &statePtr->levels.stack;
     sqlite3_stmt *stmt = storePtr->stmts[ST_EVENT];
     int limit = exactPtr->numEvents, i, rc;
 

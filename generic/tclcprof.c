@@ -25,13 +25,13 @@
  */
 
 static const char *const optionNames[] = {
-    "-clock", "-commit", "-compensate", "-control", "-db", "-duration",
-    "-eventlimit", "-events", "-exclude", "-flush", "-include", "-label",
-    "-lines", "-mode", "-native", "-onslow", "-rate", "-slow", "-test",
-    NULL
+    "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
+    "-duration", "-eventlimit", "-events", "-exclude", "-flush", "-include",
+    "-label", "-lines", "-mode", "-native", "-onslow", "-rate", "-slow",
+    "-test", NULL
 };
 enum CprofOption {
-    OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
+    OPT_CAPTURE, OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
     OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
     OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE, OPT_NATIVE, OPT_ONSLOW,
     OPT_RATE, OPT_SLOW, OPT_TEST
@@ -299,6 +299,12 @@ ParseOptions(
 	    *givenPtr |= 1 << index;
 	}
 	switch ((enum CprofOption) index) {
+	case OPT_CAPTURE:
+	    if (GetEnum(interp, objv[i+1], CprofCaptureNames(), "capture",
+		    "-capture", &optsPtr->capture) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	case OPT_CLOCK:
 	    if (GetEnum(interp, objv[i+1], clockNames, "clock", "-clock",
 		    &optsPtr->clock) != TCL_OK) {
@@ -423,6 +429,8 @@ ParseOptions(
 
 	if (optsPtr->mode != before.mode) {
 	    which = "-mode";
+	} else if (optsPtr->capture != before.capture) {
+	    which = "-capture";
 	} else if (RunClock(optsPtr) != before.clock) {
 	    which = "-clock";
 	} else if (optsPtr->rate != before.rate) {
@@ -517,6 +525,8 @@ OptionValue(
     Tcl_Obj **objs = running ? ciPtr->objs : ciPtr->defaultObjs;
 
     switch ((enum CprofOption) index) {
+    case OPT_CAPTURE:
+	return Tcl_NewStringObj(CprofCaptureName(optsPtr->capture), -1);
     case OPT_CLOCK:
 	return Tcl_NewStringObj(clockNames[optsPtr->clock], -1);
     case OPT_COMMIT:
@@ -598,6 +608,153 @@ SetObjs(
 /*
  *----------------------------------------------------------------------
  *
+ * The level stack's consumers --
+ *
+ *	The level stack tells exact timing, the -include/-exclude filter
+ *	and the sampler's drain of its changes through this table;
+ *	ConnectLevels sets what a run uses.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+HookEnter(
+    void *data,
+    CprofFrame *framePtr,
+    CprofFrame *parentPtr,
+    int siteKind,
+    void *sitePtr,
+    int siteOffset)
+{
+    CprofExactEnter((CprofState *) data, framePtr, parentPtr, siteKind,
+	    sitePtr, siteOffset);
+}
+
+static void
+HookRename(
+    void *data,
+    CprofFrame *framePtr,
+    CprofFrame *parentPtr,
+    int oldNameId)
+{
+    CprofExactRename((CprofState *) data, framePtr, parentPtr, oldNameId);
+}
+
+static uint64_t
+HookLeave(
+    void *data,
+    int index)
+{
+    return CprofExactLeave((CprofState *) data, index);
+}
+
+static void
+HookSlow(
+    void *data,
+    int index,
+    uint64_t ns)
+{
+    CprofExactReportSlow((CprofState *) data, index, ns);
+}
+
+static void
+HookSuspend(
+    void *data,
+    int first,
+    int count)
+{
+    CprofExactSuspend((CprofState *) data, first, count);
+}
+
+static void
+HookResume(
+    void *data,
+    int first,
+    int count,
+    uint64_t suspendedNs)
+{
+    CprofExactResume((CprofState *) data, first, count, suspendedNs);
+}
+
+static void
+HookDropSuspended(
+    void *data,
+    const CprofFrame *frames,
+    int count,
+    uint64_t suspendedNs)
+{
+    CprofExactDropSuspended((CprofState *) data, frames, count,
+	    suspendedNs);
+}
+
+static uint64_t
+HookNow(
+    void *data)
+{
+    return CprofExactNow((CprofState *) data);
+}
+
+static int
+HookHidden(
+    void *data,
+    int nameId,
+    int kind)
+{
+    return CprofFrameHidden((CprofState *) data, nameId, kind);
+}
+
+static void
+HookDrain(
+    void *data)
+{
+    CprofDrain((CprofState *) data);
+}
+
+static const CprofLevelHooks levelHooks = {
+    HookEnter, HookRename, HookLeave, HookSlow, HookSuspend, HookResume,
+    HookDropSuspended, HookNow, HookHidden, HookDrain
+};
+
+static void
+ConnectLevels(
+    CprofState *statePtr)
+{
+    CprofLevels *lvPtr = &statePtr->levels;
+
+    lvPtr->hooks = &levelHooks;
+    lvPtr->hookData = statePtr;
+    lvPtr->timing = statePtr->exact.on;
+    lvPtr->filtering = (statePtr->exact.includeObj != NULL
+	    || statePtr->exact.excludeObj != NULL);
+    lvPtr->needDrainPtr = (statePtr->samplerPtr != NULL)
+	    ? &statePtr->samplerPtr->needDrain : NULL;
+}
+
+/*
+ * Install and remove the capture for the compensation's measurement
+ * (CprofExactCalibrate): timing on, into the scratch state it set up.
+ */
+
+static int
+CalibInstall(
+    CprofState *statePtr)
+{
+    ConnectLevels(statePtr);
+    statePtr->levels.timing = 1;
+    return CprofCaptureInstall(statePtr);
+}
+
+static void
+CalibRemove(
+    CprofState *statePtr)
+{
+    CprofCaptureRemove(statePtr);
+    statePtr->levels.timing = 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * Sampling life cycle --
  *
  *	StartSampling creates and arms the thread's sampler; PauseSampling
@@ -663,7 +820,7 @@ StartSampling(
     CprofSampler *sPtr;
     Tcl_Interp *interp = statePtr->interp;
 
-    if (CprofSamplerCreate(interp, &statePtr->stack,
+    if (CprofSamplerCreate(interp, &statePtr->levels.stack,
 	    CprofNumLevelsPtr(interp), statePtr->options.clock,
 	    statePtr->options.rate, &sPtr) != TCL_OK) {
 	return TCL_ERROR;
@@ -704,6 +861,7 @@ StopSampling(
     PauseSampling(statePtr);
     KeepSamplerFigures(statePtr);
     statePtr->samplerPtr = NULL;
+    statePtr->levels.needDrainPtr = NULL;
     CprofSamplerDestroy(sPtr);
     if (statePtr->drainTimer != NULL) {
 	Tcl_DeleteTimerHandler(statePtr->drainTimer);
@@ -1309,7 +1467,12 @@ DoStart(
 	}
     }
     if (run.compensate) {
-	CprofExactCalibrate(statePtr, run.clock, &inNs, &callNs);
+	CprofOptions keep = statePtr->options;
+
+	statePtr->options = run;
+	CprofExactCalibrate(statePtr, run.clock, run.capture, CalibInstall,
+		CalibRemove, &inNs, &callNs);
+	statePtr->options = keep;
     }
     statePtr->options = run;
     if (CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK) {
@@ -1343,11 +1506,11 @@ DoStart(
 	    Tcl_IncrRefCount(statePtr->exact.onSlowObj);
 	}
     }
-    CprofStackInstall(statePtr);
-    CprofStackCalibrate(statePtr);
+    memset(&statePtr->levels.counters, 0, sizeof(statePtr->levels.counters));
+    statePtr->levels.stack.maxDepth = 0;
+    ConnectLevels(statePtr);
+    CprofCaptureInstall(statePtr);
     SetObjs(ciPtr->objs, objs);
-    memset(&statePtr->counters, 0, sizeof(statePtr->counters));
-    statePtr->stack.maxDepth = 0;
     statePtr->running = 1;
     statePtr->paused = 0;
     statePtr->pausedNs = 0;
@@ -1406,7 +1569,7 @@ DoStop(
 
     CprofExactCloseAll(statePtr);
     StopSampling(statePtr);
-    CprofStackRemove(statePtr);
+    CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     statePtr->deadlineNs = 0;
     if (ciPtr->durationTimer != NULL) {
@@ -1470,7 +1633,7 @@ PauseObjCmd(
     }
     CprofExactCloseAll(statePtr);
     PauseSampling(statePtr);
-    CprofStackRemove(statePtr);
+    CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     statePtr->paused = 1;
     statePtr->pauseStartNs = CprofMonoNs();
@@ -1526,7 +1689,8 @@ ResumeObjCmd(
 		    (uint64_t) CprofMonoNs());
 	}
     }
-    CprofStackInstall(statePtr);
+    ConnectLevels(statePtr);
+    CprofCaptureInstall(statePtr);
     return TCL_OK;
 }
 
@@ -1569,8 +1733,9 @@ ResetObjCmd(
     if (((CprofInterp *) clientData)->storePtr != NULL) {
 	CprofStoreClear(((CprofInterp *) clientData)->storePtr);
     }
-    memset(&statePtr->counters, 0, sizeof(statePtr->counters));
-    statePtr->stack.maxDepth = statePtr->stack.depth;
+    memset(&statePtr->levels.counters, 0,
+	    sizeof(statePtr->levels.counters));
+    statePtr->levels.stack.maxDepth = statePtr->levels.stack.depth;
     statePtr->pausedNs = 0;
     statePtr->startNs = CprofMonoNs();
     if (statePtr->paused) {
@@ -1675,6 +1840,8 @@ SamplingDict(
 	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->dropsBusy));
     PUT(dropsObj, "profiler",
 	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->overhead));
+    PUT(dropsObj, "forking",
+	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->dropsFork));
     PUT(dictObj, "drops", dropsObj);
     truncObj = Tcl_NewDictObj();
     PUT(truncObj, "native",
@@ -1755,7 +1922,7 @@ StatusObjCmd(
 {
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
-    CprofCounters *cPtr = &statePtr->counters;
+    CprofCounters *cPtr = &statePtr->levels.counters;
     CprofCalibration *calPtr = &statePtr->calib;
     Tcl_Obj *resultObj, *countersObj, *calObj;
     Tcl_WideInt now, elapsed;
@@ -1784,7 +1951,8 @@ StatusObjCmd(
     PUT(resultObj, "label", ciPtr->objs[OBJ_LABEL]);
     PUT(resultObj, "options", OptionsDict(ciPtr));
     PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
-	    && !statePtr->paused ? CprofStackLiveDepth(statePtr) : 0));
+	    && !statePtr->paused ? CprofLevelsLiveDepth(&statePtr->levels)
+	    : 0));
     PUT(resultObj, "elapsed", Tcl_NewDoubleObj(elapsed / 1e9));
 
     countersObj = Tcl_NewDictObj();
@@ -1797,9 +1965,11 @@ StatusObjCmd(
     PUT(countersObj, "coroutine_saves", Tcl_NewWideIntObj(cPtr->coroSaves));
     PUT(countersObj, "coroutine_restores",
 	    Tcl_NewWideIntObj(cPtr->coroRestores));
-    PUT(countersObj, "next_frames", Tcl_NewWideIntObj(cPtr->nextFrames));
-    PUT(countersObj, "max_depth", Tcl_NewIntObj(statePtr->stack.maxDepth));
+    PUT(countersObj, "method_frames", Tcl_NewWideIntObj(cPtr->methodFrames));
+    PUT(countersObj, "max_depth",
+	    Tcl_NewIntObj(statePtr->levels.stack.maxDepth));
     PUT(resultObj, "counters", countersObj);
+    PUT(resultObj, "capture", CprofCaptureStatus(statePtr));
 
     calObj = Tcl_NewDictObj();
     PUT(calObj, "state", Tcl_NewStringObj(
@@ -1894,7 +2064,7 @@ MetaDict(
     }
     if (mode != CPROF_MODE_SAMPLE) {
 	PUT(metaObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt)
-		(mode == CPROF_MODE_COVERAGE ? statePtr->counters.enters
+		(mode == CPROF_MODE_COVERAGE ? statePtr->levels.counters.enters
 		: (Tcl_WideInt) exactPtr->calls)));
 	PUT(metaObj, "lines", Tcl_NewBooleanObj(statePtr->options.lines));
 	PUT(metaObj, "include", ciPtr->objs[OBJ_INCLUDE]);
@@ -2343,13 +2513,13 @@ StackObjCmd(
     }
     listObj = Tcl_NewListObj(0, NULL);
     depth = (statePtr->running && !statePtr->paused)
-	    ? CprofStackLiveDepth(statePtr) : 0;
-    if (depth > 0 && statePtr->stack.frames[depth-1].token
+	    ? CprofLevelsLiveDepth(&statePtr->levels) : 0;
+    if (depth > 0 && statePtr->levels.stack.frames[depth-1].token
 	    == statePtr->stackCmd) {
 	depth--;
     }
     for (i = 0; i < depth; i++) {
-	CprofFrame *framePtr = &statePtr->stack.frames[i];
+	CprofFrame *framePtr = &statePtr->levels.stack.frames[i];
 	Tcl_Obj *dictObj = Tcl_NewDictObj();
 	const char *name = CprofNameString(framePtr->nameId);
 
@@ -3061,17 +3231,18 @@ DebugObjCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const subNames[] = {
-	"aggregate", "cfas", "dbbusy", "dblimit", "names", "splice",
-	"spoollimit", "trampolines", NULL
+	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "names",
+	"splice", "spoollimit", "trampolines", NULL
     };
     enum {
-	SUB_AGGREGATE, SUB_CFAS, SUB_DBBUSY, SUB_DBLIMIT, SUB_NAMES,
-	SUB_SPLICE, SUB_SPOOLLIMIT, SUB_TRAMPOLINES
+	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
+	SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 3, 3, 2, 5, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 2};
     static const char *const usage[] = {
-	"aggregate stacks", "cfas", "dbbusy ms", "dblimit pages", "names",
-	"splice native tcl trampoline", "spoollimit bytes", "trampolines"
+	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
+	"names", "splice native tcl trampoline", "spoollimit bytes",
+	"trampolines"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int index;
@@ -3098,6 +3269,23 @@ DebugObjCmd(
     case SUB_NAMES:
 	Tcl_SetObjResult(interp, Tcl_NewIntObj(CprofNameCount()));
 	break;
+    case SUB_CHECKS: {
+	/*
+	 * -capture check over every run of this interpreter (the running
+	 * one counts when it ends).
+	 */
+
+	Tcl_Obj *dictObj = Tcl_NewDictObj();
+
+	PUT(dictObj, "checks",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->allChecks));
+	PUT(dictObj, "disagreements",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->allDisagreements));
+	PUT(dictObj, "first", statePtr->firstDisagreement
+		? statePtr->firstDisagreement : Tcl_NewObj());
+	Tcl_SetObjResult(interp, dictObj);
+	break;
+    }
     case SUB_DBBUSY:
     case SUB_DBLIMIT: {
 	int n;
@@ -3183,7 +3371,8 @@ DeleteState(
     CprofState *statePtr = &ciPtr->state;
     int i;
 
-    statePtr->deleting = 1;
+    statePtr->deleting = Tcl_InterpDeleted(interp);
+    statePtr->levels.deleting = statePtr->deleting;
     if (ciPtr->storePtr != NULL) {
 	/*
 	 * A run with -db is stopped and written (its error, if any, on
@@ -3201,9 +3390,17 @@ DeleteState(
 	ciPtr->durationTimer = NULL;
     }
     StopSampling(statePtr);
-    CprofStackRemove(statePtr);
+    CprofCaptureRemove(statePtr);
     statePtr->running = 0;
-    CprofStackFreeState(statePtr);
+    CprofLevelsFree(&statePtr->levels);
+    CprofNamingFree(&statePtr->naming);
+    CprofCaptureForgetState(statePtr);
+    if (statePtr->lastFirstDisagreement != NULL) {
+	Tcl_DecrRefCount(statePtr->lastFirstDisagreement);
+    }
+    if (statePtr->firstDisagreement != NULL) {
+	Tcl_DecrRefCount(statePtr->firstDisagreement);
+    }
     CprofExactFree(statePtr);
     CprofTreeFree(&statePtr->tree);
     if (statePtr->symPtr != NULL) {
@@ -3281,7 +3478,8 @@ Tclcprof_Init(
     }
     CprofTreeInit(&statePtr->tree);
     CprofExactInit(&statePtr->exact);
-    CprofStackInitState(statePtr);
+    CprofNamingInit(&statePtr->naming, interp);
+    CprofLevelsInit(&statePtr->levels, interp, &statePtr->naming);
     Tcl_SetAssocData(interp, CPROF_ASSOC, DeleteState, ciPtr);
 
     for (i = 0; commandTable[i].name != NULL; i++) {
@@ -3365,6 +3563,15 @@ Tclcprof_Unload(
 {
     Tcl_Namespace *nsPtr;
 
+    /*
+     * Callbacks of the library still queued (pops of frames entered
+     * before, in procs that called [unload]) are made no-ops first, or
+     * the unload is refused.
+     */
+
+    if (CprofCaptureUnload(interp) != TCL_OK) {
+	return TCL_ERROR;
+    }
     Tcl_DeleteAssocData(interp, CPROF_ASSOC);
     nsPtr = Tcl_FindNamespace(interp, "::tclcprof", NULL, 0);
     if (nsPtr != NULL) {

@@ -2,12 +2,14 @@
  * tclcprofInt.h --
  *
  *	Declarations shared by the parts of tclcprof: the per-interpreter
- *	profiling state, the level stack of executing Tcl commands, the name
- *	table and the native-anchor calibration.
+ *	profiling state, the level stack of executing Tcl commands, naming,
+ *	the capture, the sampler and what consumes them.
  *
- *	Only generic/levelstack.c includes Tcl's private headers; everything
- *	declared here is expressed in public Tcl types, so that the rest of the
- *	package stays independent of Tcl's internal layout.
+ *	Everything declared here is expressed in public Tcl types. The
+ *	units that read Tcl's private structures (tclInt.h, tclOOInt.h) are
+ *	the ones that must: naming.c, levelstack.c, the capture (capture.c,
+ *	wrap.c, trace.c, oomethods.c); CprofCheckTclVersion refuses any Tcl
+ *	but 8.6 at load.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -19,6 +21,7 @@
 #define _TCLCPROFINT_H
 
 #include <tcl.h>
+#include <tclOO.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -62,14 +65,22 @@ enum CprofFrameKind {
 				 * command has not been entered yet: that
 				 * enter is folded into this frame. */
 #define CPROF_FRAME_RESTORED	0x2	/* Restored from a suspended coroutine. */
-#define CPROF_FRAME_NEXT	0x4	/* A method reached by [next]: no enter or
-				 * leave of its own; popped by level. */
+#define CPROF_FRAME_METHOD	0x4	/* A TclOO method's frame, pushed when its
+				 * body starts (oomethods.c), at the level
+				 * of the command that runs it. */
 #define CPROF_FRAME_HIDDEN	0x8	/* Excluded (-include/-exclude) or a
 				 * control command with -control 0: not a
 				 * node of its own; its time goes to its
 				 * caller. */
 #define CPROF_FRAME_OWN		0x10	/* One of tclcprof's own commands:
 				 * always hidden. */
+#define CPROF_FRAME_OBJCMD	0x20	/* An object's command whose method has
+				 * not started yet: the method's frame is
+				 * this one (the method capture claims
+				 * it). */
+#define CPROF_FRAME_RESUME	0x40	/* A coroutine's command resuming it,
+				 * pushed by the capture when the
+				 * coroutine starts running. */
 
 /*
  * One tracked Tcl frame. Readers outside normal context (the sampler's
@@ -90,6 +101,9 @@ typedef struct CprofFrame {
 				 * only as a key. */
     Tcl_Command token;		/* The command; a key only, never
 				 * dereferenced after the enter. */
+    void *objKey;		/* Object commands: the TclOO object (a key
+				 * only). */
+    uint64_t serial;		/* Unique per push (CprofLevelsLeave). */
     unsigned short kind;	/* enum CprofFrameKind. */
     unsigned short flags;	/* CPROF_FRAME_* bits. */
 
@@ -131,6 +145,241 @@ typedef struct CprofStack {
 } CprofStack;
 
 /*
+ * Counters of a level stack, reported by status.
+ */
+
+typedef struct CprofCounters {
+    Tcl_WideInt enters;		/* Frames pushed. */
+    Tcl_WideInt leaves;		/* Frames popped at their leave. */
+    Tcl_WideInt strayLeaves;	/* Leaves with no matching frame. */
+    Tcl_WideInt missingLeaves;	/* Frames popped without their leave. */
+    Tcl_WideInt folded;		/* Ensemble implementation enters folded. */
+    Tcl_WideInt coroSaves;	/* Coroutine frame sets saved at a yield. */
+    Tcl_WideInt coroRestores;	/* ... and restored at a resume. */
+    Tcl_WideInt methodFrames;	/* Method frames pushed by the method
+				 * capture (not claimed from an object
+				 * command's frame). */
+} CprofCounters;
+
+/*
+ * Naming (naming.c): what users see frames called.
+ */
+
+#define CPROF_FRONT_SIZE 256
+
+/*
+ * Addresses Tcl does not export that the capture recognises commands and
+ * methods by, learned once per process (CprofProbeInternals).
+ */
+
+typedef struct CprofTclInternals {
+    Tcl_ObjCmdProc *ooPublicObjProc;	/* TclOO object commands. */
+    Tcl_ObjCmdProc *ooPrivateObjProc;	/* Their "my". */
+    Tcl_ObjCmdProc *coroNreProc;	/* Coroutine commands. */
+    Tcl_ObjCmdProc *unloadObjProc;	/* [unload]. */
+    const void *procMethodType;		/* Procedure-bodied methods'
+					 * Tcl_MethodType. */
+} CprofTclInternals;
+
+/*
+ * A command's name as the capture needs it.
+ */
+
+#define CPROF_NAME_ENSEMBLE	0x1	/* An ensemble: folded with the
+					 * implementation it dispatches to. */
+#define CPROF_NAME_OBJECT	0x2	/* A TclOO object's command (or "my"):
+					 * named by the method called. */
+#define CPROF_NAME_COROUTINE	0x4	/* A coroutine's command. */
+#define CPROF_NAME_OWN		0x8	/* tclcprof's own (::tclcprof
+					 * ensemble or ::tclcprof::*). */
+#define CPROF_NAME_IMPORTED	0x10	/* Imported: what runs is the original,
+					 * whose name this is. */
+
+typedef struct CprofCmdName {
+    int nameId;
+    unsigned short kind;	/* enum CprofFrameKind. */
+    unsigned short flags;	/* CPROF_NAME_* bits. */
+} CprofCmdName;
+
+/*
+ * The naming caches of an interpreter.
+ */
+
+struct CprofMethodFront {
+    const void *objPtr;		/* The object, for per-object methods;
+				 * else NULL. */
+    const void *clsPtr;		/* Its class. */
+    int epoch;			/* The object's epoch, or 0. */
+    int nameId;			/* -1: empty slot. */
+    int len;
+    char name[36];		/* The method's name. */
+};
+
+typedef struct CprofNaming {
+    Tcl_Interp *interp;
+    const CprofTclInternals *internals;
+    Tcl_HashTable cmdCache;	/* Command* -> cached name. */
+    void *cmdFront[CPROF_FRONT_SIZE];
+				/* Direct-mapped front of cmdCache. */
+    Tcl_HashTable pairCache;	/* (ensemble, implementation) -> name id. */
+    Tcl_HashTable methodCache;	/* "class method" key -> name id. */
+    struct CprofMethodFront methodFront[CPROF_FRONT_SIZE];
+				/* Direct-mapped front of methodCache, for
+				 * names of up to 35 bytes. */
+    Tcl_HashTable contextCache;	/* Method* -> name of the running method. */
+    int methodEpoch;		/* TclOO epoch the method caches belong
+				 * to. */
+} CprofNaming;
+
+MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
+MODULE_SCOPE const CprofTclInternals *CprofProbeInternals(
+			    Tcl_Interp *interp);
+MODULE_SCOPE int	CprofNameIntern(const char *name, int length);
+MODULE_SCOPE const char *CprofNameString(int id);
+MODULE_SCOPE int	CprofNameCount(void);
+MODULE_SCOPE const char *CprofKindName(int kind);
+MODULE_SCOPE void	CprofNamingInit(CprofNaming *nPtr, Tcl_Interp *interp);
+MODULE_SCOPE void	CprofNamingClear(CprofNaming *nPtr);
+MODULE_SCOPE void	CprofNamingFree(CprofNaming *nPtr);
+MODULE_SCOPE void	CprofNameCommandUncached(CprofNaming *nPtr,
+			    Tcl_Command token, CprofCmdName *namePtr);
+MODULE_SCOPE const CprofCmdName *CprofNameCommand(CprofNaming *nPtr,
+			    Tcl_Command token);
+MODULE_SCOPE int	CprofNameMethodCall(CprofNaming *nPtr,
+			    Tcl_Command token, int objc,
+			    Tcl_Obj *const objv[], int *freshPtr);
+MODULE_SCOPE int	CprofNameMethod(CprofNaming *nPtr,
+			    Tcl_ObjectContext context);
+MODULE_SCOPE int	CprofNameFold(CprofNaming *nPtr, int ensNameId,
+			    Tcl_Command ensToken, Tcl_Command implToken);
+MODULE_SCOPE Tcl_Obj *	CprofDefinedProcs(Tcl_Interp *interp);
+
+/*
+ * Call sites (naming.c, from Tcl's command frames): where the command
+ * being entered was invoked, as a key (a ByteCode and a pc offset, or a
+ * source path object and a line), resolved to a file and line when first
+ * seen. The key's object is held (so that its address is not reused)
+ * until CprofReleaseSiteKey.
+ */
+
+#define CPROF_SITE_NONE		0
+#define CPROF_SITE_BYTECODE	1
+#define CPROF_SITE_SOURCE	2
+
+MODULE_SCOPE int	CprofSiteKey(Tcl_Interp *interp, void **ptrPtr,
+			    int *offsetPtr);
+MODULE_SCOPE int	CprofResolveSite(Tcl_Interp *interp, int siteKind,
+			    void *sitePtr, int siteOffset, int *fileIdPtr,
+			    int *linePtr);
+MODULE_SCOPE void	CprofHoldSiteKey(int siteKind, void *sitePtr);
+MODULE_SCOPE void	CprofReleaseSiteKey(int siteKind, void *sitePtr);
+
+/*
+ * The level stack (levelstack.c). Its consumers hear of its changes
+ * through hooks registered by the layer above; 'data' is theirs.
+ */
+
+typedef struct CprofLevelHooks {
+    void (*enter)(void *data, CprofFrame *framePtr, CprofFrame *parentPtr,
+	    int siteKind, void *sitePtr, int siteOffset);
+				/* A frame was pushed (timing on). */
+    void (*rename)(void *data, CprofFrame *framePtr, CprofFrame *parentPtr,
+	    int oldNameId);	/* A frame was named anew (timing on). */
+    uint64_t (*leave)(void *data, int index);
+				/* The frame at 'index' is about to be
+				 * popped (timing on). Returns its time if
+				 * it was a slow call, else 0. */
+    void (*slow)(void *data, int index, uint64_t ns);
+				/* After the pop of a slow call: may run Tcl
+				 * code. */
+    void (*suspend)(void *data, int first, int count);
+    void (*resume)(void *data, int first, int count, uint64_t suspendedNs);
+    void (*dropSuspended)(void *data, const CprofFrame *frames, int count,
+	    uint64_t suspendedNs);
+				/* A coroutine's frames: saved, restored,
+				 * dropped while saved (timing on). */
+    uint64_t (*now)(void *data);/* The timing clock. */
+    int (*hidden)(void *data, int nameId, int kind);
+				/* Whether frames of this name are hidden
+				 * (-include/-exclude; filtering on). */
+    void (*drain)(void *data);	/* The sampler's ring wants draining. */
+} CprofLevelHooks;
+
+typedef struct CprofLevels {
+    CprofStack stack;
+    CprofCounters counters;
+    Tcl_HashTable coroSaved;	/* CoroutineData* -> saved frames. */
+    uint64_t serial;		/* Serial of the last frame pushed. */
+    Tcl_Interp *interp;
+    CprofNaming *namingPtr;
+    int deleting;		/* The interpreter is being deleted. */
+    int quiet;			/* Push nothing (the profiler runs Tcl code
+				 * of its own: a slow-call report). */
+
+    /* Consumers (NULL hooks for a stack nobody consumes). */
+    const CprofLevelHooks *hooks;
+    void *hookData;
+    int timing;			/* Call enter/leave/suspend/resume... */
+    int filtering;		/* Call hidden. */
+    volatile int *needDrainPtr;	/* The sampler's flag, or NULL. */
+
+    /* The capture, told about coroutines. */
+    void (*suspendedProc)(void *data, void *corKey);
+				/* A coroutine's frames were saved. */
+    void (*coroGoneProc)(void *data, void *corKey);
+				/* A coroutine was forgotten (deleted, or
+				 * the stack cleared). */
+    void *coroData;
+} CprofLevels;
+
+/*
+ * What a capture tells the level stack about a frame to push.
+ */
+
+typedef struct CprofEntry {
+    int nameId;
+    unsigned short kind;	/* enum CprofFrameKind. */
+    unsigned short flags;	/* CPROF_FRAME_OWN, _FOLD, _OBJCMD, _METHOD,
+				 * _RESUME. */
+    int level;			/* Tcl's nesting level. */
+    uintptr_t anchor;		/* Its trampoline's stack pointer, or 0. */
+    Tcl_Command token;
+    void *objKey;
+    void *envPtr;		/* Its execution environment, or NULL for
+				 * the current one. */
+    int siteKind;		/* Where it was invoked (exact -lines). */
+    void *sitePtr;
+    int siteOffset;
+} CprofEntry;
+
+MODULE_SCOPE void	CprofLevelsInit(CprofLevels *lvPtr,
+			    Tcl_Interp *interp, CprofNaming *namingPtr);
+MODULE_SCOPE void	CprofLevelsClear(CprofLevels *lvPtr);
+MODULE_SCOPE void	CprofLevelsFree(CprofLevels *lvPtr);
+MODULE_SCOPE CprofFrame *CprofLevelsEnter(CprofLevels *lvPtr,
+			    const CprofEntry *entryPtr);
+MODULE_SCOPE void	CprofLevelsRename(CprofLevels *lvPtr, int index,
+			    int oldNameId);
+MODULE_SCOPE int	CprofLevelsLeave(CprofLevels *lvPtr, uint64_t serial);
+MODULE_SCOPE void	CprofLevelsLeaveLevel(CprofLevels *lvPtr, int level);
+MODULE_SCOPE void	CprofLevelsSettle(CprofLevels *lvPtr);
+MODULE_SCOPE int	CprofLevelsResume(CprofLevels *lvPtr, void *corKey,
+			    int baseLevel, uintptr_t anchor);
+MODULE_SCOPE int	CprofLevelsKnowsCoroutine(CprofLevels *lvPtr,
+			    void *corKey);
+MODULE_SCOPE void	CprofLevelsWatchCoroutine(CprofLevels *lvPtr,
+			    void *corKey);
+MODULE_SCOPE int	CprofLevelsLiveDepth(CprofLevels *lvPtr);
+MODULE_SCOPE void	CprofLevelsForgetSaved(CprofLevels *lvPtr,
+			    uint64_t now);
+MODULE_SCOPE void	CprofLevelsDropSaved(CprofLevels *lvPtr,
+			    uint64_t now);
+MODULE_SCOPE void	CprofLevelsCoroutines(CprofLevels *lvPtr,
+			    void (*proc)(void *corKey, int saved, void *data),
+			    void *data);
+MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
+
+/*
  * Profiling modes.
  */
 
@@ -164,8 +413,15 @@ enum CprofNative {
  * Options of start/configure.
  */
 
+enum CprofCaptureKind {
+    CPROF_CAPTURE_WRAP = 0,	/* Wrapping commands (wrap.c). */
+    CPROF_CAPTURE_TRACE,	/* Tcl's object trace (trace.c). */
+    CPROF_CAPTURE_CHECK		/* Both, compared (capture.c). */
+};
+
 typedef struct CprofOptions {
     int mode;			/* enum CprofMode. */
+    int capture;		/* enum CprofCaptureKind. */
     int clock;			/* enum CprofClock. */
     int native;			/* enum CprofNative. */
     int control;		/* Keep control commands (if, foreach...). */
@@ -449,20 +705,6 @@ typedef struct CprofExact {
     int hasData;
 } CprofExact;
 
-/*
- * Counters reported by status.
- */
-
-typedef struct CprofCounters {
-    Tcl_WideInt enters;		/* Enter events seen. */
-    Tcl_WideInt leaves;		/* Leave events that popped a frame. */
-    Tcl_WideInt strayLeaves;	/* Leave events with no matching frame. */
-    Tcl_WideInt missingLeaves;	/* Frames popped without their leave. */
-    Tcl_WideInt folded;		/* Ensemble implementation enters folded. */
-    Tcl_WideInt coroSaves;	/* Coroutine frame sets saved at a yield. */
-    Tcl_WideInt coroRestores;	/* ... and restored at a resume. */
-    Tcl_WideInt nextFrames;	/* Frames made for methods run by [next]. */
-} CprofCounters;
 
 /*
  * Result of the native anchor calibration (DESIGN: the splice).
@@ -496,6 +738,7 @@ typedef struct CprofSamplerCounters {
 				 * into the spool. */
     uint64_t dropsFull;		/* Weight dropped: ring full. */
     uint64_t dropsBusy;		/* Weight dropped: handler re-entered. */
+    uint64_t dropsFork;		/* Weight dropped: the process was forking. */
     uint64_t overhead;		/* Weight that landed in the profiler's
 				 * own normal-context work (draining). */
     uint64_t nativeTrunc;	/* Samples with truncated native stacks. */
@@ -573,45 +816,43 @@ MODULE_SCOPE int	CprofNativeWalk(uintptr_t *ip, uintptr_t *cfa,
  */
 
 #define CPROF_ASSOC "tclcprof"
-#define CPROF_FRONT_SIZE 256
+
+struct CprofCapture;
 
 typedef struct CprofState {
     Tcl_Interp *interp;
     int running;		/* start'ed and not stopped. */
-    int paused;			/* Trace removed by pause. */
-    Tcl_Trace trace;		/* Our object trace while installed. */
+    int paused;			/* Capture removed by pause. */
     CprofOptions options;
-    CprofStack stack;
-    CprofCounters counters;
+    CprofNaming naming;		/* Names of commands and methods. */
+    CprofLevels levels;		/* The level stack profiles are made of. */
     Tcl_WideInt startNs;	/* Monotonic time of start. */
     Tcl_WideInt stopNs;
     Tcl_WideInt pausedNs;	/* Accumulated paused time. */
     Tcl_WideInt pauseStartNs;
-    Tcl_HashTable cmdCache;	/* Command* -> CmdInfo (levelstack.c). */
-    struct CmdInfo *cmdFront[CPROF_FRONT_SIZE];
-				/* Direct-mapped front of cmdCache. */
-    Tcl_HashTable pairCache;	/* (ensemble, implementation) -> name id. */
-    Tcl_HashTable methodCache;	/* "class method" key -> name id. */
-    struct CprofMethodFront {
-	const void *objPtr;	/* The object, for per-object methods;
-				 * else NULL. */
-	const void *clsPtr;	/* Its class. */
-	int epoch;		/* The object's epoch, or 0. */
-	int nameId;		/* -1: empty slot. */
-	int len;
-	char name[36];		/* The method's name. */
-    } methodFront[CPROF_FRONT_SIZE];
-				/* Direct-mapped front of methodCache, for
-				 * names of up to 35 bytes. */
-    int methodEpoch;		/* TclOO epoch methodCache was built in. */
-    Tcl_HashTable coroSaved;	/* corPtr -> CprofCoroSaved. */
     Tcl_Command stackCmd;	/* ::tclcprof::stack, not shown by itself. */
-    Tcl_Command calibCmd;	/* Private command run to calibrate. */
-    int calibrating;		/* Set while calibCmd runs. */
-    uintptr_t calibMarker;	/* Marker address seen in calibCmd's enter. */
-    uintptr_t calibTramp;	/* Trampoline SP found from the callback. */
-    CprofCalibration calib;
     int deleting;		/* The interpreter is being deleted. */
+
+    /* The capture (capture.c). */
+    struct CprofCapture *capturePtr;
+				/* While installed. */
+    unsigned captureGeneration;	/* Changes at each install and removal. */
+    char captureNote[160];	/* Why the capture in use is not the one
+				 * asked for. */
+    CprofCalibration calib;	/* Anchors of the capture in use. */
+    int calibKind;		/* calib is the trace's (1) or the
+				 * wrapper's (0). */
+    intptr_t callbackOffset;	/* The wrapper's: an NRE callback's CFA to
+				 * its trampoline's stack pointer. */
+    int lastCapture;		/* The capture of the last run, and its
+				 * check figures, kept after stop. */
+    uint64_t lastChecks[3];
+    uint64_t lastDisagreements[3];
+    Tcl_Obj *lastFirstDisagreement;
+    uint64_t allChecks;		/* -capture check, over every run of the
+				 * interpreter (tclcprof::debug checks). */
+    uint64_t allDisagreements;
+    Tcl_Obj *firstDisagreement;
 
     /* Sampling. */
     CprofSampler *samplerPtr;	/* While sampling (mode sample). */
@@ -639,11 +880,11 @@ typedef struct CprofState {
 				 * NULL. */
     int polling;		/* The command layer has timed duties
 				 * (-duration, flushes to -db, noticing a
-				 * fork): the trace callback calls pollProc
-				 * every 256 commands. */
+				 * fork): the capture calls pollProc every
+				 * 256 commands. */
     void (*pollProc)(struct CprofState *statePtr);
-				/* May stop the run: called on the way out
-				 * of the trace callback. */
+				/* May stop the run: called where nothing
+				 * of the capture is in use any more. */
 } CprofState;
 
 /*
@@ -730,6 +971,9 @@ MODULE_SCOPE void	CprofExactCoverage(CprofState *statePtr,
 			    int nameId, int kind, int siteKind,
 			    void *sitePtr, int siteOffset);
 MODULE_SCOPE int	CprofExactCalibrate(CprofState *statePtr, int clock,
+			    int capture,
+			    int (*installProc)(CprofState *statePtr),
+			    void (*removeProc)(CprofState *statePtr),
 			    int64_t *inNsPtr, int64_t *callNsPtr);
 MODULE_SCOPE void	CprofExactSetFilters(CprofState *statePtr,
 			    Tcl_Obj *includeObj, Tcl_Obj *excludeObj);
@@ -771,51 +1015,26 @@ MODULE_SCOPE int	CprofExactLineValues(CprofExact *exactPtr, int rec,
 
 
 /*
- * Call sites (levelstack.c, which reads Tcl's command frames): where the
- * command being entered was invoked, as a key (a ByteCode and a pc offset,
- * or a source path object and a line), resolved to a file and line when
- * first seen. The key's object is held (so that its address is not reused)
- * until CprofReleaseSiteKey.
+ * The capture (capture.c and the units it chooses between).
  */
 
-#define CPROF_SITE_NONE		0
-#define CPROF_SITE_BYTECODE	1
-#define CPROF_SITE_SOURCE	2
-
-MODULE_SCOPE int	CprofResolveSite(Tcl_Interp *interp, int siteKind,
-			    void *sitePtr, int siteOffset, int *fileIdPtr,
-			    int *linePtr);
-MODULE_SCOPE void	CprofHoldSiteKey(int siteKind, void *sitePtr);
-MODULE_SCOPE void	CprofReleaseSiteKey(int siteKind, void *sitePtr);
-MODULE_SCOPE Tcl_Obj *	CprofDefinedProcs(Tcl_Interp *interp);
+MODULE_SCOPE int	CprofCaptureInstall(CprofState *statePtr);
+MODULE_SCOPE void	CprofCaptureRemove(CprofState *statePtr);
+MODULE_SCOPE int	CprofCaptureUnload(Tcl_Interp *interp);
+MODULE_SCOPE void	CprofCaptureForgetState(CprofState *statePtr);
+MODULE_SCOPE Tcl_Obj *	CprofCaptureStatus(CprofState *statePtr);
+MODULE_SCOPE const char *CprofCaptureName(int kind);
+MODULE_SCOPE const char *const *CprofCaptureNames(void);
 
 /*
- * Name table (levelstack.c): process-wide interned display names. Ids are
- * stable for the life of the process.
+ * Thunks (unix/thunk.c): per-command entry points into the wrapper.
  */
 
-MODULE_SCOPE int	CprofNameIntern(const char *name, int length);
-MODULE_SCOPE const char *CprofNameString(int id);
-MODULE_SCOPE int	CprofNameCount(void);
-
-/*
- * Level stack (levelstack.c).
- */
-
-MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
-MODULE_SCOPE void	CprofStackInitState(CprofState *statePtr);
-MODULE_SCOPE void	CprofStackFreeState(CprofState *statePtr);
-MODULE_SCOPE int	CprofStackInstall(CprofState *statePtr);
-MODULE_SCOPE void	CprofStackRemove(CprofState *statePtr);
-MODULE_SCOPE void	CprofStackClear(CprofState *statePtr);
-MODULE_SCOPE int	CprofStackCalibrate(CprofState *statePtr);
-MODULE_SCOPE const char *CprofKindName(int kind);
-MODULE_SCOPE int	CprofStackLiveDepth(CprofState *statePtr);
-MODULE_SCOPE void	CprofStackForgetSaved(CprofState *statePtr,
-			    uint64_t now);
-MODULE_SCOPE void	CprofStackDropSaved(CprofState *statePtr,
-			    uint64_t now);
-MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
+MODULE_SCOPE int	CprofThunksReady(char *msg, size_t msgLen);
+MODULE_SCOPE void *	CprofThunkNew(void *target, void *record);
+MODULE_SCOPE void	CprofThunkFree(void *entry);
+MODULE_SCOPE void *	CprofThunkIdentity(void);
+MODULE_SCOPE void	CprofThunkCounts(size_t *inUsePtr, size_t *totalPtr);
 
 /*
  * Native side (unix/calibrate.c): libunwind in normal context only.

@@ -11,6 +11,14 @@
 #	this script with TCLLIBPATH pointing at the build directory and
 #	passes TESTFLAGS as the options.
 #
+#	The files that exercise the level stack (levelstack, api, exact,
+#	sample, by default) run once more under each other capture: Tcl's
+#	trace (-capture trace) and both compared (-capture check, which
+#	also asserts that the two never disagreed). The test files read
+#	the capture from the environment variable TCLCPROF_TEST_CAPTURE.
+#	"-captures LIST" chooses the captures (wrap first runs every file;
+#	the others run the capture-sensitive files, or those of -file).
+#
 #	The exit status is 1 when any test failed or any test file did not
 #	run to completion (error, crash, non-zero exit), and 0 otherwise,
 #	so that "make test" fails along with the tests.
@@ -49,6 +57,15 @@ if {![catch {exec timeout --version}]} {
     file attributes $wrapper -permissions 0755
     tcltest::interpreter $wrapper
 }
+set ::tclcprof_alltests::captures {wrap trace check}
+if {[set i [lsearch -exact $argv -captures]] >= 0} {
+    set ::tclcprof_alltests::captures [lindex $argv $i+1]
+    set argv [lreplace $argv $i $i+1]
+}
+set ::tclcprof_alltests::captureFiles {
+    levelstack.test api.test exact.test sample.test
+}
+set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 tcltest::configure {*}$argv
 
 if {![llength [glob -nocomplain -directory [tcltest::testsDirectory] *.test]]} {
@@ -67,16 +84,30 @@ proc tcltest::cleanupTestsHook {} {
 	set ::tclcprof_alltests::failed 1
     }
     # The last call is the final report, with the counts of all files.
-    set ::tclcprof_alltests::counts [list $numTests(Passed) \
+    set ::tclcprof_alltests::last [list $numTests(Passed) \
 	    $numTests(Failed) $numTests(Skipped)]
 }
 
-# runAllTests itself (tcltest 2.5 and later) returns true when a test
-# failed or a test file exited with an error or died; older versions
-# return nothing.
-set result [tcltest::runAllTests]
-if {[string is true -strict $result]} {
-    set ::tclcprof_alltests::failed 1
+# One pass per capture; counts are summed over them.
+set ::tclcprof_alltests::counts {0 0 0}
+foreach capture $::tclcprof_alltests::captures {
+    set ::env(TCLCPROF_TEST_CAPTURE) $capture
+    if {$capture ne "wrap" && !$::tclcprof_alltests::userFiles} {
+	tcltest::configure -file $::tclcprof_alltests::captureFiles
+    }
+    puts "\n=== capture $capture"
+    unset -nocomplain ::tclcprof_alltests::last
+    # runAllTests itself (tcltest 2.5 and later) returns true when a test
+    # failed or a test file exited with an error or died; older versions
+    # return nothing.
+    set result [tcltest::runAllTests]
+    if {[string is true -strict $result]} {
+	set ::tclcprof_alltests::failed 1
+    }
+    if {[info exists ::tclcprof_alltests::last]} {
+	set ::tclcprof_alltests::counts [lmap a $::tclcprof_alltests::counts \
+		b $::tclcprof_alltests::last {expr {$a + $b}}]
+    }
 }
 
 catch {file delete -force $::tclcprof_alltests::tmp}

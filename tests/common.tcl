@@ -26,6 +26,33 @@ if {[info commands ::cbtest::eval] eq "" && [cbtestLib] ne ""} {
     load [cbtestLib] Cbtest
 }
 testConstraint cbtest [llength [info commands ::cbtest::eval]]
+
+# The capture the tests run under (all.tcl runs the files that exercise
+# the level stack under each): wrap (the default), trace or check.
+set ::tclcprofCapture [expr {[info exists ::env(TCLCPROF_TEST_CAPTURE)]
+        ? $::env(TCLCPROF_TEST_CAPTURE) : "wrap"}]
+tclcprof::configure -capture $::tclcprofCapture
+testConstraint captureWrap [expr {$::tclcprofCapture eq "wrap"}]
+testConstraint captureTrace [expr {$::tclcprofCapture eq "trace"}]
+testConstraint captureCheck [expr {$::tclcprofCapture eq "check"}]
+
+# byCapture wrap WRAP trace TRACE --
+#	The expected value for the capture in use: under check the wrapper's
+#	stack is the one reported.
+proc ::byCapture {args} {
+    dict get $args [expr {$::tclcprofCapture eq "trace" ? "trace" : "wrap"}]
+}
+
+# checkedCaptures --
+#	Under -capture check: the two captures' disagreements over every run
+#	of the file, which must be none.
+proc ::checkedCaptures {} {
+    set c [tclcprof::debug checks]
+    if {[dict get $c disagreements] == 0 && [dict get $c checks] > 0} {
+        return ok
+    }
+    return $c
+}
 testConstraint thread [expr {![catch {package require Thread}]}]
 testConstraint procfs [file readable /proc/self/stat]
 

@@ -1051,6 +1051,21 @@ SignalHandler(
     Walk walk;
     ucontext_t *ucPtr = (ucontext_t *) context;
 
+    if (sPtr != NULL && forking && infoPtr != NULL
+	    && infoPtr->si_code == SI_TIMER
+	    && __atomic_load_n(&sPtr->enabled, __ATOMIC_ACQUIRE)) {
+	/*
+	 * This thread's timer while the process forks: not recorded.
+	 */
+
+	weight = 1 + (infoPtr->si_overrun > 0 ? (uint32_t) infoPtr->si_overrun
+		: 0);
+	sPtr->counters.signals++;
+	sPtr->counters.weight += weight;
+	sPtr->counters.dropsFork += weight;
+	errno = savedErrno;
+	return;
+    }
     if (sPtr == NULL || forking || infoPtr == NULL
 	    || infoPtr->si_code != SI_TIMER
 	    || !__atomic_load_n(&sPtr->enabled, __ATOMIC_ACQUIRE)) {

@@ -1,0 +1,118 @@
+/*
+ * captureInt.h --
+ *
+ *	Shared by the units of the capture, which tell the level stack what
+ *	the interpreter runs:
+ *
+ *	  capture.c	choosing a capture, installing and removing it,
+ *			anchor calibration, the NRE callback that pops a
+ *			frame, -capture check, unload.
+ *	  wrap.c	capture by wrapping commands (the default): each
+ *			command's nreProc becomes a thunk into one wrapper;
+ *			commands created later are wrapped as they appear;
+ *			coroutines are followed by callbacks on their NRE
+ *			stacks.
+ *	  trace.c	capture by Tcl's object trace (-capture trace), and
+ *			the shadow stack of -capture check.
+ *	  oomethods.c	TclOO methods, for both: a frame for each
+ *			procedure-bodied method when its body starts.
+ *
+ *	These read Tcl's private structures; include tclInt.h first.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _CAPTUREINT_H
+#define _CAPTUREINT_H
+
+#include "tclcprofInt.h"
+
+typedef struct CprofWrap CprofWrap;
+typedef struct CprofMethods CprofMethods;
+
+/*
+ * Check mode: places where the two captures' stacks are compared.
+ */
+
+enum {
+    CPROF_CHECK_PUSH = 0,	/* After the wrapper pushed a frame. */
+    CPROF_CHECK_POP,		/* After the trace's leave. */
+    CPROF_CHECK_SAMPLE,		/* At a sample (drained). */
+    CPROF_CHECK_PLACES
+};
+
+/*
+ * The capture of one interpreter, while installed.
+ */
+
+typedef struct CprofCapture {
+    CprofState *statePtr;
+    int kind;			/* enum CprofCaptureKind in use. */
+    CprofWrap *wrapPtr;		/* wrap.c, for wrap and check. */
+    Tcl_Trace trace;		/* trace.c's trace, for trace and check. */
+    void *traceCalibPtr;	/* trace.c's calibration record. */
+    CprofLevels *tracedPtr;	/* The level stack trace.c feeds: the
+				 * state's, or for check a shadow. */
+    CprofMethods *methodsPtr;	/* oomethods.c, unless coverage. */
+    int coverage;		/* Coverage mode: count, keep no stack. */
+
+    /* Anchors: the trampoline frame's stack pointer is a fixed distance
+     * above the frame of the capture's callback. */
+    intptr_t wrapOffset;	/* From the wrapper's CFA. */
+    intptr_t callbackOffset;	/* From an NRE callback's CFA. */
+
+    /* -capture check. */
+    uint64_t checks[CPROF_CHECK_PLACES];
+    uint64_t disagreements[CPROF_CHECK_PLACES];
+    Tcl_Obj *firstDisagreement;	/* Both stacks at the first one. */
+} CprofCapture;
+
+/*
+ * capture.c
+ */
+
+MODULE_SCOPE void	CprofSchedulePop(CprofState *statePtr,
+			    CprofLevels *lvPtr, uint64_t serial);
+MODULE_SCOPE int	CprofIsPopCallback(Tcl_NRPostProc *procPtr);
+MODULE_SCOPE void	CprofCheckStacks(CprofCapture *capPtr, int place);
+MODULE_SCOPE CprofState *CprofStateOfInterp(Tcl_Interp *interp);
+MODULE_SCOPE int	CprofCoverageOf(CprofState *statePtr,
+			    Tcl_Command token, const CprofCmdName *namePtr,
+			    int objc, Tcl_Obj *const objv[]);
+
+/*
+ * wrap.c
+ */
+
+MODULE_SCOPE int	CprofWrapInstall(CprofCapture *capPtr);
+MODULE_SCOPE void	CprofWrapRemove(CprofCapture *capPtr);
+MODULE_SCOPE int	CprofWrapCalibrate(CprofCapture *capPtr);
+MODULE_SCOPE void	CprofWrapNeutralize(CprofCapture *capPtr,
+			    void *identity);
+MODULE_SCOPE int	CprofWrapIsOurs(Tcl_NRPostProc *procPtr);
+MODULE_SCOPE void	CprofWrapStatus(CprofCapture *capPtr,
+			    Tcl_Obj *dictObj);
+
+/*
+ * trace.c
+ */
+
+MODULE_SCOPE int	CprofTraceInstall(CprofCapture *capPtr);
+MODULE_SCOPE void	CprofTraceRemove(CprofCapture *capPtr);
+MODULE_SCOPE int	CprofTraceCalibrate(CprofCapture *capPtr);
+
+/*
+ * oomethods.c
+ */
+
+MODULE_SCOPE void	CprofMethodsInstall(CprofCapture *capPtr);
+MODULE_SCOPE void	CprofMethodsRemove(CprofCapture *capPtr);
+MODULE_SCOPE void	CprofMethodsSeeObject(CprofCapture *capPtr,
+			    Tcl_Command objCmd);
+MODULE_SCOPE void	CprofMethodsStatus(CprofCapture *capPtr,
+			    Tcl_Obj *dictObj);
+
+#endif /* _CAPTUREINT_H */

@@ -1,0 +1,1099 @@
+/*
+ * naming.c --
+ *
+ *	What users see a frame called, and the table that keeps those names:
+ *
+ *	- The name table: process-wide interned display names; an id, once
+ *	  given, names the same string for the life of the process. Every
+ *	  stage stores ids, never strings (the signal handler copies ids).
+ *	- Commands: procs by fully qualified name, C commands by their name
+ *	  without the leading "::", core ensemble implementations such as
+ *	  ::tcl::string::repeat as "string repeat", imported commands by the
+ *	  name of their original, control commands (if, foreach...) marked
+ *	  as such. Cached per Command and validated by Tcl's command epoch,
+ *	  which changes on rename and deletion.
+ *	- Ensembles: "ensemble subcommand" once the implementation is known.
+ *	- TclOO: a call "obj m" as "Class m", Class being the class (or the
+ *	  object, for a per-object method) that declares m, found the way
+ *	  TclOO builds its call chain; a running method, from its call
+ *	  context, as "Class m", "Class constructor" or "Class destructor".
+ *	- Places: where a command was invoked (a bytecode and pc, or a
+ *	  sourced file and line), resolved to a file and line.
+ *
+ *	This unit reads Tcl's private structures (Command, Namespace, TclOO's
+ *	Object, Class, Method and CallContext, CmdFrame); the capture units
+ *	and the level stack call it, it calls nothing of theirs.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "tclcprofInt.h"
+#include <tclInt.h>
+#include <tclOOInt.h>
+#include <tclCompile.h>
+#include <string.h>
+#include <stdio.h>
+
+/*
+ * What the command cache keeps about a command.
+ */
+
+typedef struct CmdInfo {
+    Command *cmdPtr;		/* Held with refCount++ so that its memory is
+				 * never reused while cached. */
+    int epoch;			/* cmdPtr->cmdEpoch when named. */
+    CprofCmdName name;
+} CmdInfo;
+
+/*
+ * Addresses learned once per process by probing (ProbeInternals).
+ */
+
+static CprofTclInternals internals;
+static int probed = 0;
+TCL_DECLARE_MUTEX(probeMutex)
+
+/*
+ * The process-wide name table.
+ */
+
+typedef struct NameTable {
+    Tcl_HashTable byName;	/* name -> id */
+    char **names;		/* id -> name */
+    int count;
+    int capacity;
+    int initialized;
+} NameTable;
+
+static NameTable nameTable;
+TCL_DECLARE_MUTEX(nameMutex)
+
+/*
+ * Control commands that add nothing of their own when captured.
+ */
+
+static const char *const controlNames[] = {
+    "::if", "::for", "::foreach", "::lmap", "::while", "::catch", "::try",
+    "::time", "::timerate", "::eval", "::uplevel", "::switch", NULL
+};
+
+static const char *const kindNames[CPROF_KIND_COUNT] = {
+    "proc", "cmd", "ensemble", "method", "control"
+};
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofCheckTclVersion --
+ *
+ *	The capture reads private interpreter fields whose layout is fixed
+ *	within Tcl 8.6. Refuse any other runtime.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with a message and {TCLCPROF VERSION ...}.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofCheckTclVersion(
+    Tcl_Interp *interp)
+{
+    int major, minor, patch, type;
+
+    Tcl_GetVersion(&major, &minor, &patch, &type);
+    if (major != 8 || minor != 6) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"tclcprof needs Tcl 8.6, this is Tcl %d.%d", major, minor));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VERSION", NULL);
+	return TCL_ERROR;
+    }
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameIntern, CprofNameString, CprofNameCount, CprofKindName --
+ *
+ *	The process-wide table of display names, and the names of frame
+ *	kinds.
+ *
+ * Results:
+ *	The id of the name; the string of an id (NULL for a bad id); the
+ *	number of names; a kind's name.
+ *
+ * Side effects:
+ *	May grow the table.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNameIntern(
+    const char *name,
+    int length)
+{
+    Tcl_HashEntry *hPtr;
+    Tcl_DString ds;
+    int isNew, id;
+
+    if (length < 0) {
+	length = (int) strlen(name);
+    }
+    Tcl_DStringInit(&ds);
+    Tcl_DStringAppend(&ds, name, length);
+
+    Tcl_MutexLock(&nameMutex);
+    if (!nameTable.initialized) {
+	Tcl_InitHashTable(&nameTable.byName, TCL_STRING_KEYS);
+	nameTable.initialized = 1;
+    }
+    hPtr = Tcl_CreateHashEntry(&nameTable.byName, Tcl_DStringValue(&ds),
+	    &isNew);
+    if (isNew) {
+	if (nameTable.count == nameTable.capacity) {
+	    nameTable.capacity = nameTable.capacity ? 2*nameTable.capacity
+		    : 256;
+	    nameTable.names = (char **) ckrealloc(nameTable.names,
+		    nameTable.capacity * sizeof(char *));
+	}
+	id = nameTable.count++;
+	nameTable.names[id] = (char *)
+		Tcl_GetHashKey(&nameTable.byName, hPtr);
+	Tcl_SetHashValue(hPtr, INT2PTR(id));
+    } else {
+	id = PTR2INT(Tcl_GetHashValue(hPtr));
+    }
+    Tcl_MutexUnlock(&nameMutex);
+    Tcl_DStringFree(&ds);
+    return id;
+}
+
+const char *
+CprofNameString(
+    int id)
+{
+    const char *name = NULL;
+
+    Tcl_MutexLock(&nameMutex);
+    if (id >= 0 && id < nameTable.count) {
+	name = nameTable.names[id];
+    }
+    Tcl_MutexUnlock(&nameMutex);
+    return name;
+}
+
+int
+CprofNameCount(void)
+{
+    int count;
+
+    Tcl_MutexLock(&nameMutex);
+    count = nameTable.count;
+    Tcl_MutexUnlock(&nameMutex);
+    return count;
+}
+
+const char *
+CprofKindName(
+    int kind)
+{
+    return (kind >= 0 && kind < CPROF_KIND_COUNT) ? kindNames[kind] : "?";
+}
+
+/*
+ * Intern "prefix rest" (the prefix without a leading "::").
+ */
+
+static int
+InternPair(
+    const char *prefix,
+    const char *rest)
+{
+    Tcl_DString ds;
+    int id;
+
+    if (prefix[0] == ':' && prefix[1] == ':') {
+	prefix += 2;
+    }
+    Tcl_DStringInit(&ds);
+    Tcl_DStringAppend(&ds, prefix, -1);
+    Tcl_DStringAppend(&ds, " ", 1);
+    Tcl_DStringAppend(&ds, rest, -1);
+    id = CprofNameIntern(Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
+    Tcl_DStringFree(&ds);
+    return id;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofProbeInternals --
+ *
+ *	Learn, once per process, what Tcl does not export but the capture
+ *	must recognise by identity: the objProc of TclOO object commands
+ *	(public and "my"), the nreProc of coroutine commands, the method
+ *	type of procedure-bodied TclOO methods and the objProc of
+ *	[unload]; by creating one of each in a scratch namespace and reading
+ *	their records.
+ *
+ * Results:
+ *	The addresses (fields left NULL when the probe failed).
+ *
+ * Side effects:
+ *	Creates and deletes ::tclcprof::Probe*.
+ *
+ *----------------------------------------------------------------------
+ */
+
+const CprofTclInternals *
+CprofProbeInternals(
+    Tcl_Interp *interp)
+{
+    Tcl_InterpState saved;
+    Command *cmdPtr;
+
+    Tcl_MutexLock(&probeMutex);
+    if (probed) {
+	Tcl_MutexUnlock(&probeMutex);
+	return &internals;
+    }
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    if (Tcl_EvalEx(interp,
+	    "::oo::class create ::tclcprof::ProbeClass {method m {} {}}\n"
+	    "::tclcprof::ProbeClass create ::tclcprof::ProbeObject\n"
+	    "::coroutine ::tclcprof::ProbeCoro ::apply {{} {::yield}}\n"
+	    "list [info object namespace ::tclcprof::ProbeObject]::my",
+	    -1, TCL_EVAL_GLOBAL) == TCL_OK) {
+	const char *myName = Tcl_GetString(Tcl_GetObjResult(interp));
+	Tcl_Obj *mObj = Tcl_NewStringObj("m", 1);
+
+	cmdPtr = (Command *) Tcl_FindCommand(interp, myName, NULL, 0);
+	if (cmdPtr) {
+	    internals.ooPrivateObjProc = cmdPtr->objProc;
+	}
+	cmdPtr = (Command *) Tcl_FindCommand(interp,
+		"::tclcprof::ProbeObject", NULL, 0);
+	if (cmdPtr) {
+	    internals.ooPublicObjProc = cmdPtr->objProc;
+	}
+	cmdPtr = (Command *) Tcl_FindCommand(interp, "::tclcprof::ProbeCoro",
+		NULL, 0);
+	if (cmdPtr) {
+	    internals.coroNreProc = cmdPtr->nreProc;
+	}
+	cmdPtr = (Command *) Tcl_FindCommand(interp, "::tclcprof::ProbeClass",
+		NULL, 0);
+	Tcl_IncrRefCount(mObj);
+	if (cmdPtr && cmdPtr->objClientData) {
+	    Object *oPtr = (Object *) cmdPtr->objClientData;
+	    Tcl_HashEntry *hPtr = oPtr->classPtr ? Tcl_FindHashEntry(
+		    &oPtr->classPtr->classMethods, (char *) mObj) : NULL;
+
+	    if (hPtr != NULL) {
+		Method *mPtr = Tcl_GetHashValue(hPtr);
+
+		internals.procMethodType = mPtr->typePtr;
+	    }
+	}
+	Tcl_DecrRefCount(mObj);
+    }
+    Tcl_EvalEx(interp, "catch {::tclcprof::ProbeClass destroy}\n"
+	    "catch {::rename ::tclcprof::ProbeCoro {}}", -1, TCL_EVAL_GLOBAL);
+    cmdPtr = (Command *) Tcl_FindCommand(interp, "::unload", NULL,
+	    TCL_GLOBAL_ONLY);
+    if (cmdPtr) {
+	internals.unloadObjProc = cmdPtr->objProc;
+    }
+    Tcl_RestoreInterpState(interp, saved);
+    probed = 1;
+    Tcl_MutexUnlock(&probeMutex);
+    return &internals;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNamingInit, CprofNamingClear, CprofNamingFree --
+ *
+ *	Set up, empty and tear down an interpreter's naming caches.
+ *	Clearing releases the references the command cache holds.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ClearMethodFront(
+    CprofNaming *nPtr)
+{
+    int i;
+
+    for (i = 0; i < CPROF_FRONT_SIZE; i++) {
+	nPtr->methodFront[i].nameId = -1;
+    }
+}
+
+/*
+ * Empty the method-name caches (their entries are stale once TclOO's
+ * epoch has moved on).
+ */
+
+static void
+ClearMethodCaches(
+    CprofNaming *nPtr)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    for (hPtr = Tcl_FirstHashEntry(&nPtr->contextCache, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	ckfree(Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DeleteHashTable(&nPtr->contextCache);
+    Tcl_InitHashTable(&nPtr->contextCache, TCL_ONE_WORD_KEYS);
+    Tcl_DeleteHashTable(&nPtr->methodCache);
+    Tcl_InitHashTable(&nPtr->methodCache, TCL_STRING_KEYS);
+    ClearMethodFront(nPtr);
+}
+
+void
+CprofNamingInit(
+    CprofNaming *nPtr,
+    Tcl_Interp *interp)
+{
+    memset(nPtr, 0, sizeof(CprofNaming));
+    nPtr->interp = interp;
+    nPtr->internals = CprofProbeInternals(interp);
+    Tcl_InitHashTable(&nPtr->cmdCache, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&nPtr->pairCache,
+	    (int) (2 * sizeof(void *) / sizeof(int)));
+    Tcl_InitHashTable(&nPtr->methodCache, TCL_STRING_KEYS);
+    Tcl_InitHashTable(&nPtr->contextCache, TCL_ONE_WORD_KEYS);
+    ClearMethodFront(nPtr);
+    nPtr->methodEpoch = -1;
+}
+
+void
+CprofNamingClear(
+    CprofNaming *nPtr)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    for (hPtr = Tcl_FirstHashEntry(&nPtr->cmdCache, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	CmdInfo *infoPtr = Tcl_GetHashValue(hPtr);
+
+	TclCleanupCommandMacro(infoPtr->cmdPtr);
+	ckfree(infoPtr);
+    }
+    memset(nPtr->cmdFront, 0, sizeof(nPtr->cmdFront));
+    Tcl_DeleteHashTable(&nPtr->cmdCache);
+    Tcl_InitHashTable(&nPtr->cmdCache, TCL_ONE_WORD_KEYS);
+    Tcl_DeleteHashTable(&nPtr->pairCache);
+    Tcl_InitHashTable(&nPtr->pairCache,
+	    (int) (2 * sizeof(void *) / sizeof(int)));
+    ClearMethodCaches(nPtr);
+    nPtr->methodEpoch = -1;
+}
+
+void
+CprofNamingFree(
+    CprofNaming *nPtr)
+{
+    CprofNamingClear(nPtr);
+    Tcl_DeleteHashTable(&nPtr->cmdCache);
+    Tcl_DeleteHashTable(&nPtr->pairCache);
+    Tcl_DeleteHashTable(&nPtr->methodCache);
+    Tcl_DeleteHashTable(&nPtr->contextCache);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameCommandUncached --
+ *
+ *	Name a command: its display name, kind and the CPROF_NAME_* flags
+ *	that tell the capture how to treat it. Imported commands are named
+ *	after their original and flagged CPROF_NAME_IMPORTED: what runs is
+ *	the original, which has a frame of its own.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofNameCommandUncached(
+    CprofNaming *nPtr,
+    Tcl_Command token,
+    CprofCmdName *namePtr)
+{
+    Command *cmdPtr = (Command *) token, *origPtr;
+    const CprofTclInternals *inPtr = nPtr->internals;
+    Tcl_Obj *nameObj;
+    const char *name;
+    int length;
+
+    nameObj = Tcl_NewObj();
+    Tcl_IncrRefCount(nameObj);
+    origPtr = (Command *) TclGetOriginalCommand(token);
+    namePtr->flags = 0;
+    if (origPtr == NULL) {
+	origPtr = cmdPtr;
+    } else {
+	namePtr->flags |= CPROF_NAME_IMPORTED;
+    }
+    Tcl_GetCommandFullName(nPtr->interp, (Tcl_Command) origPtr, nameObj);
+    name = Tcl_GetStringFromObj(nameObj, &length);
+
+    if (strcmp(name, "::tclcprof") == 0
+	    || strncmp(name, "::tclcprof::", 12) == 0) {
+	namePtr->flags |= CPROF_NAME_OWN;
+    }
+    if (TclIsProc(origPtr)) {
+	namePtr->kind = CPROF_KIND_PROC;
+	namePtr->nameId = CprofNameIntern(name, length);
+    } else {
+	const char *const *cnPtr;
+	const char *shown = name;
+	int shownLen = length;
+
+	if (shown[0] == ':' && shown[1] == ':') {
+	    shown += 2;
+	    shownLen -= 2;
+	}
+	namePtr->kind = CPROF_KIND_CMD;
+	namePtr->nameId = -1;
+	if (Tcl_IsEnsemble((Tcl_Command) origPtr)) {
+	    namePtr->kind = CPROF_KIND_ENSEMBLE;
+	    namePtr->flags |= CPROF_NAME_ENSEMBLE;
+	} else if (origPtr->objProc != NULL && (origPtr->objProc
+		== inPtr->ooPublicObjProc
+		|| origPtr->objProc == inPtr->ooPrivateObjProc)) {
+	    namePtr->kind = CPROF_KIND_METHOD;
+	    namePtr->flags |= CPROF_NAME_OBJECT;
+	} else if (inPtr->coroNreProc != NULL
+		&& origPtr->nreProc == inPtr->coroNreProc) {
+	    namePtr->flags |= CPROF_NAME_COROUTINE;
+	} else if (strncmp(name, "::tcl::", 7) == 0) {
+	    /*
+	     * The implementation of a core ensemble's subcommand, such as
+	     * ::tcl::string::repeat, which compiled code invokes directly:
+	     * show it as "string repeat" when ::string is that ensemble.
+	     */
+
+	    const char *ens = name + 7, *sep = strstr(ens, "::");
+
+	    if (sep != NULL && strstr(sep + 2, "::") == NULL) {
+		Tcl_DString ds;
+		Tcl_Command ensCmd;
+
+		Tcl_DStringInit(&ds);
+		Tcl_DStringAppend(&ds, "::", 2);
+		Tcl_DStringAppend(&ds, ens, (int) (sep - ens));
+		ensCmd = Tcl_FindCommand(nPtr->interp, Tcl_DStringValue(&ds),
+			NULL, TCL_GLOBAL_ONLY);
+		if (ensCmd != NULL && Tcl_IsEnsemble(ensCmd)) {
+		    Tcl_DStringSetLength(&ds, 0);
+		    Tcl_DStringAppend(&ds, ens, (int) (sep - ens));
+		    Tcl_DStringAppend(&ds, " ", 1);
+		    Tcl_DStringAppend(&ds, sep + 2, -1);
+		    namePtr->kind = CPROF_KIND_ENSEMBLE;
+		    namePtr->nameId = CprofNameIntern(Tcl_DStringValue(&ds),
+			    Tcl_DStringLength(&ds));
+		}
+		Tcl_DStringFree(&ds);
+	    }
+	}
+	for (cnPtr = controlNames; *cnPtr != NULL; cnPtr++) {
+	    if (strcmp(name, *cnPtr) == 0) {
+		namePtr->kind = CPROF_KIND_CONTROL;
+		break;
+	    }
+	}
+	if (namePtr->nameId < 0) {
+	    namePtr->nameId = CprofNameIntern(shown, shownLen);
+	}
+    }
+    Tcl_DecrRefCount(nameObj);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameCommand --
+ *
+ *	The cached naming of a command. A direct-mapped front keeps Tcl's
+ *	hash function off the path of the commands a loop calls over and
+ *	over; entries are valid while the command's epoch is unchanged.
+ *	The cache holds a reference on each Command so that its memory is
+ *	never reused for another command while cached; entries of deleted
+ *	commands are swept whenever the cache has doubled.
+ *
+ *----------------------------------------------------------------------
+ */
+
+const CprofCmdName *
+CprofNameCommand(
+    CprofNaming *nPtr,
+    Tcl_Command token)
+{
+    Command *cmdPtr = (Command *) token;
+    Tcl_HashEntry *hPtr;
+    CmdInfo *infoPtr;
+    int isNew;
+    CmdInfo **slotPtr = (CmdInfo **) &nPtr->cmdFront[((uintptr_t) cmdPtr
+	    >> 4) & (CPROF_FRONT_SIZE - 1)];
+
+    infoPtr = *slotPtr;
+    if (infoPtr != NULL && infoPtr->cmdPtr == cmdPtr
+	    && infoPtr->epoch == cmdPtr->cmdEpoch) {
+	return &infoPtr->name;
+    }
+
+    hPtr = Tcl_CreateHashEntry(&nPtr->cmdCache, (char *) cmdPtr, &isNew);
+    if (!isNew) {
+	infoPtr = Tcl_GetHashValue(hPtr);
+	if (infoPtr->epoch == cmdPtr->cmdEpoch) {
+	    *slotPtr = infoPtr;
+	    return &infoPtr->name;
+	}
+    } else {
+	infoPtr = (CmdInfo *) ckalloc(sizeof(CmdInfo));
+	infoPtr->cmdPtr = cmdPtr;
+	cmdPtr->refCount++;
+	Tcl_SetHashValue(hPtr, infoPtr);
+    }
+    infoPtr->epoch = cmdPtr->cmdEpoch;
+    CprofNameCommandUncached(nPtr, token, &infoPtr->name);
+    *slotPtr = infoPtr;
+
+    if (isNew && nPtr->cmdCache.numEntries >= 4096
+	    && (nPtr->cmdCache.numEntries & (nPtr->cmdCache.numEntries - 1))
+	    == 0) {
+	Tcl_HashSearch search;
+	Tcl_HashEntry *ePtr;
+
+	memset(nPtr->cmdFront, 0, sizeof(nPtr->cmdFront));
+	for (ePtr = Tcl_FirstHashEntry(&nPtr->cmdCache, &search);
+		ePtr != NULL; ePtr = Tcl_NextHashEntry(&search)) {
+	    CmdInfo *deadPtr = Tcl_GetHashValue(ePtr);
+
+	    if (deadPtr != infoPtr
+		    && (deadPtr->cmdPtr->flags & CMD_IS_DELETED)) {
+		Tcl_DeleteHashEntry(ePtr);
+		TclCleanupCommandMacro(deadPtr->cmdPtr);
+		ckfree(deadPtr);
+	    }
+	}
+	*slotPtr = infoPtr;
+    }
+    return &infoPtr->name;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameMethodCall --
+ *
+ *	Name a call "obj m ..." through an object's command (or "my") as
+ *	"Class m": the class (or object, for a per-object method) that
+ *	declares m, searched the way TclOO's call chain finds it (object
+ *	methods, object mixins, then the class and its mixins and
+ *	superclasses depth first). Cached per (class, method) and
+ *	invalidated by TclOO's global epoch; per-object methods per
+ *	(object, object epoch, method).
+ *
+ * Results:
+ *	The name id; *objPtrPtr is set to the object.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static Class *
+FindInClass(
+    Class *clsPtr,
+    Tcl_Obj *methodObj,
+    int depth)
+{
+    int i;
+    Class *found;
+
+    if (clsPtr == NULL || depth > 64) {
+	return NULL;
+    }
+    for (i = 0; i < clsPtr->mixins.num; i++) {
+	if ((found = FindInClass(clsPtr->mixins.list[i], methodObj,
+		depth + 1)) != NULL) {
+	    return found;
+	}
+    }
+    if (Tcl_FindHashEntry(&clsPtr->classMethods, (char *) methodObj)) {
+	return clsPtr;
+    }
+    for (i = 0; i < clsPtr->superclasses.num; i++) {
+	if ((found = FindInClass(clsPtr->superclasses.list[i], methodObj,
+		depth + 1)) != NULL) {
+	    return found;
+	}
+    }
+    return NULL;
+}
+
+/*
+ * TclOO's epoch moved on: every cached method name may be stale.
+ */
+
+static inline void
+CheckMethodEpoch(
+    CprofNaming *nPtr,
+    Foundation *fPtr)
+{
+    if (fPtr != NULL && fPtr->epoch != nPtr->methodEpoch) {
+	ClearMethodCaches(nPtr);
+	nPtr->methodEpoch = fPtr->epoch;
+    }
+}
+
+int
+CprofNameMethodCall(
+    CprofNaming *nPtr,
+    Tcl_Command token,
+    int objc,
+    Tcl_Obj *const objv[],
+    int *freshPtr)
+{
+    Command *cmdPtr = (Command *) token;
+    Object *oPtr = (Object *) cmdPtr->objClientData;
+    Tcl_Obj *methodObj;
+    char keyBuf[64];
+    Tcl_DString key;
+    Tcl_HashEntry *hPtr;
+    int isNew, id, perObject, i, mlen;
+    Class *declPtr = NULL;
+    Tcl_Obj *declName = NULL;
+    struct CprofMethodFront *frontPtr = NULL;
+    const char *mname;
+
+    *freshPtr = 0;
+    if (objc < 2 || oPtr == NULL || oPtr->selfCls == NULL) {
+	return CprofNameCommand(nPtr, token)->nameId;
+    }
+    methodObj = objv[1];
+    CheckMethodEpoch(nPtr, oPtr->fPtr);
+    perObject = (oPtr->methodsPtr != NULL || oPtr->mixins.num > 0);
+
+    /*
+     * The front: a method called again on the same class (or object)
+     * costs a few compares, where the keyed lookup below costs ~1000
+     * instructions (measured with callgrind on bench's TclOO workload).
+     */
+
+    mname = Tcl_GetStringFromObj(methodObj, &mlen);
+    if (mlen < (int) sizeof(nPtr->methodFront[0].name)) {
+	const void *keyObj = perObject ? (void *) oPtr : NULL;
+	int keyEpoch = perObject ? oPtr->epoch : 0;
+	uintptr_t h = ((uintptr_t) oPtr->selfCls >> 4)
+		^ ((uintptr_t) keyObj >> 4) ^ (uintptr_t) mlen * 0x9e37u;
+
+	for (i = 0; i < mlen; i++) {
+	    h = h * 31 + (unsigned char) mname[i];
+	}
+	frontPtr = &nPtr->methodFront[(h ^ (h >> 8)) & (CPROF_FRONT_SIZE-1)];
+	if (frontPtr->nameId >= 0 && frontPtr->clsPtr == oPtr->selfCls
+		&& frontPtr->objPtr == keyObj && frontPtr->epoch == keyEpoch
+		&& frontPtr->len == mlen
+		&& memcmp(frontPtr->name, mname, (size_t) mlen) == 0) {
+	    return frontPtr->nameId;
+	}
+	frontPtr->nameId = -1;
+	frontPtr->objPtr = keyObj;
+	frontPtr->clsPtr = oPtr->selfCls;
+	frontPtr->epoch = keyEpoch;
+	frontPtr->len = mlen;
+	memcpy(frontPtr->name, mname, (size_t) mlen);
+    }
+
+    /*
+     * The front missed: the caller may want to look at the object's
+     * classes again (the method capture hooks their methods).
+     */
+
+    *freshPtr = 1;
+    if (perObject) {
+	snprintf(keyBuf, sizeof(keyBuf), "%p.%d.%p ", (void *) oPtr,
+		oPtr->epoch, (void *) oPtr->selfCls);
+    } else {
+	snprintf(keyBuf, sizeof(keyBuf), "%p ", (void *) oPtr->selfCls);
+    }
+    Tcl_DStringInit(&key);
+    Tcl_DStringAppend(&key, keyBuf, -1);
+    Tcl_DStringAppend(&key, mname, mlen);
+    hPtr = Tcl_CreateHashEntry(&nPtr->methodCache, Tcl_DStringValue(&key),
+	    &isNew);
+    Tcl_DStringFree(&key);
+    if (!isNew) {
+	id = PTR2INT(Tcl_GetHashValue(hPtr));
+	if (frontPtr != NULL) {
+	    frontPtr->nameId = id;
+	}
+	return id;
+    }
+
+    if (oPtr->methodsPtr != NULL
+	    && Tcl_FindHashEntry(oPtr->methodsPtr, (char *) methodObj)) {
+	declName = Tcl_GetObjectName(nPtr->interp, (Tcl_Object) oPtr);
+    } else {
+	for (i = 0; i < oPtr->mixins.num && declPtr == NULL; i++) {
+	    declPtr = FindInClass(oPtr->mixins.list[i], methodObj, 0);
+	}
+	if (declPtr == NULL) {
+	    declPtr = FindInClass(oPtr->selfCls, methodObj, 0);
+	}
+	if (declPtr == NULL) {
+	    declPtr = oPtr->selfCls;
+	}
+	declName = Tcl_GetObjectName(nPtr->interp,
+		(Tcl_Object) declPtr->thisPtr);
+    }
+    id = InternPair(Tcl_GetString(declName), mname);
+    Tcl_SetHashValue(hPtr, INT2PTR(id));
+    if (frontPtr != NULL) {
+	frontPtr->nameId = id;
+    }
+    return id;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameMethod --
+ *
+ *	Name the method a call context is running: "Class m" (the class or
+ *	object that declares it), "Class constructor", "Class destructor".
+ *	Cached per Method record until TclOO's epoch changes (a method is
+ *	replaced only by a definition, which changes the epoch; a record
+ *	freed and another made at its address without one is caught by
+ *	comparing the name and declarer kept with the entry).
+ *
+ * Results:
+ *	The name id, or -1 when the context runs nothing nameable.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef struct ContextName {
+    Tcl_Obj *namePtr;		/* The method's name object (a key only). */
+    void *declPtr;		/* Its declaring class or object. */
+    int flags;			/* CONSTRUCTOR or DESTRUCTOR, or 0. */
+    int nameId;
+} ContextName;
+
+int
+CprofNameMethod(
+    CprofNaming *nPtr,
+    Tcl_ObjectContext context)
+{
+    CallContext *ctxPtr = (CallContext *) context;
+    Method *mPtr;
+    Tcl_HashEntry *hPtr;
+    ContextName *cnPtr;
+    Tcl_Obj *declName;
+    void *declPtr;
+    int isNew, flags;
+
+    if (ctxPtr == NULL || ctxPtr->callPtr == NULL || ctxPtr->index < 0
+	    || ctxPtr->index >= ctxPtr->callPtr->numChain) {
+	return -1;
+    }
+    mPtr = ctxPtr->callPtr->chain[ctxPtr->index].mPtr;
+    if (mPtr == NULL) {
+	return -1;
+    }
+    CheckMethodEpoch(nPtr, ctxPtr->oPtr ? ctxPtr->oPtr->fPtr : NULL);
+    flags = ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
+    declPtr = mPtr->declaringClassPtr ? (void *) mPtr->declaringClassPtr
+	    : (void *) mPtr->declaringObjectPtr;
+    if (declPtr == NULL || (flags == 0 && mPtr->namePtr == NULL)) {
+	return -1;
+    }
+    hPtr = Tcl_CreateHashEntry(&nPtr->contextCache, (char *) mPtr, &isNew);
+    if (!isNew) {
+	cnPtr = Tcl_GetHashValue(hPtr);
+	if (cnPtr->namePtr == mPtr->namePtr && cnPtr->declPtr == declPtr
+		&& cnPtr->flags == flags) {
+	    return cnPtr->nameId;
+	}
+    } else {
+	cnPtr = (ContextName *) ckalloc(sizeof(ContextName));
+	Tcl_SetHashValue(hPtr, cnPtr);
+    }
+    cnPtr->namePtr = mPtr->namePtr;
+    cnPtr->declPtr = declPtr;
+    cnPtr->flags = flags;
+    declName = Tcl_GetObjectName(nPtr->interp, mPtr->declaringClassPtr
+	    ? (Tcl_Object) mPtr->declaringClassPtr->thisPtr
+	    : (Tcl_Object) mPtr->declaringObjectPtr);
+    cnPtr->nameId = InternPair(Tcl_GetString(declName),
+	    (flags & CONSTRUCTOR) ? "constructor"
+	    : (flags & DESTRUCTOR) ? "destructor"
+	    : Tcl_GetString(mPtr->namePtr));
+    return cnPtr->nameId;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameFold --
+ *
+ *	Name of an ensemble frame once its implementation command is known:
+ *	"ensemble subcommand", the subcommand being the implementation's
+ *	tail. Cached per (ensemble, implementation) pair.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNameFold(
+    CprofNaming *nPtr,
+    int ensNameId,
+    Tcl_Command ensToken,
+    Tcl_Command implToken)
+{
+    void *key[2];
+    Tcl_HashEntry *hPtr;
+    int isNew, id;
+
+    key[0] = ensToken;
+    key[1] = implToken;
+    hPtr = Tcl_CreateHashEntry(&nPtr->pairCache, (char *) key, &isNew);
+    if (isNew) {
+	const char *ens = CprofNameString(ensNameId);
+
+	id = InternPair(ens ? ens : "?",
+		Tcl_GetCommandName(nPtr->interp, implToken));
+	Tcl_SetHashValue(hPtr, INT2PTR(id));
+
+	/*
+	 * Keys hold Command pointers without references: the pair cache is
+	 * dropped with the command cache, and the implementation's name is
+	 * read when the pair is first seen (a command renamed later keeps
+	 * its old subcommand name until the caches are cleared).
+	 */
+    } else {
+	id = PTR2INT(Tcl_GetHashValue(hPtr));
+    }
+    return id;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Places --
+ *
+ *	CprofSiteKey: where the command being invoked was invoked from, as
+ *	a key (a ByteCode and a pc offset, or a source path object and a
+ *	line), read from Tcl's current command frame. CprofResolveSite: a
+ *	key to a file and line (once per key, in normal context).
+ *	CprofHoldSiteKey / CprofReleaseSiteKey: hold and release the
+ *	object a key names, so that its address is not reused while the key
+ *	is cached.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSiteKey(
+    Tcl_Interp *interp,
+    void **ptrPtr,
+    int *offsetPtr)
+{
+    CmdFrame *cfPtr = ((Interp *) interp)->cmdFramePtr;
+
+    if (cfPtr == NULL) {
+	return CPROF_SITE_NONE;
+    }
+    if (cfPtr->type == TCL_LOCATION_BC) {
+	const ByteCode *codePtr = (const ByteCode *) cfPtr->data.tebc.codePtr;
+
+	if (codePtr == NULL || cfPtr->data.tebc.pc == NULL) {
+	    return CPROF_SITE_NONE;
+	}
+	*ptrPtr = (void *) codePtr;
+	*offsetPtr = (int) ((const unsigned char *) cfPtr->data.tebc.pc
+		- codePtr->codeStart);
+	return CPROF_SITE_BYTECODE;
+    }
+    if (cfPtr->type == TCL_LOCATION_SOURCE && cfPtr->line != NULL
+	    && cfPtr->nline > 0 && cfPtr->data.eval.path != NULL) {
+	*ptrPtr = cfPtr->data.eval.path;
+	*offsetPtr = cfPtr->line[0];
+	return CPROF_SITE_SOURCE;
+    }
+    return CPROF_SITE_NONE;
+}
+
+int
+CprofResolveSite(
+    Tcl_Interp *interp,
+    int siteKind,
+    void *sitePtr,
+    int siteOffset,
+    int *fileIdPtr,
+    int *linePtr)
+{
+    if (siteKind == CPROF_SITE_SOURCE) {
+	Tcl_Obj *pathObj = (Tcl_Obj *) sitePtr;
+	int length;
+	const char *path = Tcl_GetStringFromObj(pathObj, &length);
+
+	if (length == 0 || siteOffset <= 0) {
+	    return 0;
+	}
+	*fileIdPtr = CprofNameIntern(path, length);
+	*linePtr = siteOffset;
+	return 1;
+    }
+    if (siteKind == CPROF_SITE_BYTECODE) {
+	ByteCode *codePtr = (ByteCode *) sitePtr;
+	CmdFrame cf;
+	int found = 0;
+
+	memset(&cf, 0, sizeof(cf));
+	cf.type = TCL_LOCATION_BC;
+	cf.data.tebc.codePtr = codePtr;
+	cf.data.tebc.pc = (const char *) codePtr->codeStart + siteOffset;
+	TclGetSrcInfoForPc(&cf);
+	if (cf.type == TCL_LOCATION_SOURCE) {
+	    if (cf.line != NULL && cf.nline > 0 && cf.line[0] > 0
+		    && cf.data.eval.path != NULL) {
+		int length;
+		const char *path = Tcl_GetStringFromObj(cf.data.eval.path,
+			&length);
+
+		if (length > 0) {
+		    *fileIdPtr = CprofNameIntern(path, length);
+		    *linePtr = cf.line[0];
+		    found = 1;
+		}
+	    }
+	    if (cf.data.eval.path != NULL) {
+		Tcl_DecrRefCount(cf.data.eval.path);
+	    }
+	}
+	(void) interp;
+	return found;
+    }
+    return 0;
+}
+
+void
+CprofHoldSiteKey(
+    int siteKind,
+    void *sitePtr)
+{
+    if (siteKind == CPROF_SITE_BYTECODE) {
+	((ByteCode *) sitePtr)->refCount++;
+    } else if (siteKind == CPROF_SITE_SOURCE) {
+	Tcl_IncrRefCount((Tcl_Obj *) sitePtr);
+    }
+}
+
+void
+CprofReleaseSiteKey(
+    int siteKind,
+    void *sitePtr)
+{
+    if (siteKind == CPROF_SITE_BYTECODE) {
+	ByteCode *codePtr = (ByteCode *) sitePtr;
+	static const Tcl_ObjType *byteCodeTypePtr = NULL;
+
+	if (codePtr->refCount > 1) {
+	    codePtr->refCount--;
+	    return;
+	}
+
+	/*
+	 * The last reference: Tcl's cleanup of ByteCode is not exported,
+	 * but the bytecode object type's free procedure drops a reference
+	 * and cleans up, so let a scratch object own the ByteCode.
+	 */
+
+	if (byteCodeTypePtr == NULL) {
+	    byteCodeTypePtr = Tcl_GetObjType("bytecode");
+	}
+	if (byteCodeTypePtr != NULL) {
+	    Tcl_Obj scratch;
+
+	    memset(&scratch, 0, sizeof(scratch));
+	    scratch.refCount = 1;
+	    scratch.typePtr = byteCodeTypePtr;
+	    scratch.internalRep.twoPtrValue.ptr1 = codePtr;
+	    byteCodeTypePtr->freeIntRepProc(&scratch);
+	}
+    } else if (siteKind == CPROF_SITE_SOURCE) {
+	Tcl_DecrRefCount((Tcl_Obj *) sitePtr);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDefinedProcs --
+ *
+ *	The fully qualified names of the procedures defined in every
+ *	namespace of the interpreter, tclcprof's own left out.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+AddProcs(
+    Tcl_Interp *interp,
+    Namespace *nsPtr,
+    Tcl_Obj *listObj)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    if (strcmp(nsPtr->fullName, "::tclcprof") == 0) {
+	return;
+    }
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->cmdTable, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Command *cmdPtr = Tcl_GetHashValue(hPtr);
+
+	if (TclIsProc(cmdPtr)) {
+	    Tcl_Obj *nameObj = Tcl_NewObj();
+
+	    Tcl_GetCommandFullName(interp, (Tcl_Command) cmdPtr, nameObj);
+	    Tcl_ListObjAppendElement(NULL, listObj, nameObj);
+	}
+    }
+#ifndef BREAK_NAMESPACE_COMPAT
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->childTable, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	AddProcs(interp, Tcl_GetHashValue(hPtr), listObj);
+    }
+#else
+    if (nsPtr->childTablePtr != NULL) {
+	for (hPtr = Tcl_FirstHashEntry(nsPtr->childTablePtr, &search);
+		hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	    AddProcs(interp, Tcl_GetHashValue(hPtr), listObj);
+	}
+    }
+#endif
+}
+
+Tcl_Obj *
+CprofDefinedProcs(
+    Tcl_Interp *interp)
+{
+    Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
+
+    AddProcs(interp, (Namespace *) Tcl_GetGlobalNamespace(interp), listObj);
+    return listObj;
+}

@@ -112,7 +112,7 @@ PopCallback(
     if (statePtr->capturePtr == NULL) {
 	return result;
     }
-    CprofLevelsLeave(lvPtr, serial);
+    CprofLevelsLeaveTop(lvPtr, serial);
     return result;
 }
 
@@ -345,6 +345,9 @@ CprofCaptureInstall(
 	}
     }
     capPtr->callbackOffset = statePtr->callbackOffset;
+    capPtr->anchored = (statePtr->calib.state == CPROF_CALIB_OK);
+    capPtr->wrapOffset = statePtr->calib.offset;
+    capPtr->plain = !capPtr->coverage && kind == CPROF_CAPTURE_WRAP;
     return TCL_OK;
 }
 
@@ -419,16 +422,15 @@ CprofCaptureRemove(
      */
 
     if (!statePtr->deleting) {
-	CprofWrapNeutralize(capPtr, CprofThunkIdentity());
 	CprofLevelsCoroutines(&statePtr->levels, DisarmCoroutine,
 		CprofThunkIdentity());
     }
     CprofMethodsRemove(capPtr);
     CprofTraceRemove(capPtr);
+    CprofLevelsClear(&statePtr->levels);
     CprofWrapRemove(capPtr);
     statePtr->capturePtr = NULL;
     statePtr->captureGeneration++;
-    CprofLevelsClear(&statePtr->levels);
     if (capPtr->tracedPtr != NULL && capPtr->tracedPtr != &statePtr->levels) {
 	capPtr->tracedPtr->deleting = statePtr->deleting;
 	CprofLevelsFree(capPtr->tracedPtr);

@@ -61,8 +61,11 @@ typedef struct CprofCapture {
 
     /* Anchors: the trampoline frame's stack pointer is a fixed distance
      * above the frame of the capture's callback. */
+    int anchored;		/* Calibrated: anchors are known. */
     intptr_t wrapOffset;	/* From the wrapper's CFA. */
     intptr_t callbackOffset;	/* From an NRE callback's CFA. */
+    int plain;			/* The wrapper's fast path applies: not
+				 * coverage, not check. */
 
     /* -capture check. */
     uint64_t checks[CPROF_CHECK_PLACES];
@@ -90,8 +93,6 @@ MODULE_SCOPE int	CprofCoverageOf(CprofState *statePtr,
 MODULE_SCOPE int	CprofWrapInstall(CprofCapture *capPtr);
 MODULE_SCOPE void	CprofWrapRemove(CprofCapture *capPtr);
 MODULE_SCOPE int	CprofWrapCalibrate(CprofCapture *capPtr);
-MODULE_SCOPE void	CprofWrapNeutralize(CprofCapture *capPtr,
-			    void *identity);
 MODULE_SCOPE int	CprofWrapIsOurs(Tcl_NRPostProc *procPtr);
 MODULE_SCOPE void	CprofWrapStatus(CprofCapture *capPtr,
 			    Tcl_Obj *dictObj);

@@ -1391,6 +1391,7 @@ CprofExactReportSlow(
 
     exactPtr->inSlow = 1;
     statePtr->levels.quiet++;
+    CprofLevelsRecheck(&statePtr->levels);
     if (exactPtr->onSlowObj != NULL) {
 	Tcl_Obj *cmdObj = Tcl_DuplicateObj(exactPtr->onSlowObj);
 	Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
@@ -1434,6 +1435,7 @@ CprofExactReportSlow(
     Tcl_DecrRefCount(infoObj);
     exactPtr->inSlow = 0;
     statePtr->levels.quiet--;
+    CprofLevelsRecheck(&statePtr->levels);
 
     /*
      * The callback may have stopped profiling (or stopped and started it

@@ -52,27 +52,45 @@
 #include <string.h>
 
 /*
- * Frames of a suspended coroutine, keyed by its CoroutineData. An entry
- * exists from the first time the coroutine is seen until its command is
- * deleted (a command delete trace removes it), so "has an entry" means
- * "alive" without dereferencing anything.
+ * Frames of a suspended coroutine, outermost first, levels relative to
+ * the resumer. Coroutines are followed one of two ways:
+ *
+ * - Registry (a capture that cannot hook resumes: Tcl's trace): an entry
+ *   per coroutine in lvPtr->coroSaved, keyed by its CoroutineData, from
+ *   the first time the coroutine is seen until its command is deleted (a
+ *   command delete trace removes it), so "has an entry" means "alive"
+ *   without dereferencing anything. Frames are restored when the
+ *   coroutine's command is entered, or at the first enter inside it.
+ * - Suspensions (a capture with resume callbacks, lvPtr->coroCbPtr set:
+ *   the wrapper): a record exists only while the coroutine is suspended.
+ *   It is made when its frames are saved; the capture, told of it,
+ *   queues a callback on the coroutine's own NRE stack that restores
+ *   the frames (CprofLevelsResumeSuspension) or, if the coroutine is
+ *   being deleted, drops them (CprofLevelsDropSuspension). Frames of a
+ *   coroutine are popped by the capture's callbacks before the coroutine
+ *   is gone, so a frame on the stack names a live coroutine.
  */
 
-typedef struct CprofCoroSaved {
+struct CprofSuspension {
     CprofLevels *lvPtr;
-    Tcl_HashEntry *hPtr;
-    Tcl_Command token;		/* The coroutine's command. */
-    CprofFrame *frames;		/* Saved frames, outermost first; their
-				 * levels are relative to the resumer. */
+    Tcl_HashEntry *hPtr;	/* Registry: its entry. */
+    Tcl_Command token;		/* Registry: the coroutine's command. */
+    void *corKey;		/* The CoroutineData (a key). */
+    CprofFrame *frames;		/* Saved frames. */
     int count;
     int capacity;
     uint64_t suspendNs;		/* Exact clock when they were saved. */
-} CprofCoroSaved;
+    CprofSuspension *nextPtr;	/* Suspensions: the list of them. */
+    CprofSuspension *prevPtr;
+    void *captureData;		/* Suspensions: the capture's. */
+};
+typedef CprofSuspension CprofCoroSaved;
 
 static void		CoroDeleteTrace(ClientData clientData,
 			    Tcl_Interp *interp, const char *oldName,
 			    const char *newName, int flags);
 static void		FreeCoroSaved(CprofCoroSaved *savedPtr, int untrace);
+static void		FreeSuspension(CprofSuspension *recPtr, int drop);
 
 /*
  *----------------------------------------------------------------------
@@ -100,6 +118,17 @@ CprofLevelsInit(
     Tcl_InitHashTable(&lvPtr->coroSaved, TCL_ONE_WORD_KEYS);
 }
 
+/*
+ * timing, filtering or quiet changed: whether the inline fast paths apply.
+ */
+
+void
+CprofLevelsRecheck(
+    CprofLevels *lvPtr)
+{
+    lvPtr->plain = !lvPtr->timing && !lvPtr->filtering && !lvPtr->quiet;
+}
+
 void
 CprofLevelsClear(
     CprofLevels *lvPtr)
@@ -117,6 +146,14 @@ CprofLevelsClear(
     }
     while ((hPtr = Tcl_FirstHashEntry(&lvPtr->coroSaved, &search))) {
 	FreeCoroSaved(Tcl_GetHashValue(hPtr), !lvPtr->deleting);
+    }
+    while (lvPtr->suspensions != NULL) {
+	CprofSuspension *recPtr = lvPtr->suspensions;
+
+	if (lvPtr->coroCbPtr != NULL) {
+	    lvPtr->coroCbPtr->gone(lvPtr->coroData, recPtr);
+	}
+	FreeSuspension(recPtr, 1);
     }
 }
 
@@ -183,19 +220,47 @@ CprofNumLevelsPtr(
  *----------------------------------------------------------------------
  */
 
+/*
+ * Every suspended coroutine's record, either way they are kept: visit with
+ * NextSaved(lvPtr, &search, prev) from prev = NULL.
+ */
+
+static CprofSuspension *
+NextSaved(
+    CprofLevels *lvPtr,
+    Tcl_HashSearch *searchPtr,
+    CprofSuspension *prevPtr)
+{
+    Tcl_HashEntry *hPtr;
+
+    if (prevPtr == NULL) {
+	hPtr = Tcl_FirstHashEntry(&lvPtr->coroSaved, searchPtr);
+	if (hPtr != NULL) {
+	    return Tcl_GetHashValue(hPtr);
+	}
+	return lvPtr->suspensions;
+    }
+    if (prevPtr->hPtr != NULL) {
+	hPtr = Tcl_NextHashEntry(searchPtr);
+	if (hPtr != NULL) {
+	    return Tcl_GetHashValue(hPtr);
+	}
+	return lvPtr->suspensions;
+    }
+    return prevPtr->nextPtr;
+}
+
 void
 CprofLevelsForgetSaved(
     CprofLevels *lvPtr,
     uint64_t now)
 {
     Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
+    CprofSuspension *savedPtr;
     int i;
 
-    for (hPtr = Tcl_FirstHashEntry(&lvPtr->coroSaved, &search);
-	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
-	CprofCoroSaved *savedPtr = Tcl_GetHashValue(hPtr);
-
+    for (savedPtr = NextSaved(lvPtr, &search, NULL); savedPtr != NULL;
+	    savedPtr = NextSaved(lvPtr, &search, savedPtr)) {
 	for (i = 0; i < savedPtr->count; i++) {
 	    CprofFrame *framePtr = &savedPtr->frames[i];
 
@@ -216,12 +281,10 @@ CprofLevelsDropSaved(
     uint64_t now)
 {
     Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
+    CprofSuspension *savedPtr;
 
-    for (hPtr = Tcl_FirstHashEntry(&lvPtr->coroSaved, &search);
-	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
-	CprofCoroSaved *savedPtr = Tcl_GetHashValue(hPtr);
-
+    for (savedPtr = NextSaved(lvPtr, &search, NULL); savedPtr != NULL;
+	    savedPtr = NextSaved(lvPtr, &search, savedPtr)) {
 	if (savedPtr->count > 0) {
 	    if (lvPtr->timing) {
 		lvPtr->hooks->dropSuspended(lvPtr->hookData, savedPtr->frames,
@@ -307,20 +370,27 @@ CommitPush(
 }
 
 /*
- * Pop the top frame; 'missing': its leave never came (then no slow call
- * is reported: an enter, where missing leaves are found, runs no Tcl
- * code).
+ * Pop the top frame: its call completed (POP_LEAVE), ended without a leave
+ * of its own (POP_ENDED: the command that resumed a coroutine, whose end
+ * is seen when the coroutine yields or returns), or lost its leave
+ * (POP_MISSING; lazy frames and resuming commands' frames, which have no
+ * leave of their own, count as leaves). A slow call is reported for
+ * POP_LEAVE only: pops of the others happen where no Tcl code may run.
  */
+
+enum { POP_LEAVE, POP_ENDED, POP_MISSING };
 
 static void
 PopTop(
     CprofLevels *lvPtr,
-    int missing)
+    int how)
 {
     CprofStack *stackPtr = &lvPtr->stack;
     uint64_t slowNs = 0;
 
-    if (missing) {
+    if (how == POP_MISSING
+	    && !(stackPtr->frames[stackPtr->depth - 1].flags
+	    & (CPROF_FRAME_RESUME | CPROF_FRAME_LAZY))) {
 	lvPtr->counters.missingLeaves++;
     } else {
 	lvPtr->counters.leaves++;
@@ -329,7 +399,7 @@ PopTop(
 	slowNs = lvPtr->hooks->leave(lvPtr->hookData, stackPtr->depth - 1);
     }
     __atomic_store_n(&stackPtr->depth, stackPtr->depth - 1, __ATOMIC_RELEASE);
-    if (slowNs > 0 && !missing) {
+    if (slowNs > 0 && how == POP_LEAVE) {
 	/*
 	 * Last: the report may run Tcl code, which may even stop profiling.
 	 */
@@ -370,6 +440,7 @@ RegisterCoroutine(
     memset(savedPtr, 0, sizeof(CprofCoroSaved));
     savedPtr->lvPtr = lvPtr;
     savedPtr->hPtr = hPtr;
+    savedPtr->corKey = corPtr;
     savedPtr->token = (Tcl_Command) corPtr->cmdPtr;
     Tcl_SetHashValue(hPtr, savedPtr);
 
@@ -415,10 +486,6 @@ FreeCoroSaved(
 		savedPtr->count, lvPtr->hooks->now(lvPtr->hookData)
 		- savedPtr->suspendNs);
     }
-    if (lvPtr->coroGoneProc != NULL) {
-	lvPtr->coroGoneProc(lvPtr->coroData,
-		Tcl_GetHashKey(&lvPtr->coroSaved, savedPtr->hPtr));
-    }
     Tcl_DeleteHashEntry(savedPtr->hPtr);
     if (savedPtr->frames) {
 	ckfree(savedPtr->frames);
@@ -442,6 +509,38 @@ CoroDeleteTrace(
 
     savedPtr->token = NULL;
     FreeCoroSaved(savedPtr, 0);
+}
+
+/*
+ * A suspension record goes: its coroutine resumed (the frames were
+ * restored) or is gone ('drop': the frames will not run again under this
+ * profile).
+ */
+
+static void
+FreeSuspension(
+    CprofSuspension *recPtr,
+    int drop)
+{
+    CprofLevels *lvPtr = recPtr->lvPtr;
+
+    if (drop && recPtr->count > 0 && lvPtr->timing) {
+	lvPtr->hooks->dropSuspended(lvPtr->hookData, recPtr->frames,
+		recPtr->count, lvPtr->hooks->now(lvPtr->hookData)
+		- recPtr->suspendNs);
+    }
+    if (recPtr->prevPtr != NULL) {
+	recPtr->prevPtr->nextPtr = recPtr->nextPtr;
+    } else {
+	lvPtr->suspensions = recPtr->nextPtr;
+    }
+    if (recPtr->nextPtr != NULL) {
+	recPtr->nextPtr->prevPtr = recPtr->prevPtr;
+    }
+    if (recPtr->frames) {
+	ckfree(recPtr->frames);
+    }
+    ckfree(recPtr);
 }
 
 static void
@@ -524,16 +623,23 @@ CprofLevelsSettle(
     while (stackPtr->depth > 0) {
 	CprofFrame *topPtr = &stackPtr->frames[stackPtr->depth - 1];
 	CoroutineData *corPtr = (CoroutineData *) topPtr->corPtr;
-	Tcl_HashEntry *hPtr;
+	CprofSuspension *savedPtr;
 	int first, base;
 
 	if (topPtr->envPtr == curEnvPtr || corPtr == NULL) {
 	    return;
 	}
-	hPtr = Tcl_FindHashEntry(&lvPtr->coroSaved, (char *) corPtr);
-	if (hPtr == NULL) {
-	    PopTop(lvPtr, 1);
-	    continue;
+	if (lvPtr->coroCbPtr == NULL) {
+	    Tcl_HashEntry *hPtr = Tcl_FindHashEntry(&lvPtr->coroSaved,
+		    (char *) corPtr);
+
+	    if (hPtr == NULL) {
+		PopTop(lvPtr, POP_MISSING);
+		continue;
+	    }
+	    savedPtr = Tcl_GetHashValue(hPtr);
+	} else {
+	    savedPtr = NULL;
 	}
 	if (!COR_IS_SUSPENDED(corPtr)) {
 	    return;
@@ -549,9 +655,32 @@ CprofLevelsSettle(
 	}
 	base = first > 0 ? stackPtr->frames[first - 1].level
 		: stackPtr->frames[first].level;
-	SaveCoroutine(lvPtr, Tcl_GetHashValue(hPtr), first, base);
-	if (lvPtr->suspendedProc != NULL) {
-	    lvPtr->suspendedProc(lvPtr->coroData, corPtr);
+	if (savedPtr == NULL) {
+	    savedPtr = (CprofSuspension *) ckalloc(sizeof(CprofSuspension));
+	    memset(savedPtr, 0, sizeof(CprofSuspension));
+	    savedPtr->lvPtr = lvPtr;
+	    savedPtr->corKey = corPtr;
+	    savedPtr->nextPtr = lvPtr->suspensions;
+	    if (lvPtr->suspensions != NULL) {
+		lvPtr->suspensions->prevPtr = savedPtr;
+	    }
+	    lvPtr->suspensions = savedPtr;
+	}
+	SaveCoroutine(lvPtr, savedPtr, first, base);
+
+	/*
+	 * The frame of the command that resumed it ends with its run.
+	 */
+
+	if (stackPtr->depth > 0) {
+	    topPtr = &stackPtr->frames[stackPtr->depth - 1];
+	    if ((topPtr->flags & CPROF_FRAME_RESUME)
+		    && topPtr->objKey == (void *) corPtr) {
+		PopTop(lvPtr, POP_ENDED);
+	    }
+	}
+	if (lvPtr->coroCbPtr != NULL) {
+	    lvPtr->coroCbPtr->suspended(lvPtr->coroData, savedPtr, corPtr);
 	}
     }
 }
@@ -623,7 +752,7 @@ CprofLevelsEnter(
 
 	    break;
 	}
-	PopTop(lvPtr, 1);
+	PopTop(lvPtr, POP_MISSING);
     }
     topPtr = stackPtr->depth ? &stackPtr->frames[stackPtr->depth - 1] : NULL;
 
@@ -651,7 +780,8 @@ CprofLevelsEnter(
      * start watching it.
      */
 
-    if (corPtr != NULL && (topPtr == NULL || topPtr->envPtr != envPtr)) {
+    if (corPtr != NULL && lvPtr->coroCbPtr == NULL
+	    && (topPtr == NULL || topPtr->envPtr != envPtr)) {
 	CprofCoroSaved *savedPtr = RegisterCoroutine(lvPtr, corPtr);
 
 	if (savedPtr != NULL && savedPtr->count > 0) {
@@ -763,7 +893,7 @@ CprofLevelsLeave(
 	CprofFrame *topPtr = &stackPtr->frames[stackPtr->depth - 1];
 
 	if (topPtr->serial == serial) {
-	    PopTop(lvPtr, 0);
+	    PopTop(lvPtr, POP_LEAVE);
 	    return 1;
 	}
 	if (topPtr->envPtr != envPtr) {
@@ -775,9 +905,9 @@ CprofLevelsLeave(
 
 	if (framePtr->serial == serial) {
 	    while (stackPtr->depth > i + 1) {
-		PopTop(lvPtr, 1);
+		PopTop(lvPtr, POP_MISSING);
 	    }
-	    PopTop(lvPtr, 0);
+	    PopTop(lvPtr, POP_LEAVE);
 	    return 1;
 	}
 	if (framePtr->envPtr != envPtr) {
@@ -820,12 +950,12 @@ CprofLevelsLeaveLevel(
 	    }
 	}
 	if (topPtr->level > level && !(topPtr->flags & CPROF_FRAME_METHOD)) {
-	    PopTop(lvPtr, 1);
+	    PopTop(lvPtr, POP_MISSING);
 	    continue;
 	}
 	if (topPtr->level == level && topPtr->envPtr == envPtr
 		&& !(topPtr->flags & CPROF_FRAME_METHOD)) {
-	    PopTop(lvPtr, 0);
+	    PopTop(lvPtr, POP_LEAVE);
 	    return;
 	}
 	break;
@@ -836,15 +966,18 @@ CprofLevelsLeaveLevel(
 /*
  *----------------------------------------------------------------------
  *
- * CprofLevelsResume --
+ * CprofLevelsResume, CprofLevelsResumeSuspension,
+ * CprofLevelsDropSuspension --
  *
- *	The coroutine 'corKey' (its CoroutineData) is being resumed by the
- *	command whose frame is on top: put the frames saved at its last
- *	suspension back above it, at levels relative to 'baseLevel', all
- *	anchored at 'anchor' (the trampoline that runs the resume).
+ *	A coroutine is being resumed by the command whose frame is on top:
+ *	put the frames saved at its last suspension back above it, at
+ *	levels relative to 'baseLevel', all anchored at 'anchor' (the
+ *	trampoline that runs the resume). By key (registry) or by its
+ *	suspension record, which goes; or drop a suspension record whose
+ *	coroutine is being deleted.
  *
  * Results:
- *	The number of frames restored.
+ *	CprofLevelsResume: the number of frames restored.
  *
  *----------------------------------------------------------------------
  */
@@ -872,29 +1005,34 @@ CprofLevelsResume(
     return n;
 }
 
-/*
- * Whether the coroutine 'corKey' is known (seen and not deleted since).
- */
-
-int
-CprofLevelsKnowsCoroutine(
+void
+CprofLevelsResumeSuspension(
     CprofLevels *lvPtr,
-    void *corKey)
+    CprofSuspension *recPtr,
+    int baseLevel,
+    uintptr_t anchor)
 {
-    return Tcl_FindHashEntry(&lvPtr->coroSaved, (char *) corKey) != NULL;
+    if (recPtr->count > 0) {
+	RestoreCoroutine(lvPtr, recPtr, baseLevel, anchor);
+    }
+    FreeSuspension(recPtr, 0);
+}
+
+void
+CprofLevelsDropSuspension(
+    CprofLevels *lvPtr,
+    CprofSuspension *recPtr)
+{
+    FreeSuspension(recPtr, 1);
 }
 
 /*
- * Register the current environment's coroutine, if any (a capture about
- * to push a frame for it by itself).
+ * The capture's word in a suspension record.
  */
 
-void
-CprofLevelsWatchCoroutine(
-    CprofLevels *lvPtr,
-    void *corKey)
+void **
+CprofSuspensionData(
+    CprofSuspension *recPtr)
 {
-    if (corKey != NULL) {
-	RegisterCoroutine(lvPtr, (CoroutineData *) corKey);
-    }
+    return &recPtr->captureData;
 }

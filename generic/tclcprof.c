@@ -728,6 +728,7 @@ ConnectLevels(
 	    || statePtr->exact.excludeObj != NULL);
     lvPtr->needDrainPtr = (statePtr->samplerPtr != NULL)
 	    ? &statePtr->samplerPtr->needDrain : NULL;
+    CprofLevelsRecheck(lvPtr);
 }
 
 /*
@@ -741,6 +742,7 @@ CalibInstall(
 {
     ConnectLevels(statePtr);
     statePtr->levels.timing = 1;
+    CprofLevelsRecheck(&statePtr->levels);
     return CprofCaptureInstall(statePtr);
 }
 
@@ -750,6 +752,7 @@ CalibRemove(
 {
     CprofCaptureRemove(statePtr);
     statePtr->levels.timing = 0;
+    CprofLevelsRecheck(&statePtr->levels);
 }
 
 /*

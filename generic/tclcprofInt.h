@@ -81,6 +81,11 @@ enum CprofFrameKind {
 #define CPROF_FRAME_RESUME	0x40	/* A coroutine's command resuming it,
 				 * pushed by the capture when the
 				 * coroutine starts running. */
+#define CPROF_FRAME_LAZY	0x80	/* Popped only when a later frame is
+				 * pushed at its level or below (its call
+				 * may have completed already; readers
+				 * leave out frames above Tcl's current
+				 * level). */
 
 /*
  * One tracked Tcl frame. Readers outside normal context (the sampler's
@@ -101,8 +106,9 @@ typedef struct CprofFrame {
 				 * only as a key. */
     Tcl_Command token;		/* The command; a key only, never
 				 * dereferenced after the enter. */
-    void *objKey;		/* Object commands: the TclOO object (a key
-				 * only). */
+    void *objKey;		/* OBJCMD and METHOD frames: the TclOO
+				 * object; RESUME frames: the coroutine. A
+				 * key only, unset in other frames. */
     uint64_t serial;		/* Unique per push (CprofLevelsLeave). */
     unsigned short kind;	/* enum CprofFrameKind. */
     unsigned short flags;	/* CPROF_FRAME_* bits. */
@@ -305,10 +311,30 @@ typedef struct CprofLevelHooks {
     void (*drain)(void *data);	/* The sampler's ring wants draining. */
 } CprofLevelHooks;
 
+/*
+ * A capture that can run code when a coroutine is resumed (the wrapper)
+ * keeps the frames of a suspended coroutine in a suspension record it is
+ * told about: it resumes or drops the record from a callback of its own.
+ */
+
+typedef struct CprofSuspension CprofSuspension;
+
+typedef struct CprofCoroCallbacks {
+    void (*suspended)(void *data, CprofSuspension *recPtr, void *corKey);
+				/* A coroutine's frames were saved. */
+    void (*gone)(void *data, CprofSuspension *recPtr);
+				/* The stack is cleared: the record goes
+				 * with the rest. */
+} CprofCoroCallbacks;
+
 typedef struct CprofLevels {
     CprofStack stack;
     CprofCounters counters;
-    Tcl_HashTable coroSaved;	/* CoroutineData* -> saved frames. */
+    Tcl_HashTable coroSaved;	/* Without coroutine callbacks:
+				 * CoroutineData* -> saved frames. */
+    CprofSuspension *suspensions;
+				/* With them: the records of suspended
+				 * coroutines. */
     uint64_t serial;		/* Serial of the last frame pushed. */
     Tcl_Interp *interp;
     CprofNaming *namingPtr;
@@ -322,13 +348,12 @@ typedef struct CprofLevels {
     int timing;			/* Call enter/leave/suspend/resume... */
     int filtering;		/* Call hidden. */
     volatile int *needDrainPtr;	/* The sampler's flag, or NULL. */
+    int plain;			/* None of timing, filtering, quiet: the
+				 * inline fast paths apply (kept by
+				 * CprofLevelsRecheck). */
 
-    /* The capture, told about coroutines. */
-    void (*suspendedProc)(void *data, void *corKey);
-				/* A coroutine's frames were saved. */
-    void (*coroGoneProc)(void *data, void *corKey);
-				/* A coroutine was forgotten (deleted, or
-				 * the stack cleared). */
+    /* The capture's coroutine callbacks, or NULL. */
+    const CprofCoroCallbacks *coroCbPtr;
     void *coroData;
 } CprofLevels;
 
@@ -355,6 +380,7 @@ typedef struct CprofEntry {
 MODULE_SCOPE void	CprofLevelsInit(CprofLevels *lvPtr,
 			    Tcl_Interp *interp, CprofNaming *namingPtr);
 MODULE_SCOPE void	CprofLevelsClear(CprofLevels *lvPtr);
+MODULE_SCOPE void	CprofLevelsRecheck(CprofLevels *lvPtr);
 MODULE_SCOPE void	CprofLevelsFree(CprofLevels *lvPtr);
 MODULE_SCOPE CprofFrame *CprofLevelsEnter(CprofLevels *lvPtr,
 			    const CprofEntry *entryPtr);
@@ -365,10 +391,12 @@ MODULE_SCOPE void	CprofLevelsLeaveLevel(CprofLevels *lvPtr, int level);
 MODULE_SCOPE void	CprofLevelsSettle(CprofLevels *lvPtr);
 MODULE_SCOPE int	CprofLevelsResume(CprofLevels *lvPtr, void *corKey,
 			    int baseLevel, uintptr_t anchor);
-MODULE_SCOPE int	CprofLevelsKnowsCoroutine(CprofLevels *lvPtr,
-			    void *corKey);
-MODULE_SCOPE void	CprofLevelsWatchCoroutine(CprofLevels *lvPtr,
-			    void *corKey);
+MODULE_SCOPE void	CprofLevelsResumeSuspension(CprofLevels *lvPtr,
+			    CprofSuspension *recPtr, int baseLevel,
+			    uintptr_t anchor);
+MODULE_SCOPE void	CprofLevelsDropSuspension(CprofLevels *lvPtr,
+			    CprofSuspension *recPtr);
+MODULE_SCOPE void **	CprofSuspensionData(CprofSuspension *recPtr);
 MODULE_SCOPE int	CprofLevelsLiveDepth(CprofLevels *lvPtr);
 MODULE_SCOPE void	CprofLevelsForgetSaved(CprofLevels *lvPtr,
 			    uint64_t now);
@@ -378,6 +406,105 @@ MODULE_SCOPE void	CprofLevelsCoroutines(CprofLevels *lvPtr,
 			    void (*proc)(void *corKey, int saved, void *data),
 			    void *data);
 MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
+
+/*
+ * The common cases of CprofLevelsEnter and CprofLevelsLeave, inline for the
+ * captures' hot paths.
+ *
+ * CprofLevelsPushPlain: a plain command (no flags) entered in the same
+ * environment as the top frame, with nothing to tell the hooks (no
+ * timing, no filter, no quiet, no drain due). With 'lazy' set (a capture
+ * that schedules no pop for it: no timing, outside coroutines) the frame
+ * is CPROF_FRAME_LAZY, and lazy frames at its level or above, whose calls
+ * have completed, are popped first (as leaves). Returns NULL when the case
+ * is not that one: the caller then calls CprofLevelsEnter. The caller
+ * passes the current execution environment and its coroutine.
+ *
+ * CprofLevelsLeaveTop: the top frame's own leave, without timing.
+ */
+
+static inline CprofFrame *
+CprofLevelsPushPlain(
+    CprofLevels *lvPtr,
+    int nameId,
+    int kind,
+    int level,
+    uintptr_t anchor,
+    Tcl_Command token,
+    void *envPtr,
+    void *corPtr,
+    int lazy)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+    int depth = stackPtr->depth, popped = 0;
+    CprofFrame *framePtr;
+
+    if (!lvPtr->plain
+	    || (lvPtr->needDrainPtr != NULL && *lvPtr->needDrainPtr)) {
+	return NULL;
+    }
+    while (depth > 0) {
+	const CprofFrame *topPtr = &stackPtr->frames[depth - 1];
+
+	if (topPtr->envPtr != envPtr
+		|| (topPtr->flags & (CPROF_FRAME_FOLD | CPROF_FRAME_OWN))) {
+	    return NULL;
+	}
+	if (topPtr->level < level) {
+	    break;
+	}
+	if (!(topPtr->flags & CPROF_FRAME_LAZY)) {
+	    return NULL;
+	}
+	depth--;
+	popped++;
+    }
+    if ((depth == 0 && corPtr != NULL) || depth == stackPtr->capacity) {
+	return NULL;
+    }
+    if (popped) {
+	/*
+	 * Readers must not see the slot rewritten under the old depth.
+	 */
+
+	__atomic_store_n(&stackPtr->depth, depth, __ATOMIC_RELEASE);
+	lvPtr->counters.leaves += popped;
+    }
+    lvPtr->counters.enters++;
+    framePtr = &stackPtr->frames[depth];
+    framePtr->nameId = nameId;
+    framePtr->level = level;
+    framePtr->anchor = anchor;
+    framePtr->envPtr = envPtr;
+    framePtr->corPtr = corPtr;
+    framePtr->token = token;
+    framePtr->serial = ++lvPtr->serial;
+    framePtr->kind = (unsigned short) kind;
+    framePtr->flags = lazy ? CPROF_FRAME_LAZY : 0;
+    framePtr->node = -1;
+    __atomic_store_n(&stackPtr->depth, depth + 1, __ATOMIC_RELEASE);
+    if (depth + 1 > stackPtr->maxDepth) {
+	stackPtr->maxDepth = depth + 1;
+    }
+    return framePtr;
+}
+
+static inline int
+CprofLevelsLeaveTop(
+    CprofLevels *lvPtr,
+    uint64_t serial)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+    int depth = stackPtr->depth;
+
+    if (depth > 0 && !lvPtr->timing
+	    && stackPtr->frames[depth - 1].serial == serial) {
+	lvPtr->counters.leaves++;
+	__atomic_store_n(&stackPtr->depth, depth - 1, __ATOMIC_RELEASE);
+	return 1;
+    }
+    return CprofLevelsLeave(lvPtr, serial);
+}
 
 /*
  * Profiling modes.

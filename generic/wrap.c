@@ -60,6 +60,8 @@
 #define REC_SKIP	0x1	/* Not wrapped; kept so as not to look at it
 				 * again. */
 #define REC_CALIB	0x2	/* The calibration command. */
+#define REC_PLAIN	0x4	/* Named, and needs nothing but its name (no
+				 * ensemble, object or tclcprof command). */
 
 typedef struct WrapRec {
     Command *cmdPtr;		/* Held (refCount++): its memory stays while
@@ -99,10 +101,6 @@ struct CprofWrap {
     unsigned char *pendingIsNs;
     int numPending, capPending;
     Tcl_Trace lookTrace;
-
-    Tcl_HashTable injected;	/* CoroutineData* -> its resume callback
-				 * (NRE_callback*), queued on its NRE stack
-				 * while it is suspended. */
 
     /* Calibration. */
     uintptr_t calibCfa, calibTramp, calibCbCfa, calibCbTramp;
@@ -460,7 +458,7 @@ ChildTableCreate(
  * Wrap what was created since the last look; drop the one-shot trace.
  */
 
-static void
+static void __attribute__((noinline))
 LookNow(
     CprofWrap *wrapPtr)
 {
@@ -568,9 +566,14 @@ NameRec(
     CprofNameCommandUncached(&statePtr->naming, (Tcl_Command)
 	    recPtr->cmdPtr, &recPtr->name);
     recPtr->epoch = recPtr->cmdPtr->cmdEpoch;
+    recPtr->flags &= ~REC_PLAIN;
+    if (!(recPtr->name.flags & (CPROF_NAME_ENSEMBLE | CPROF_NAME_OBJECT
+	    | CPROF_NAME_OWN)) && !(recPtr->flags & REC_CALIB)) {
+	recPtr->flags |= REC_PLAIN;
+    }
 }
 
-static void
+static void __attribute__((noinline))
 WrapPush(
     WrapRec *recPtr,
     Tcl_Interp *interp,
@@ -622,8 +625,7 @@ WrapPush(
 	entry.flags |= CPROF_FRAME_OWN;
     }
     entry.level = ((Interp *) interp)->numLevels;
-    entry.anchor = statePtr->calib.state == CPROF_CALIB_OK
-	    ? cfa + statePtr->calib.offset : 0;
+    entry.anchor = capPtr->anchored ? cfa + capPtr->wrapOffset : 0;
     entry.token = (Tcl_Command) recPtr->cmdPtr;
     entry.envPtr = NULL;
     entry.siteKind = CPROF_SITE_NONE;
@@ -652,6 +654,53 @@ WrapPush(
     }
 }
 
+/*
+ * Everything but the common case: a pending look at new commands, a name
+ * to learn, an object, ensemble or tclcprof command, a frame that needs
+ * the full level stack or a queued pop, coverage, check, the poll.
+ */
+
+static void __attribute__((noinline))
+WrapSlow(
+    WrapRec *recPtr,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[],
+    ClientData clientData,
+    uintptr_t cfa)
+{
+    CprofCapture *capPtr = recPtr->capPtr;
+    CprofState *statePtr = capPtr->statePtr;
+    CprofLevels *lvPtr = &statePtr->levels;
+
+    if (capPtr->wrapPtr->pending) {
+	LookNow(capPtr->wrapPtr);
+    }
+    if ((recPtr->flags & REC_PLAIN) && capPtr->plain
+	    && recPtr->epoch == recPtr->cmdPtr->cmdEpoch) {
+	ExecEnv *envPtr = ((Interp *) interp)->execEnvPtr;
+	void *corPtr = envPtr->corPtr;
+	CprofFrame *framePtr = CprofLevelsPushPlain(lvPtr,
+		recPtr->name.nameId, recPtr->name.kind,
+		((Interp *) interp)->numLevels,
+		capPtr->anchored ? cfa + capPtr->wrapOffset : 0,
+		(Tcl_Command) recPtr->cmdPtr, envPtr, corPtr, corPtr == NULL);
+
+	if (framePtr == NULL) {
+	    WrapPush(recPtr, interp, objc, objv, clientData, cfa);
+	    return;
+	}
+	if (corPtr != NULL) {
+	    CprofSchedulePop(statePtr, lvPtr, framePtr->serial);
+	}
+	if (statePtr->polling && (lvPtr->counters.enters & 255) == 0) {
+	    statePtr->pollProc(statePtr);
+	}
+	return;
+    }
+    WrapPush(recPtr, interp, objc, objv, clientData, cfa);
+}
+
 static int
 WrapEntry(
     ClientData clientData,
@@ -662,17 +711,34 @@ WrapEntry(
 {
     uintptr_t cfa = (uintptr_t) __builtin_dwarf_cfa();
     CprofCapture *capPtr = recPtr->capPtr;
-    Tcl_ObjCmdProc *procPtr;
+    CprofState *statePtr = capPtr->statePtr;
+    Interp *iPtr = (Interp *) interp;
+    ExecEnv *envPtr = iPtr->execEnvPtr;
+    CprofFrame *framePtr = NULL;
 
-    if (capPtr->wrapPtr->pending) {
-	LookNow(capPtr->wrapPtr);
+    /*
+     * The common case, inline and without calls: a named command with
+     * nothing of its own to do (not an ensemble, object or tclcprof
+     * command), no timing, outside coroutines: the frame is lazy (see
+     * CprofLevelsPushPlain), no pop is queued. Everything else, and the
+     * poll every 256 pushes, goes the slow way.
+     */
+
+    if (__builtin_expect((recPtr->flags & REC_PLAIN) && capPtr->plain
+	    && !capPtr->wrapPtr->pending && envPtr->corPtr == NULL
+	    && recPtr->epoch == recPtr->cmdPtr->cmdEpoch
+	    && (!statePtr->polling
+		|| ((statePtr->levels.counters.enters + 1) & 255) != 0), 1)) {
+	framePtr = CprofLevelsPushPlain(&statePtr->levels,
+		recPtr->name.nameId, recPtr->name.kind, iPtr->numLevels,
+		capPtr->anchored ? cfa + capPtr->wrapOffset : 0,
+		(Tcl_Command) recPtr->cmdPtr, envPtr, NULL, 1);
     }
-    procPtr = recPtr->origNreProc;
-    if (procPtr == NULL) {
-	procPtr = recPtr->cmdPtr->objProc;
+    if (__builtin_expect(framePtr == NULL, 0)) {
+	WrapSlow(recPtr, interp, objc, objv, clientData, cfa);
     }
-    WrapPush(recPtr, interp, objc, objv, clientData, cfa);
-    return procPtr(clientData, interp, objc, objv);
+    return (recPtr->origNreProc ? recPtr->origNreProc
+	    : recPtr->cmdPtr->objProc)(clientData, interp, objc, objv);
 }
 
 /*
@@ -694,43 +760,50 @@ WrapEntry(
 static void
 WrapSuspended(
     void *data,
+    CprofSuspension *recPtr,
     void *corKey)
 {
-    CprofWrap *wrapPtr = (CprofWrap *) data;
+    CprofState *statePtr = (CprofState *) data;
     CoroutineData *corPtr = (CoroutineData *) corKey;
-    Interp *iPtr = (Interp *) wrapPtr->interp;
+    Interp *iPtr = (Interp *) statePtr->interp;
     ExecEnv *savedEnvPtr;
-    Tcl_HashEntry *hPtr;
-    int isNew;
 
-    if (corPtr->eePtr == NULL || !COR_IS_SUSPENDED(corPtr)) {
-	return;
-    }
-    hPtr = Tcl_CreateHashEntry(&wrapPtr->injected, (char *) corPtr, &isNew);
-    if (!isNew) {
+    if (corPtr->eePtr == NULL) {
 	return;
     }
     savedEnvPtr = iPtr->execEnvPtr;
     iPtr->execEnvPtr = corPtr->eePtr;
-    Tcl_NRAddCallback(wrapPtr->interp, ResumeCallback,
-	    wrapPtr->capPtr->statePtr, corPtr, NULL, NULL);
-    Tcl_SetHashValue(hPtr, TOP_CB(iPtr));
+    Tcl_NRAddCallback(statePtr->interp, ResumeCallback, statePtr, recPtr,
+	    corPtr, NULL);
+    *CprofSuspensionData(recPtr) = TOP_CB(iPtr);
     iPtr->execEnvPtr = savedEnvPtr;
 }
 
-static void
-WrapCoroGone(
-    void *data,
-    void *corKey)
-{
-    CprofWrap *wrapPtr = (CprofWrap *) data;
-    Tcl_HashEntry *hPtr = Tcl_FindHashEntry(&wrapPtr->injected,
-	    (char *) corKey);
+/*
+ * The stack is cleared while the coroutine is suspended: its resume
+ * callback is made a no-op (pointed at a callback outside the library
+ * that returns its result, when there is one) and forgets the record.
+ */
 
-    if (hPtr != NULL) {
-	Tcl_DeleteHashEntry(hPtr);
+static void
+WrapSuspensionGone(
+    void *data,
+    CprofSuspension *recPtr)
+{
+    NRE_callback *cbPtr = *CprofSuspensionData(recPtr);
+    void *identity = CprofThunkIdentity();
+
+    if (cbPtr != NULL && cbPtr->procPtr == ResumeCallback) {
+	cbPtr->data[1] = NULL;
+	if (identity != NULL) {
+	    cbPtr->procPtr = (Tcl_NRPostProc *) identity;
+	}
     }
 }
+
+static const CprofCoroCallbacks coroCallbacks = {
+    WrapSuspended, WrapSuspensionGone
+};
 
 static int
 ResumeCallback(
@@ -740,65 +813,63 @@ ResumeCallback(
 {
     uintptr_t cfa = (uintptr_t) __builtin_dwarf_cfa();
     CprofState *statePtr = (CprofState *) data[0];
-    CoroutineData *corPtr = (CoroutineData *) data[1];
+    CprofSuspension *recPtr = (CprofSuspension *) data[1];
+    CoroutineData *corPtr = (CoroutineData *) data[2];
     CprofCapture *capPtr = statePtr->capturePtr;
     Interp *iPtr = (Interp *) interp;
     CprofLevels *lvPtr = &statePtr->levels;
-    CprofWrap *wrapPtr;
-    Tcl_HashEntry *hPtr;
     CprofFrame *framePtr;
     CprofEntry entry;
     const CprofCmdName *namePtr;
     ExecEnv *savedEnvPtr;
 
-    if (capPtr == NULL || (wrapPtr = capPtr->wrapPtr) == NULL) {
+    if (capPtr == NULL || capPtr->wrapPtr == NULL || recPtr == NULL) {
 	return result;
     }
-    hPtr = Tcl_FindHashEntry(&wrapPtr->injected, (char *) corPtr);
-    if (hPtr != NULL) {
-	Tcl_DeleteHashEntry(hPtr);
-    }
-    if (corPtr->eePtr != iPtr->execEnvPtr || corPtr->eePtr->rewind
-	    || !CprofLevelsKnowsCoroutine(lvPtr, corPtr)) {
+    if (corPtr->eePtr->rewind) {
 	/*
-	 * Deleted while suspended (its frames are gone with it), or not
-	 * ours to follow.
+	 * Deleted while suspended: its frames will not run again.
 	 */
 
+	CprofLevelsDropSuspension(lvPtr, recPtr);
 	return result;
     }
-    if (capPtr->coverage) {
-	return result;
-    }
-    wrapPtr->resumes++;
+    capPtr->wrapPtr->resumes++;
     namePtr = CprofNameCommand(&statePtr->naming,
 	    (Tcl_Command) corPtr->cmdPtr);
     entry.nameId = namePtr->nameId;
     entry.kind = namePtr->kind;
     entry.flags = CPROF_FRAME_RESUME;
     entry.level = corPtr->auxNumLevels;
-    entry.anchor = statePtr->calib.state == CPROF_CALIB_OK
-	    ? cfa + capPtr->callbackOffset : 0;
+    entry.anchor = capPtr->anchored ? cfa + capPtr->callbackOffset : 0;
     entry.token = (Tcl_Command) corPtr->cmdPtr;
-    entry.objKey = NULL;
+    entry.objKey = corPtr;
     entry.envPtr = corPtr->callerEEPtr;
     entry.siteKind = CPROF_SITE_NONE;
     framePtr = CprofLevelsEnter(lvPtr, &entry);
     if (framePtr == NULL) {
+	CprofLevelsDropSuspension(lvPtr, recPtr);
 	return result;
     }
-    CprofLevelsResume(lvPtr, corPtr, entry.level, entry.anchor);
+    CprofLevelsResumeSuspension(lvPtr, recPtr, entry.level, entry.anchor);
 
     /*
-     * The yield (or return) switches back to the resumer's stack, whose
-     * top is then this callback.
+     * Timing needs the yield (or return) as it happens: a callback on the
+     * resumer's stack, whose top it is then (so does -capture check,
+     * whose trace sees the resuming command's leave at once). Otherwise
+     * the level stack sees it at the resumer's next push or pop: samples
+     * taken before leave out the frames above Tcl's current level anyway,
+     * and a loop that only resumes the coroutine again and again finds
+     * its frames still in place.
      */
 
-    savedEnvPtr = iPtr->execEnvPtr;
-    iPtr->execEnvPtr = corPtr->callerEEPtr;
-    Tcl_NRAddCallback(interp, YieldWatchCallback, statePtr,
-	    (ClientData) (uintptr_t) framePtr->serial, NULL, NULL);
-    iPtr->execEnvPtr = savedEnvPtr;
+    if (lvPtr->timing || capPtr->kind == CPROF_CAPTURE_CHECK) {
+	savedEnvPtr = iPtr->execEnvPtr;
+	iPtr->execEnvPtr = corPtr->callerEEPtr;
+	Tcl_NRAddCallback(interp, YieldWatchCallback, statePtr,
+		(ClientData) (uintptr_t) framePtr->serial, NULL, NULL);
+	iPtr->execEnvPtr = savedEnvPtr;
+    }
     return result;
 }
 
@@ -810,12 +881,22 @@ YieldWatchCallback(
 {
     CprofState *statePtr = (CprofState *) data[0];
     uint64_t serial = (uint64_t) (uintptr_t) data[1];
+    CprofStack *stackPtr = &statePtr->levels.stack;
 
     if (statePtr->capturePtr == NULL) {
 	return result;
     }
+
+    /*
+     * A yield saves the coroutine's frames and ends the resuming
+     * command's frame; a return left only that frame.
+     */
+
     CprofLevelsSettle(&statePtr->levels);
-    CprofLevelsLeave(&statePtr->levels, serial);
+    if (stackPtr->depth > 0
+	    && stackPtr->frames[stackPtr->depth - 1].serial == serial) {
+	CprofLevelsLeave(&statePtr->levels, serial);
+    }
     return result;
 }
 
@@ -877,7 +958,6 @@ CprofWrapInstall(
     wrapPtr->interp = interp;
     wrapPtr->sweepAt = 4096;
     Tcl_InitHashTable(&wrapPtr->recs, TCL_ONE_WORD_KEYS);
-    Tcl_InitHashTable(&wrapPtr->injected, TCL_ONE_WORD_KEYS);
     capPtr->wrapPtr = wrapPtr;
 
     HookNamespace(wrapPtr, globalPtr);
@@ -890,9 +970,8 @@ CprofWrapInstall(
 	    WrapCommand(wrapPtr, Tcl_GetHashValue(hPtr));
 	}
     }
-    statePtr->levels.suspendedProc = WrapSuspended;
-    statePtr->levels.coroGoneProc = WrapCoroGone;
-    statePtr->levels.coroData = wrapPtr;
+    statePtr->levels.coroCbPtr = &coroCallbacks;
+    statePtr->levels.coroData = statePtr;
     return TCL_OK;
 }
 
@@ -925,10 +1004,8 @@ CprofWrapRemove(
 	ckfree(wrapPtr->pendingNames);
 	ckfree(wrapPtr->pendingIsNs);
     }
-    Tcl_DeleteHashTable(&wrapPtr->injected);
-    if (statePtr->levels.coroData == wrapPtr) {
-	statePtr->levels.suspendedProc = NULL;
-	statePtr->levels.coroGoneProc = NULL;
+    if (statePtr->levels.coroCbPtr == &coroCallbacks) {
+	statePtr->levels.coroCbPtr = NULL;
 	statePtr->levels.coroData = NULL;
     }
     capPtr->wrapPtr = NULL;
@@ -1063,55 +1140,6 @@ CprofWrapCalibrate(
     calPtr->state = CPROF_CALIB_OK;
     calPtr->message[0] = '\0';
     return TCL_OK;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofWrapNeutralize --
- *
- *	Profiling stops: the resume callbacks queued on suspended
- *	coroutines' stacks are made no-ops (pointed at 'identity', a
- *	callback outside the library that returns its result) or, without
- *	one, unlinked (a suspended coroutine's stack is no nested
- *	trampoline's root).
- *
- *----------------------------------------------------------------------
- */
-
-void
-CprofWrapNeutralize(
-    CprofCapture *capPtr,
-    void *identity)
-{
-    CprofWrap *wrapPtr = capPtr->wrapPtr;
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
-
-    if (wrapPtr == NULL) {
-	return;
-    }
-    for (hPtr = Tcl_FirstHashEntry(&wrapPtr->injected, &search);
-	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
-	CoroutineData *corPtr = (CoroutineData *)
-		Tcl_GetHashKey(&wrapPtr->injected, hPtr);
-	NRE_callback *cbPtr = Tcl_GetHashValue(hPtr), **linkPtr;
-
-	if (corPtr->eePtr == NULL) {
-	    continue;
-	}
-	for (linkPtr = &corPtr->eePtr->callbackPtr; *linkPtr != NULL;
-		linkPtr = &(*linkPtr)->nextPtr) {
-	    if (*linkPtr == cbPtr && cbPtr->procPtr == ResumeCallback) {
-		if (identity != NULL) {
-		    cbPtr->procPtr = (Tcl_NRPostProc *) identity;
-		} else {
-		    *linkPtr = cbPtr->nextPtr;
-		}
-		break;
-	    }
-	}
-    }
 }
 
 /*

@@ -36,11 +36,14 @@ testConstraint captureWrap [expr {$::tclcprofCapture eq "wrap"}]
 testConstraint captureTrace [expr {$::tclcprofCapture eq "trace"}]
 testConstraint captureCheck [expr {$::tclcprofCapture eq "check"}]
 
-# byCapture wrap WRAP trace TRACE --
+# byCapture wrap WRAP trace TRACE ?check CHECK? --
 #	The expected value for the capture in use: under check the wrapper's
-#	stack is the one reported.
+#	stack is the one reported, unless a value for check is given.
 proc ::byCapture {args} {
-    dict get $args [expr {$::tclcprofCapture eq "trace" ? "trace" : "wrap"}]
+    if {[dict exists $args $::tclcprofCapture]} {
+        return [dict get $args $::tclcprofCapture]
+    }
+    dict get $args wrap
 }
 
 # checkedCaptures --

@@ -1500,9 +1500,9 @@ TimeScript(
  * calling procs, the common case.
  */
 
-#define CALIB_LOOP	600
-#define CALIB_FIB	14
-#define CALIB_FIB_CALLS	1219	/* 2 * fib(CALIB_FIB + 1) - 1 */
+#define CALIB_LOOP	5000
+#define CALIB_FIB	18
+#define CALIB_FIB_CALLS	8361	/* 2 * fib(CALIB_FIB + 1) - 1 */
 #define CALIB_ROUNDS	7	/* Rounds; the fastest of each counts. */
 
 /*

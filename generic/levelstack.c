@@ -119,14 +119,16 @@ CprofLevelsInit(
 }
 
 /*
- * timing, filtering or quiet changed: whether the inline fast paths apply.
+ * timing, sites, filtering or quiet changed: whether the inline fast
+ * paths apply.
  */
 
 void
 CprofLevelsRecheck(
     CprofLevels *lvPtr)
 {
-    lvPtr->plain = !lvPtr->timing && !lvPtr->filtering && !lvPtr->quiet;
+    lvPtr->plain = !lvPtr->filtering && !lvPtr->quiet
+	    && !(lvPtr->timing && lvPtr->sites);
 }
 
 void

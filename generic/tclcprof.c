@@ -724,6 +724,7 @@ ConnectLevels(
     lvPtr->hooks = &levelHooks;
     lvPtr->hookData = statePtr;
     lvPtr->timing = statePtr->exact.on;
+    lvPtr->sites = statePtr->exact.lines;
     lvPtr->filtering = (statePtr->exact.includeObj != NULL
 	    || statePtr->exact.excludeObj != NULL);
     lvPtr->needDrainPtr = (statePtr->samplerPtr != NULL)

@@ -348,7 +348,8 @@ typedef struct CprofLevels {
     int timing;			/* Call enter/leave/suspend/resume... */
     int filtering;		/* Call hidden. */
     volatile int *needDrainPtr;	/* The sampler's flag, or NULL. */
-    int plain;			/* None of timing, filtering, quiet: the
+    int sites;			/* Timing wants call sites (-lines). */
+    int plain;			/* None of filtering, quiet, sites: the
 				 * inline fast paths apply (kept by
 				 * CprofLevelsRecheck). */
 
@@ -412,15 +413,16 @@ MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
  * captures' hot paths.
  *
  * CprofLevelsPushPlain: a plain command (no flags) entered in the same
- * environment as the top frame, with nothing to tell the hooks (no
- * timing, no filter, no quiet, no drain due). With 'lazy' set (a capture
- * that schedules no pop for it: no timing, outside coroutines) the frame
- * is CPROF_FRAME_LAZY, and lazy frames at its level or above, whose calls
- * have completed, are popped first (as leaves). Returns NULL when the case
- * is not that one: the caller then calls CprofLevelsEnter. The caller
- * passes the current execution environment and its coroutine.
+ * environment as the top frame, with nothing to tell the hooks but its
+ * timing (no filter, no call sites, no quiet, no drain due). With 'lazy'
+ * set (a capture that schedules no pop for it: no timing, outside
+ * coroutines) the frame is CPROF_FRAME_LAZY, and lazy frames at its level
+ * or above, whose calls have completed, are popped first (as leaves).
+ * Returns NULL when the case is not that one: the caller then calls
+ * CprofLevelsEnter. The caller passes the current execution environment
+ * and its coroutine.
  *
- * CprofLevelsLeaveTop: the top frame's own leave, without timing.
+ * CprofLevelsLeaveTop: the top frame's own leave.
  */
 
 static inline CprofFrame *
@@ -486,6 +488,10 @@ CprofLevelsPushPlain(
     if (depth + 1 > stackPtr->maxDepth) {
 	stackPtr->maxDepth = depth + 1;
     }
+    if (lvPtr->timing) {
+	lvPtr->hooks->enter(lvPtr->hookData, framePtr,
+		depth > 0 ? framePtr - 1 : NULL, CPROF_SITE_NONE, NULL, 0);
+    }
     return framePtr;
 }
 
@@ -499,6 +505,10 @@ CprofLevelsLeaveTop(
 
     if (depth > 0 && !lvPtr->timing
 	    && stackPtr->frames[depth - 1].serial == serial) {
+	/*
+	 * (With timing, CprofLevelsLeave finds the top frame first.)
+	 */
+
 	lvPtr->counters.leaves++;
 	__atomic_store_n(&stackPtr->depth, depth - 1, __ATOMIC_RELEASE);
 	return 1;

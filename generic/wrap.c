@@ -680,17 +680,18 @@ WrapSlow(
 	    && recPtr->epoch == recPtr->cmdPtr->cmdEpoch) {
 	ExecEnv *envPtr = ((Interp *) interp)->execEnvPtr;
 	void *corPtr = envPtr->corPtr;
+	int lazy = (corPtr == NULL && !lvPtr->timing);
 	CprofFrame *framePtr = CprofLevelsPushPlain(lvPtr,
 		recPtr->name.nameId, recPtr->name.kind,
 		((Interp *) interp)->numLevels,
 		capPtr->anchored ? cfa + capPtr->wrapOffset : 0,
-		(Tcl_Command) recPtr->cmdPtr, envPtr, corPtr, corPtr == NULL);
+		(Tcl_Command) recPtr->cmdPtr, envPtr, corPtr, lazy);
 
 	if (framePtr == NULL) {
 	    WrapPush(recPtr, interp, objc, objv, clientData, cfa);
 	    return;
 	}
-	if (corPtr != NULL) {
+	if (!lazy) {
 	    CprofSchedulePop(statePtr, lvPtr, framePtr->serial);
 	}
 	if (statePtr->polling && (lvPtr->counters.enters & 255) == 0) {
@@ -717,10 +718,10 @@ WrapEntry(
     CprofFrame *framePtr = NULL;
 
     /*
-     * The common case, inline and without calls: a named command with
-     * nothing of its own to do (not an ensemble, object or tclcprof
-     * command), no timing, outside coroutines: the frame is lazy (see
-     * CprofLevelsPushPlain), no pop is queued. Everything else, and the
+     * The common case, inline: a named command with nothing of its own to
+     * do (not an ensemble, object or tclcprof command), outside
+     * coroutines. Without timing the frame is lazy (see
+     * CprofLevelsPushPlain): no pop is queued. Everything else, and the
      * poll every 256 pushes, goes the slow way.
      */
 
@@ -729,10 +730,15 @@ WrapEntry(
 	    && recPtr->epoch == recPtr->cmdPtr->cmdEpoch
 	    && (!statePtr->polling
 		|| ((statePtr->levels.counters.enters + 1) & 255) != 0), 1)) {
+	int lazy = !statePtr->levels.timing;
+
 	framePtr = CprofLevelsPushPlain(&statePtr->levels,
 		recPtr->name.nameId, recPtr->name.kind, iPtr->numLevels,
 		capPtr->anchored ? cfa + capPtr->wrapOffset : 0,
-		(Tcl_Command) recPtr->cmdPtr, envPtr, NULL, 1);
+		(Tcl_Command) recPtr->cmdPtr, envPtr, NULL, lazy);
+	if (framePtr != NULL && !lazy) {
+	    CprofSchedulePop(statePtr, &statePtr->levels, framePtr->serial);
+	}
     }
     if (__builtin_expect(framePtr == NULL, 0)) {
 	WrapSlow(recPtr, interp, objc, objv, clientData, cfa);

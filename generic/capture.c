@@ -154,13 +154,15 @@ CprofCoverageOf(
 {
     int nameId, siteKind = CPROF_SITE_NONE, siteOffset = 0, fresh;
     void *sitePtr = NULL;
+    const void *method;
 
     statePtr->levels.counters.enters++;
     if (namePtr->flags & CPROF_NAME_OWN) {
 	return 0;
     }
     nameId = (namePtr->flags & CPROF_NAME_OBJECT)
-	    ? CprofNameMethodCall(&statePtr->naming, token, objc, objv, &fresh)
+	    ? CprofNameMethodCall(&statePtr->naming, token, objc, objv, &fresh,
+		    &method)
 	    : namePtr->nameId;
     if (statePtr->exact.lines) {
 	siteKind = CprofSiteKey(statePtr->interp, &sitePtr, &siteOffset);

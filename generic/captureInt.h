@@ -94,6 +94,7 @@ MODULE_SCOPE int	CprofWrapInstall(CprofCapture *capPtr);
 MODULE_SCOPE void	CprofWrapRemove(CprofCapture *capPtr);
 MODULE_SCOPE int	CprofWrapCalibrate(CprofCapture *capPtr);
 MODULE_SCOPE int	CprofWrapIsOurs(Tcl_NRPostProc *procPtr);
+MODULE_SCOPE void	CprofWrapLookPending(CprofCapture *capPtr);
 MODULE_SCOPE void	CprofWrapStatus(CprofCapture *capPtr,
 			    Tcl_Obj *dictObj);
 

@@ -688,6 +688,26 @@ CprofLevelsSettle(
 }
 
 /*
+ * Pop the lazy frames above index 'keep' (their calls completed: a method
+ * reached by [next] finds the frames of what the method calling it ran
+ * before). Stops at the first frame that is not lazy.
+ */
+
+void
+CprofLevelsPopLazy(
+    CprofLevels *lvPtr,
+    int keep)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+
+    while (stackPtr->depth > keep + 1
+	    && (stackPtr->frames[stackPtr->depth - 1].flags
+	    & CPROF_FRAME_LAZY)) {
+	PopTop(lvPtr, POP_ENDED);
+    }
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofLevelsEnter --
@@ -804,6 +824,7 @@ CprofLevelsEnter(
     framePtr->corPtr = corPtr;
     framePtr->token = entryPtr->token;
     framePtr->objKey = entryPtr->objKey;
+    framePtr->methodKey = entryPtr->methodKey;
     framePtr->kind = entryPtr->kind;
     framePtr->flags = entryPtr->flags;
     framePtr->serial = ++lvPtr->serial;

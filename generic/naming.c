@@ -237,9 +237,9 @@ InternPair(
  *	Learn, once per process, what Tcl does not export but the capture
  *	must recognise by identity: the objProc of TclOO object commands
  *	(public and "my"), the nreProc of coroutine commands, the method
- *	type of procedure-bodied TclOO methods and the objProc of
- *	[unload]; by creating one of each in a scratch namespace and reading
- *	their records.
+ *	type of procedure-bodied TclOO methods, the objProc of [unload] and
+ *	the nreProc of [coroutine]; by creating one of each in a scratch
+ *	namespace and reading their records.
  *
  * Results:
  *	The addresses (fields left NULL when the probe failed).
@@ -309,6 +309,11 @@ CprofProbeInternals(
     if (cmdPtr) {
 	internals.unloadObjProc = cmdPtr->objProc;
     }
+    cmdPtr = (Command *) Tcl_FindCommand(interp, "::coroutine", NULL,
+	    TCL_GLOBAL_ONLY);
+    if (cmdPtr) {
+	internals.coroCreateNreProc = cmdPtr->nreProc;
+    }
     Tcl_RestoreInterpState(interp, saved);
     probed = 1;
     Tcl_MutexUnlock(&probeMutex);
@@ -334,6 +339,7 @@ ClearMethodFront(
 
     for (i = 0; i < CPROF_FRONT_SIZE; i++) {
 	nPtr->methodFront[i].nameId = -1;
+	nPtr->contextFront[i].nameId = -1;
     }
 }
 
@@ -658,13 +664,67 @@ CheckMethodEpoch(
     }
 }
 
+/*
+ * Whether two short byte strings are equal (a method name; memcmp's call
+ * costs more than the compare).
+ */
+
+static inline int
+SameBytes(
+    const char *a,
+    const char *b,
+    int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+	if (a[i] != b[i]) {
+	    return 0;
+	}
+    }
+    return 1;
+}
+
+/*
+ * The method a call of 'methodObj' on an object reaches first (barring
+ * filters and unknown handlers), or NULL.
+ */
+
+static Method *
+MethodFound(
+    Object *oPtr,
+    Tcl_Obj *methodObj)
+{
+    Tcl_HashEntry *hPtr = NULL;
+    Class *declPtr = NULL;
+    int i;
+
+    if (oPtr->methodsPtr != NULL) {
+	hPtr = Tcl_FindHashEntry(oPtr->methodsPtr, (char *) methodObj);
+    }
+    if (hPtr == NULL) {
+	for (i = 0; i < oPtr->mixins.num && declPtr == NULL; i++) {
+	    declPtr = FindInClass(oPtr->mixins.list[i], methodObj, 0);
+	}
+	if (declPtr == NULL) {
+	    declPtr = FindInClass(oPtr->selfCls, methodObj, 0);
+	}
+	if (declPtr != NULL) {
+	    hPtr = Tcl_FindHashEntry(&declPtr->classMethods,
+		    (char *) methodObj);
+	}
+    }
+    return hPtr ? (Method *) Tcl_GetHashValue(hPtr) : NULL;
+}
+
 int
 CprofNameMethodCall(
     CprofNaming *nPtr,
     Tcl_Command token,
     int objc,
     Tcl_Obj *const objv[],
-    int *freshPtr)
+    int *freshPtr,
+    const void **methodPtrPtr)
 {
     Command *cmdPtr = (Command *) token;
     Object *oPtr = (Object *) cmdPtr->objClientData;
@@ -679,6 +739,7 @@ CprofNameMethodCall(
     const char *mname;
 
     *freshPtr = 0;
+    *methodPtrPtr = NULL;
     if (objc < 2 || oPtr == NULL || oPtr->selfCls == NULL) {
 	return CprofNameCommand(nPtr, token)->nameId;
     }
@@ -687,9 +748,11 @@ CprofNameMethodCall(
     perObject = (oPtr->methodsPtr != NULL || oPtr->mixins.num > 0);
 
     /*
-     * The front: a method called again on the same class (or object)
+     * The front: a method called again on the same class (or object), from
+     * the same call site (the name's Tcl_Obj, a literal of its bytecode),
      * costs a few compares, where the keyed lookup below costs ~1000
      * instructions (measured with callgrind on bench's TclOO workload).
+     * The name is compared too: the Tcl_Obj may be another by now.
      */
 
     mname = Tcl_GetStringFromObj(methodObj, &mlen);
@@ -697,21 +760,23 @@ CprofNameMethodCall(
 	const void *keyObj = perObject ? (void *) oPtr : NULL;
 	int keyEpoch = perObject ? oPtr->epoch : 0;
 	uintptr_t h = ((uintptr_t) oPtr->selfCls >> 4)
-		^ ((uintptr_t) keyObj >> 4) ^ (uintptr_t) mlen * 0x9e37u;
+		^ ((uintptr_t) keyObj >> 4) ^ ((uintptr_t) methodObj >> 4)
+		^ (uintptr_t) mlen * 0x9e37u;
 
-	for (i = 0; i < mlen; i++) {
-	    h = h * 31 + (unsigned char) mname[i];
-	}
-	frontPtr = &nPtr->methodFront[(h ^ (h >> 8)) & (CPROF_FRONT_SIZE-1)];
-	if (frontPtr->nameId >= 0 && frontPtr->clsPtr == oPtr->selfCls
+	frontPtr = &nPtr->methodFront[(h ^ (h >> 8) ^ (h >> 16))
+		& (CPROF_FRONT_SIZE-1)];
+	if (frontPtr->nameId >= 0 && frontPtr->nameObj == methodObj
+		&& frontPtr->clsPtr == oPtr->selfCls
 		&& frontPtr->objPtr == keyObj && frontPtr->epoch == keyEpoch
-		&& frontPtr->len == mlen
-		&& memcmp(frontPtr->name, mname, (size_t) mlen) == 0) {
+		&& frontPtr->len == mlen && SameBytes(frontPtr->name, mname,
+		mlen)) {
+	    *methodPtrPtr = frontPtr->method;
 	    return frontPtr->nameId;
 	}
 	frontPtr->nameId = -1;
 	frontPtr->objPtr = keyObj;
 	frontPtr->clsPtr = oPtr->selfCls;
+	frontPtr->nameObj = methodObj;
 	frontPtr->epoch = keyEpoch;
 	frontPtr->len = mlen;
 	memcpy(frontPtr->name, mname, (size_t) mlen);
@@ -723,6 +788,10 @@ CprofNameMethodCall(
      */
 
     *freshPtr = 1;
+    *methodPtrPtr = MethodFound(oPtr, methodObj);
+    if (frontPtr != NULL) {
+	frontPtr->method = *methodPtrPtr;
+    }
     if (perObject) {
 	snprintf(keyBuf, sizeof(keyBuf), "%p.%d.%p ", (void *) oPtr,
 		oPtr->epoch, (void *) oPtr->selfCls);
@@ -801,6 +870,7 @@ CprofNameMethod(
     Method *mPtr;
     Tcl_HashEntry *hPtr;
     ContextName *cnPtr;
+    struct CprofContextFront *frontPtr;
     Tcl_Obj *declName;
     void *declPtr;
     int isNew, flags;
@@ -817,14 +887,27 @@ CprofNameMethod(
     flags = ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
     declPtr = mPtr->declaringClassPtr ? (void *) mPtr->declaringClassPtr
 	    : (void *) mPtr->declaringObjectPtr;
+    frontPtr = &nPtr->contextFront[(((uintptr_t) mPtr >> 4)
+	    ^ ((uintptr_t) mPtr >> 12)) & (CPROF_FRONT_SIZE - 1)];
+    if (frontPtr->nameId >= 0 && frontPtr->mPtr == mPtr
+	    && frontPtr->namePtr == mPtr->namePtr
+	    && frontPtr->declPtr == declPtr && frontPtr->flags == flags) {
+	return frontPtr->nameId;
+    }
     if (declPtr == NULL || (flags == 0 && mPtr->namePtr == NULL)) {
 	return -1;
     }
+    frontPtr->mPtr = mPtr;
+    frontPtr->namePtr = mPtr->namePtr;
+    frontPtr->declPtr = declPtr;
+    frontPtr->flags = flags;
+    frontPtr->nameId = -1;
     hPtr = Tcl_CreateHashEntry(&nPtr->contextCache, (char *) mPtr, &isNew);
     if (!isNew) {
 	cnPtr = Tcl_GetHashValue(hPtr);
 	if (cnPtr->namePtr == mPtr->namePtr && cnPtr->declPtr == declPtr
 		&& cnPtr->flags == flags) {
+	    frontPtr->nameId = cnPtr->nameId;
 	    return cnPtr->nameId;
 	}
     } else {
@@ -841,6 +924,7 @@ CprofNameMethod(
 	    (flags & CONSTRUCTOR) ? "constructor"
 	    : (flags & DESTRUCTOR) ? "destructor"
 	    : Tcl_GetString(mPtr->namePtr));
+    frontPtr->nameId = cnPtr->nameId;
     return cnPtr->nameId;
 }
 

@@ -387,7 +387,8 @@ PreCall(
     *isFinished = 0;
     capPtr = statePtr ? statePtr->capturePtr : NULL;
     mtPtr = capPtr ? capPtr->methodsPtr : NULL;
-    if (mtPtr != NULL && ctxPtr->callPtr != NULL
+    if (mtPtr != NULL && mtPtr->chained.numEntries > 0
+	    && ctxPtr->callPtr != NULL
 	    && ctxPtr->index < ctxPtr->callPtr->numChain) {
 	Method *mPtr = ctxPtr->callPtr->chain[ctxPtr->index].mPtr;
 	ProcedureMethod *pmPtr = (ProcedureMethod *) mPtr->clientData;
@@ -408,9 +409,13 @@ PreCall(
     if (mtPtr == NULL || capPtr->coverage) {
 	return code;
     }
-    nameId = CprofNameMethod(&statePtr->naming, context);
-    if (nameId < 0) {
-	return code;
+    if (capPtr->wrapPtr != NULL) {
+	/*
+	 * Commands made since the last push (the object being constructed)
+	 * are wrapped before its body dispatches any.
+	 */
+
+	CprofWrapLookPending(capPtr);
     }
     lvPtr = &statePtr->levels;
     stackPtr = &lvPtr->stack;
@@ -427,13 +432,50 @@ PreCall(
 	    && !(ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR))) {
 	topPtr->flags &= ~CPROF_FRAME_OBJCMD;
 	mtPtr->claimed++;
-	if (topPtr->nameId != nameId) {
+	if (topPtr->methodKey != NULL && topPtr->methodKey
+		== (const void *) ctxPtr->callPtr->chain[0].mPtr) {
+	    /*
+	     * The method the command frame was named for.
+	     */
+
+	    return code;
+	}
+	nameId = CprofNameMethod(&statePtr->naming, context);
+	if (nameId >= 0 && topPtr->nameId != nameId) {
 	    int oldNameId = topPtr->nameId;
 
 	    topPtr->nameId = nameId;
 	    CprofLevelsRename(lvPtr, stackPtr->depth - 1, oldNameId);
 	}
 	return code;
+    }
+    nameId = CprofNameMethod(&statePtr->naming, context);
+    if (nameId < 0) {
+	return code;
+    }
+    if (ctxPtr->index > 0 && topPtr != NULL) {
+	/*
+	 * [next]: the method calling it is the innermost method frame of
+	 * this object; lazy frames above it are of commands it ran before,
+	 * completed (they may share this frame's level).
+	 */
+
+	int i;
+
+	for (i = stackPtr->depth - 1; i >= 0; i--) {
+	    CprofFrame *fPtr = &stackPtr->frames[i];
+
+	    if (fPtr->envPtr != iPtr->execEnvPtr) {
+		break;
+	    }
+	    if (fPtr->kind == CPROF_KIND_METHOD
+		    && fPtr->objKey == (void *) ctxPtr->oPtr) {
+		CprofLevelsPopLazy(lvPtr, i);
+		break;
+	    }
+	}
+	topPtr = stackPtr->depth > 0 ? &stackPtr->frames[stackPtr->depth - 1]
+		: NULL;
     }
     entry.nameId = nameId;
     entry.kind = CPROF_KIND_METHOD;
@@ -442,6 +484,7 @@ PreCall(
     entry.anchor = topPtr ? topPtr->anchor : 0;
     entry.token = NULL;
     entry.objKey = ctxPtr->oPtr;
+    entry.methodKey = NULL;
     entry.envPtr = NULL;
     entry.siteKind = CPROF_SITE_NONE;
     if (lvPtr->timing && statePtr->exact.lines) {

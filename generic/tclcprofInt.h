@@ -109,6 +109,8 @@ typedef struct CprofFrame {
     void *objKey;		/* OBJCMD and METHOD frames: the TclOO
 				 * object; RESUME frames: the coroutine. A
 				 * key only, unset in other frames. */
+    const void *methodKey;	/* OBJCMD frames: the Method the call
+				 * reaches first, or NULL (a key only). */
     uint64_t serial;		/* Unique per push (CprofLevelsLeave). */
     unsigned short kind;	/* enum CprofFrameKind. */
     unsigned short flags;	/* CPROF_FRAME_* bits. */
@@ -183,6 +185,7 @@ typedef struct CprofTclInternals {
     Tcl_ObjCmdProc *ooPrivateObjProc;	/* Their "my". */
     Tcl_ObjCmdProc *coroNreProc;	/* Coroutine commands. */
     Tcl_ObjCmdProc *unloadObjProc;	/* [unload]. */
+    Tcl_ObjCmdProc *coroCreateNreProc;	/* [coroutine]. */
     const void *procMethodType;		/* Procedure-bodied methods'
 					 * Tcl_MethodType. */
 } CprofTclInternals;
@@ -215,10 +218,22 @@ struct CprofMethodFront {
     const void *objPtr;		/* The object, for per-object methods;
 				 * else NULL. */
     const void *clsPtr;		/* Its class. */
+    const void *nameObj;	/* The method name's Tcl_Obj (a key only;
+				 * the name is compared too). */
+    const void *method;		/* The Method the call reaches first, or
+				 * NULL (a key only). */
     int epoch;			/* The object's epoch, or 0. */
     int nameId;			/* -1: empty slot. */
     int len;
     char name[36];		/* The method's name. */
+};
+
+struct CprofContextFront {
+    const void *mPtr;		/* A running method's record (a key). */
+    const void *namePtr;	/* Its name object and declarer when */
+    const void *declPtr;	/* named, and */
+    int flags;			/* constructor or destructor. */
+    int nameId;			/* -1: empty slot. */
 };
 
 typedef struct CprofNaming {
@@ -233,6 +248,8 @@ typedef struct CprofNaming {
 				/* Direct-mapped front of methodCache, for
 				 * names of up to 35 bytes. */
     Tcl_HashTable contextCache;	/* Method* -> name of the running method. */
+    struct CprofContextFront contextFront[CPROF_FRONT_SIZE];
+				/* Direct-mapped front of contextCache. */
     int methodEpoch;		/* TclOO epoch the method caches belong
 				 * to. */
 } CprofNaming;
@@ -253,7 +270,8 @@ MODULE_SCOPE const CprofCmdName *CprofNameCommand(CprofNaming *nPtr,
 			    Tcl_Command token);
 MODULE_SCOPE int	CprofNameMethodCall(CprofNaming *nPtr,
 			    Tcl_Command token, int objc,
-			    Tcl_Obj *const objv[], int *freshPtr);
+			    Tcl_Obj *const objv[], int *freshPtr,
+			    const void **methodPtrPtr);
 MODULE_SCOPE int	CprofNameMethod(CprofNaming *nPtr,
 			    Tcl_ObjectContext context);
 MODULE_SCOPE int	CprofNameFold(CprofNaming *nPtr, int ensNameId,
@@ -371,6 +389,7 @@ typedef struct CprofEntry {
     uintptr_t anchor;		/* Its trampoline's stack pointer, or 0. */
     Tcl_Command token;
     void *objKey;
+    const void *methodKey;
     void *envPtr;		/* Its execution environment, or NULL for
 				 * the current one. */
     int siteKind;		/* Where it was invoked (exact -lines). */
@@ -390,6 +409,7 @@ MODULE_SCOPE void	CprofLevelsRename(CprofLevels *lvPtr, int index,
 MODULE_SCOPE int	CprofLevelsLeave(CprofLevels *lvPtr, uint64_t serial);
 MODULE_SCOPE void	CprofLevelsLeaveLevel(CprofLevels *lvPtr, int level);
 MODULE_SCOPE void	CprofLevelsSettle(CprofLevels *lvPtr);
+MODULE_SCOPE void	CprofLevelsPopLazy(CprofLevels *lvPtr, int keep);
 MODULE_SCOPE int	CprofLevelsResume(CprofLevels *lvPtr, void *corKey,
 			    int baseLevel, uintptr_t anchor);
 MODULE_SCOPE void	CprofLevelsResumeSuspension(CprofLevels *lvPtr,
@@ -412,9 +432,10 @@ MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
  * The common cases of CprofLevelsEnter and CprofLevelsLeave, inline for the
  * captures' hot paths.
  *
- * CprofLevelsPushPlain: a plain command (no flags) entered in the same
- * environment as the top frame, with nothing to tell the hooks but its
- * timing (no filter, no call sites, no quiet, no drain due). With 'lazy'
+ * CprofLevelsPushPlain: a command entered in the same environment as the
+ * top frame, with no flags but CPROF_FRAME_OBJCMD or CPROF_FRAME_FOLD, and
+ * nothing to tell the hooks but its timing (no filter, no call sites, no
+ * quiet, no drain due). With 'lazy'
  * set (a capture that schedules no pop for it: no timing, outside
  * coroutines) the frame is CPROF_FRAME_LAZY, and lazy frames at its level
  * or above, whose calls have completed, are popped first (as leaves).
@@ -425,7 +446,7 @@ MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
  * CprofLevelsLeaveTop: the top frame's own leave.
  */
 
-static inline CprofFrame *
+static inline __attribute__((always_inline)) CprofFrame *
 CprofLevelsPushPlain(
     CprofLevels *lvPtr,
     int nameId,
@@ -435,7 +456,9 @@ CprofLevelsPushPlain(
     Tcl_Command token,
     void *envPtr,
     void *corPtr,
-    int lazy)
+    int lazy,
+    int flags,
+    void *objKey)
 {
     CprofStack *stackPtr = &lvPtr->stack;
     int depth = stackPtr->depth, popped = 0;
@@ -480,9 +503,10 @@ CprofLevelsPushPlain(
     framePtr->envPtr = envPtr;
     framePtr->corPtr = corPtr;
     framePtr->token = token;
+    framePtr->objKey = objKey;
     framePtr->serial = ++lvPtr->serial;
     framePtr->kind = (unsigned short) kind;
-    framePtr->flags = lazy ? CPROF_FRAME_LAZY : 0;
+    framePtr->flags = (unsigned short) (flags | (lazy ? CPROF_FRAME_LAZY : 0));
     framePtr->node = -1;
     __atomic_store_n(&stackPtr->depth, depth + 1, __ATOMIC_RELEASE);
     if (depth + 1 > stackPtr->maxDepth) {

@@ -133,11 +133,12 @@ TraceEnter(
     entry.kind = namePtr->kind;
     entry.flags = 0;
     entry.objKey = NULL;
+    entry.methodKey = NULL;
     if (namePtr->flags & CPROF_NAME_OBJECT) {
 	int fresh;
 
 	entry.nameId = CprofNameMethodCall(&statePtr->naming,
-		(Tcl_Command) cmdPtr, objc, objv, &fresh);
+		(Tcl_Command) cmdPtr, objc, objv, &fresh, &entry.methodKey);
 	entry.flags = CPROF_FRAME_OBJCMD;
 	entry.objKey = cmdPtr->objClientData;
 	if (fresh && capPtr->methodsPtr != NULL) {

@@ -62,6 +62,8 @@
 #define REC_CALIB	0x2	/* The calibration command. */
 #define REC_PLAIN	0x4	/* Named, and needs nothing but its name (no
 				 * ensemble, object or tclcprof command). */
+#define REC_EAGER	0x8	/* Its frame is never lazy: [coroutine], whose
+				 * pop tells the first yield. */
 
 typedef struct WrapRec {
     Command *cmdPtr;		/* Held (refCount++): its memory stays while
@@ -216,6 +218,10 @@ WrapCommand(
 	return 0;
     }
     recPtr->origNreProc = cmdPtr->nreProc;
+    if (inPtr->coroCreateNreProc != NULL
+	    && cmdPtr->nreProc == inPtr->coroCreateNreProc) {
+	recPtr->flags |= REC_EAGER;
+    }
     cmdPtr->nreProc = (Tcl_ObjCmdProc *) recPtr->thunk;
     wrapPtr->wrapped++;
     return 1;
@@ -515,6 +521,20 @@ LookNow(
 }
 
 /*
+ * Another capture unit runs before a dispatch could (a method's body
+ * starting): look now, so that the one-shot trace need not fire.
+ */
+
+void
+CprofWrapLookPending(
+    CprofCapture *capPtr)
+{
+    if (capPtr->wrapPtr->pending) {
+	LookNow(capPtr->wrapPtr);
+    }
+}
+
+/*
  * The one-shot trace: a command is about to be dispatched before anything
  * looked at what was created. Tcl reads the nreProc it calls after the
  * enter traces, so the command is wrapped in time.
@@ -568,7 +588,7 @@ NameRec(
     recPtr->epoch = recPtr->cmdPtr->cmdEpoch;
     recPtr->flags &= ~REC_PLAIN;
     if (!(recPtr->name.flags & (CPROF_NAME_ENSEMBLE | CPROF_NAME_OBJECT
-	    | CPROF_NAME_OWN)) && !(recPtr->flags & REC_CALIB)) {
+	    | CPROF_NAME_OWN)) && !(recPtr->flags & (REC_CALIB | REC_EAGER))) {
 	recPtr->flags |= REC_PLAIN;
     }
 }
@@ -605,11 +625,13 @@ WrapPush(
     entry.kind = recPtr->name.kind;
     entry.flags = 0;
     entry.objKey = NULL;
+    entry.methodKey = NULL;
     if (recPtr->name.flags & CPROF_NAME_OBJECT) {
 	int fresh;
 
 	entry.nameId = CprofNameMethodCall(&statePtr->naming,
-		(Tcl_Command) recPtr->cmdPtr, objc, objv, &fresh);
+		(Tcl_Command) recPtr->cmdPtr, objc, objv, &fresh,
+		&entry.methodKey);
 	entry.flags = CPROF_FRAME_OBJCMD;
 	entry.objKey = clientData;
 	if (fresh && capPtr->methodsPtr != NULL) {
@@ -676,28 +698,50 @@ WrapSlow(
     if (capPtr->wrapPtr->pending) {
 	LookNow(capPtr->wrapPtr);
     }
-    if ((recPtr->flags & REC_PLAIN) && capPtr->plain
-	    && recPtr->epoch == recPtr->cmdPtr->cmdEpoch) {
+    if (recPtr->epoch != recPtr->cmdPtr->cmdEpoch) {
+	NameRec(recPtr);
+    }
+
+    /*
+     * Objects and ensembles take the inline push too, with their flag.
+     */
+
+    if (capPtr->plain && !(recPtr->flags & REC_CALIB)
+	    && !(recPtr->name.flags & CPROF_NAME_OWN)) {
 	ExecEnv *envPtr = ((Interp *) interp)->execEnvPtr;
-	void *corPtr = envPtr->corPtr;
-	int lazy = (corPtr == NULL && !lvPtr->timing);
-	CprofFrame *framePtr = CprofLevelsPushPlain(lvPtr,
-		recPtr->name.nameId, recPtr->name.kind,
+	void *corPtr = envPtr->corPtr, *objKey = NULL;
+	int lazy = (corPtr == NULL && !lvPtr->timing
+		&& !(recPtr->flags & REC_EAGER));
+	int nameId = recPtr->name.nameId, flags = 0, fresh;
+	const void *method = NULL;
+	CprofFrame *framePtr;
+
+	if (recPtr->name.flags & CPROF_NAME_OBJECT) {
+	    nameId = CprofNameMethodCall(&statePtr->naming,
+		    (Tcl_Command) recPtr->cmdPtr, objc, objv, &fresh, &method);
+	    flags = CPROF_FRAME_OBJCMD;
+	    objKey = clientData;
+	    if (fresh && capPtr->methodsPtr != NULL) {
+		CprofMethodsSeeObject(capPtr, (Tcl_Command) recPtr->cmdPtr);
+	    }
+	} else if ((recPtr->name.flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
+	    flags = CPROF_FRAME_FOLD;
+	}
+	framePtr = CprofLevelsPushPlain(lvPtr, nameId, recPtr->name.kind,
 		((Interp *) interp)->numLevels,
 		capPtr->anchored ? cfa + capPtr->wrapOffset : 0,
-		(Tcl_Command) recPtr->cmdPtr, envPtr, corPtr, lazy);
-
-	if (framePtr == NULL) {
-	    WrapPush(recPtr, interp, objc, objv, clientData, cfa);
+		(Tcl_Command) recPtr->cmdPtr, envPtr, corPtr, lazy, flags,
+		objKey);
+	if (framePtr != NULL) {
+	    framePtr->methodKey = method;
+	    if (!lazy) {
+		CprofSchedulePop(statePtr, lvPtr, framePtr->serial);
+	    }
+	    if (statePtr->polling && (lvPtr->counters.enters & 255) == 0) {
+		statePtr->pollProc(statePtr);
+	    }
 	    return;
 	}
-	if (!lazy) {
-	    CprofSchedulePop(statePtr, lvPtr, framePtr->serial);
-	}
-	if (statePtr->polling && (lvPtr->counters.enters & 255) == 0) {
-	    statePtr->pollProc(statePtr);
-	}
-	return;
     }
     WrapPush(recPtr, interp, objc, objv, clientData, cfa);
 }
@@ -735,7 +779,7 @@ WrapEntry(
 	framePtr = CprofLevelsPushPlain(&statePtr->levels,
 		recPtr->name.nameId, recPtr->name.kind, iPtr->numLevels,
 		capPtr->anchored ? cfa + capPtr->wrapOffset : 0,
-		(Tcl_Command) recPtr->cmdPtr, envPtr, NULL, lazy);
+		(Tcl_Command) recPtr->cmdPtr, envPtr, NULL, lazy, 0, NULL);
 	if (framePtr != NULL && !lazy) {
 	    CprofSchedulePop(statePtr, &statePtr->levels, framePtr->serial);
 	}
@@ -850,6 +894,7 @@ ResumeCallback(
     entry.anchor = capPtr->anchored ? cfa + capPtr->callbackOffset : 0;
     entry.token = (Tcl_Command) corPtr->cmdPtr;
     entry.objKey = corPtr;
+    entry.methodKey = NULL;
     entry.envPtr = corPtr->callerEEPtr;
     entry.siteKind = CPROF_SITE_NONE;
     framePtr = CprofLevelsEnter(lvPtr, &entry);

@@ -514,7 +514,7 @@ CprofNameCommandUncached(
 		Tcl_DStringFree(&ds);
 	    }
 	}
-	for (cnPtr = controlNames; *cnPtr != NULL; cnPtr++) {
+	for (cnPtr = controlNames; length <= 10 && *cnPtr != NULL; cnPtr++) {
 	    if (strcmp(name, *cnPtr) == 0) {
 		namePtr->kind = CPROF_KIND_CONTROL;
 		break;

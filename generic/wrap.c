@@ -99,6 +99,10 @@ struct CprofWrap {
     /* Commands and namespaces created since the last look: "ns\0tail"
      * each, and the one-shot trace that looks before a dispatch. */
     int pending;
+    Namespace *expectNsPtr;	/* A coroutine's command about to be made
+				 * (never wrapped: no need to look at it):
+				 * its namespace and name. */
+    char *expectName;
     char **pendingNames;
     unsigned char *pendingIsNs;
     int numPending, capPending;
@@ -396,6 +400,17 @@ NotePending(
     size_t nsLen = strlen(nsPtr->fullName), keyLen = strlen(key);
     char *entry;
 
+    if (wrapPtr->expectName != NULL) {
+	int expected = (!isNs && nsPtr == wrapPtr->expectNsPtr
+		&& strcmp(key, wrapPtr->expectName) == 0);
+
+	ckfree(wrapPtr->expectName);
+	wrapPtr->expectName = NULL;
+	if (expected) {
+	    return;
+	}
+    }
+
     if (wrapPtr->numPending == wrapPtr->capPending) {
 	wrapPtr->capPending = wrapPtr->capPending ? 2 * wrapPtr->capPending
 		: 16;
@@ -458,6 +473,35 @@ ChildTableCreate(
 #endif
     }
     return hPtr;
+}
+
+/*
+ * [coroutine NAME ...] is about to make NAME: a coroutine's command, which
+ * is never wrapped. Its creation is not noted (nor looked at by a one-shot
+ * trace before the coroutine's first command), unless something else is
+ * made first.
+ */
+
+static void
+ExpectCoroutine(
+    CprofWrap *wrapPtr,
+    Tcl_Obj *nameObj)
+{
+    Namespace *nsPtr, *altNsPtr, *cxtNsPtr;
+    const char *simpleName;
+
+    if (wrapPtr->expectName != NULL) {
+	ckfree(wrapPtr->expectName);
+	wrapPtr->expectName = NULL;
+    }
+    TclGetNamespaceForQualName(wrapPtr->interp, Tcl_GetString(nameObj),
+	    (Namespace *) TclGetCurrentNamespace(wrapPtr->interp), 0,
+	    &nsPtr, &altNsPtr, &cxtNsPtr, &simpleName);
+    if (nsPtr != NULL && simpleName != NULL) {
+	wrapPtr->expectNsPtr = nsPtr;
+	wrapPtr->expectName = (char *) ckalloc(strlen(simpleName) + 1);
+	strcpy(wrapPtr->expectName, simpleName);
+    }
 }
 
 /*
@@ -700,6 +744,9 @@ WrapSlow(
     }
     if (recPtr->epoch != recPtr->cmdPtr->cmdEpoch) {
 	NameRec(recPtr);
+    }
+    if ((recPtr->flags & REC_EAGER) && objc >= 3) {
+	ExpectCoroutine(capPtr->wrapPtr, objv[1]);
     }
 
     /*
@@ -1050,6 +1097,9 @@ CprofWrapRemove(
     }
     for (i = 0; i < wrapPtr->numPending; i++) {
 	ckfree(wrapPtr->pendingNames[i]);
+    }
+    if (wrapPtr->expectName != NULL) {
+	ckfree(wrapPtr->expectName);
     }
     if (wrapPtr->pendingNames != NULL) {
 	ckfree(wrapPtr->pendingNames);

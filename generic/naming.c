@@ -237,9 +237,10 @@ InternPair(
  *	Learn, once per process, what Tcl does not export but the capture
  *	must recognise by identity: the objProc of TclOO object commands
  *	(public and "my"), the nreProc of coroutine commands, the method
- *	type of procedure-bodied TclOO methods, the objProc of [unload] and
- *	the nreProc of [coroutine]; by creating one of each in a scratch
- *	namespace and reading their records.
+ *	type of procedure-bodied TclOO methods, the objProc of [unload], the
+ *	nreProc of TclOO's [next] and [nextto] and of [coroutine]; by
+ *	creating one of each in a scratch namespace and reading their
+ *	records.
  *
  * Results:
  *	The addresses (fields left NULL when the probe failed).
@@ -313,6 +314,16 @@ CprofProbeInternals(
 	    TCL_GLOBAL_ONLY);
     if (cmdPtr) {
 	internals.coroCreateNreProc = cmdPtr->nreProc;
+    }
+    cmdPtr = (Command *) Tcl_FindCommand(interp, "::oo::Helpers::next", NULL,
+	    TCL_GLOBAL_ONLY);
+    if (cmdPtr) {
+	internals.ooNextNreProc = cmdPtr->nreProc;
+    }
+    cmdPtr = (Command *) Tcl_FindCommand(interp, "::oo::Helpers::nextto",
+	    NULL, TCL_GLOBAL_ONLY);
+    if (cmdPtr) {
+	internals.ooNextToNreProc = cmdPtr->nreProc;
     }
     Tcl_RestoreInterpState(interp, saved);
     probed = 1;

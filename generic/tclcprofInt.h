@@ -186,6 +186,10 @@ typedef struct CprofTclInternals {
     Tcl_ObjCmdProc *coroNreProc;	/* Coroutine commands. */
     Tcl_ObjCmdProc *unloadObjProc;	/* [unload]. */
     Tcl_ObjCmdProc *coroCreateNreProc;	/* [coroutine]. */
+    Tcl_ObjCmdProc *ooNextNreProc;	/* TclOO's [next] and [nextto] (NRE
+					 * only): the */
+    Tcl_ObjCmdProc *ooNextToNreProc;	/* method they go on to has a frame;
+					 * they have none, compiled or not. */
     const void *procMethodType;		/* Procedure-bodied methods'
 					 * Tcl_MethodType. */
 } CprofTclInternals;

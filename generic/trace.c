@@ -55,8 +55,8 @@ CalibOf(
 
 /*
  * Commands the trace leaves alone, as the wrapper does: imported ones (the
- * original runs, one level in, and is traced), [unload], and the
- * calibration command.
+ * original runs, one level in, and is traced), TclOO's [next] and
+ * [nextto], [unload], and the calibration command.
  */
 
 static inline int
@@ -65,9 +65,13 @@ Ignored(
     Command *cmdPtr,
     const CprofCmdName *namePtr)
 {
+    const CprofTclInternals *inPtr = capPtr->statePtr->naming.internals;
+
     return (namePtr->flags & CPROF_NAME_IMPORTED)
-	    || cmdPtr->objProc == capPtr->statePtr->naming.internals
-		    ->unloadObjProc
+	    || cmdPtr->objProc == inPtr->unloadObjProc
+	    || (cmdPtr->nreProc != NULL
+		    && (cmdPtr->nreProc == inPtr->ooNextNreProc
+		    || cmdPtr->nreProc == inPtr->ooNextToNreProc))
 	    || (CalibOf(capPtr) != NULL
 		    && (Tcl_Command) cmdPtr == CalibOf(capPtr)->cmd);
 }

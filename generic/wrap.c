@@ -22,7 +22,9 @@
  *	- Not wrapped: coroutine commands (Tcl recognises them by nreProc;
  *	  their runs are followed as below), imported commands (what runs is
  *	  the original, which is wrapped: one frame, the original's name),
- *	  and [unload] (the wrapper's pop would outlive the library).
+ *	  TclOO's [next] and [nextto] (the method they go on to has its
+ *	  frame, as when they are compiled) and [unload] (the wrapper's pop
+ *	  would outlive the library).
  *	- Commands created after start: every namespace's command table and
  *	  child-namespace table get a creation hook (the table's createProc).
  *	  A new entry is only an empty slot when the hook runs, so its name
@@ -83,10 +85,11 @@ typedef struct WrapRec {
  */
 
 enum {
-    SKIP_COROUTINE, SKIP_IMPORTED, SKIP_UNLOAD, SKIP_NOTHUNK, SKIP_KINDS
+    SKIP_COROUTINE, SKIP_IMPORTED, SKIP_UNLOAD, SKIP_NEXT, SKIP_NOTHUNK,
+    SKIP_KINDS
 };
 static const char *const skipNames[SKIP_KINDS] = {
-    "coroutine", "imported", "unload", "no_memory"
+    "coroutine", "imported", "unload", "next", "no_memory"
 };
 
 struct CprofWrap {
@@ -208,6 +211,10 @@ WrapCommand(
     } else if (inPtr->unloadObjProc != NULL
 	    && cmdPtr->objProc == inPtr->unloadObjProc) {
 	skip = SKIP_UNLOAD;
+    } else if (cmdPtr->nreProc != NULL
+	    && (cmdPtr->nreProc == inPtr->ooNextNreProc
+	    || cmdPtr->nreProc == inPtr->ooNextToNreProc)) {
+	skip = SKIP_NEXT;
     } else if (cmdPtr->objProc == NULL && cmdPtr->nreProc == NULL) {
 	skip = SKIP_NOTHUNK;
     } else {

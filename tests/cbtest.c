@@ -3,8 +3,12 @@
  *
  *	A small C extension used only by the test suite and the benchmarks:
  *	C commands that call back into Tcl through each public evaluation
- *	entry point, and an empty object trace to measure what Tcl's trace
- *	machinery costs by itself.
+ *	entry point, an empty object trace to measure what Tcl's trace
+ *	machinery costs by itself, and commands that look at what an
+ *	extension sees of a command (Tcl_GetCommandInfo, the command record)
+ *	or change it, so that the tests can check the profiler changes
+ *	nothing of it. The command record is read through Tcl's private
+ *	header (tclInt.h) for its nreProc, which no public call shows.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -15,7 +19,7 @@
 #ifndef _GNU_SOURCE
 #   define _GNU_SOURCE
 #endif
-#include <tcl.h>
+#include <tclInt.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -680,6 +684,180 @@ EmptyTraceCmd(
     return TCL_OK;
 }
 
+
+/*
+ * cbtest::cmdinfo name -- what Tcl_GetCommandInfo tells of a command, and
+ *	its nreProc: {objProc objClientData deleteProc deleteData
+ *	isNativeObjectProc nreProc}, addresses as integers.
+ */
+
+static int
+CmdInfoCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_CmdInfo info;
+    Tcl_Command token;
+    Tcl_Obj *r[6];
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "name");
+	return TCL_ERROR;
+    }
+    token = Tcl_FindCommand(interp, Tcl_GetString(objv[1]), NULL, 0);
+    if (token == NULL || !Tcl_GetCommandInfoFromToken(token, &info)) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("no such command", -1));
+	return TCL_ERROR;
+    }
+    r[0] = Tcl_NewWideIntObj((Tcl_WideInt) (intptr_t) info.objProc);
+    r[1] = Tcl_NewWideIntObj((Tcl_WideInt) (intptr_t) info.objClientData);
+    r[2] = Tcl_NewWideIntObj((Tcl_WideInt) (intptr_t) info.deleteProc);
+    r[3] = Tcl_NewWideIntObj((Tcl_WideInt) (intptr_t) info.deleteData);
+    r[4] = Tcl_NewIntObj(info.isNativeObjectProc);
+    r[5] = Tcl_NewWideIntObj((Tcl_WideInt) (intptr_t)
+	    ((Command *) token)->nreProc);
+    Tcl_SetObjResult(interp, Tcl_NewListObj(6, r));
+    return TCL_OK;
+}
+
+/*
+ * cbtest::callobjproc name ?arg ...? -- call a command's objProc directly,
+ *	as C code that fetched it with Tcl_GetCommandInfo does.
+ */
+
+static int
+CallObjProcCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_CmdInfo info;
+
+    if (objc < 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "name ?arg ...?");
+	return TCL_ERROR;
+    }
+    if (!Tcl_GetCommandInfo(interp, Tcl_GetString(objv[1]), &info)) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("no such command", -1));
+	return TCL_ERROR;
+    }
+    return info.objProc(info.objClientData, interp, objc - 1, objv + 1);
+}
+
+/*
+ * cbtest::setinfo name -- Tcl_SetCommandInfo with another objProc (one that
+ *	returns "replaced" and its argument count), the clientData kept.
+ */
+
+static int
+ReplacedCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_SetObjResult(interp, Tcl_ObjPrintf("replaced %d", objc));
+    return TCL_OK;
+}
+
+static int
+SetInfoCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_CmdInfo info;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "name");
+	return TCL_ERROR;
+    }
+    if (!Tcl_GetCommandInfo(interp, Tcl_GetString(objv[1]), &info)) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("no such command", -1));
+	return TCL_ERROR;
+    }
+    info.objProc = ReplacedCmd;
+    Tcl_SetCommandInfo(interp, Tcl_GetString(objv[1]), &info);
+    return TCL_OK;
+}
+
+/*
+ * cbtest::makeandrun name script ?nre? -- create a command NAME (with
+ *	Tcl_CreateObjCommand, or Tcl_NRCreateCommand when nre is true) that
+ *	evaluates SCRIPT, and at once evaluate it with Tcl_EvalObjv, with no
+ *	other command in between.
+ */
+
+static int
+MadeCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    return Tcl_EvalObjEx(interp, (Tcl_Obj *) clientData, 0);
+}
+
+static int
+MadeNRCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    return Tcl_NREvalObj(interp, (Tcl_Obj *) clientData, 0);
+}
+
+static int
+MadeObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    return Tcl_NRCallObjProc(interp, MadeNRCmd, clientData, objc, objv);
+}
+
+static void
+MadeDeleted(
+    ClientData clientData)
+{
+    Tcl_DecrRefCount((Tcl_Obj *) clientData);
+}
+
+static int
+MakeAndRunCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int nre = 0;
+    Tcl_Obj *scriptObj;
+
+    if (objc != 3 && objc != 4) {
+	Tcl_WrongNumArgs(interp, 1, objv, "name script ?nre?");
+	return TCL_ERROR;
+    }
+    if (objc == 4 && Tcl_GetBooleanFromObj(interp, objv[3], &nre) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    scriptObj = Tcl_DuplicateObj(objv[2]);
+    Tcl_IncrRefCount(scriptObj);
+    if (nre) {
+	Tcl_NRCreateCommand(interp, Tcl_GetString(objv[1]), MadeObjCmd,
+		MadeNRCmd, scriptObj, MadeDeleted);
+    } else {
+	Tcl_CreateObjCommand(interp, Tcl_GetString(objv[1]), MadeCmd,
+		scriptObj, MadeDeleted);
+    }
+    return Tcl_EvalObjv(interp, 1, objv + 1, 0);
+}
+
 DLLEXPORT int
 Cbtest_Init(
     Tcl_Interp *interp)
@@ -708,5 +886,11 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::fork", ForkCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::waitpid", WaitpidCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::churn", ChurnCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::cmdinfo", CmdInfoCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::callobjproc", CallObjProcCmd, NULL,
+	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::setinfo", SetInfoCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::makeandrun", MakeAndRunCmd, NULL,
+	    NULL);
     return Tcl_PkgProvideEx(interp, "cbtest", "1.0", NULL);
 }

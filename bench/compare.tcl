@@ -79,10 +79,23 @@ proc figures {r} {
 	}
     }
     if {[dict exists $r proto]} {
+	# Results of before the capture by wrapping (its prototype).
 	dict for {p d} [dict get $r proto] {
 	    dict set out "proto $p base_s" [dict get $d base_s]
 	    dict for {c v} [dict get $d ratio] {
 		dict set out "proto $p $c" $v
+	    }
+	}
+    }
+    if {[dict exists $r distortion]} {
+	dict for {c v} [dict get $r distortion] {
+	    dict set out "distortion $c" $v
+	}
+    }
+    if {[dict exists $r capture_cost]} {
+	dict for {call d} [dict get $r capture_cost] {
+	    dict for {c v} $d {
+		dict set out "capture_cost $call $c" $v
 	    }
 	}
     }

@@ -5,15 +5,17 @@
 #	figures as a Tcl dict (bench/compare.tcl compares two such files).
 #
 #	 1. Slowdown: each workload of workloads.tcl (about a second
-#	    unprofiled) runs unprofiled and under each configuration, all
+#	    unprofiled) runs unprofiled and under each configuration (the
+#	    default capture, wrap, and for comparison Tcl's trace, -capture
+#	    trace, in sample and exact mode), all
 #	    interleaved round by round (the order rotating), so that machine
 #	    noise hits all of them alike; the figure is the median over the
 #	    rounds of time / unprofiled time of the same round. tcllib's
 #	    profiler, the usual pure-Tcl profiler, is the peer: it redefines
 #	    proc for good, so it runs in child processes, with and without
 #	    it, at 1/-peerdiv of the size.
-#	 2. Trace cost per traced command: (time - unprofiled time) / the
-#	    number of commands the level stack sees in one run.
+#	 2. Capture cost per captured command: (time - unprofiled time) /
+#	    the number of commands the level stack sees in one run.
 #	 3. -db while running: sample and exact mode writing a profile
 #	    database, staged (every 5 s, and every 200 ms) and direct.
 #	 4. Exact mode's compensated total against the unprofiled time.
@@ -22,16 +24,19 @@
 #	 6. Memory over a long run, and 7. saving live profiles: in child
 #	    processes (bench/child.tcl), run side by side.
 #	 8. Reports of large synthetic sampled profiles.
-#	 9. The prototype level stack without Tcl's trace
-#	    (bench/proto/levelwrap.c) against the empty trace.
+#	 9. Distortion: a program whose Tcl part (small proc calls) and C
+#	    part take the same time unprofiled: the Tcl share a sampled
+#	    profile reports, per capture, against the unprofiled share.
+#	    And the capture's cost per call of a proc, a C command, a TclOO
+#	    method and a coroutine resume, in ns.
 #	10. Targets, each passed or failed.
 #
 #	Usage: tclsh run.tcl ?option value ...?
 #	    -rounds N		rounds of the interleaved measurements (5)
 #	    -scale F		workload size factor (1: about 1 s each)
 #	    -only PATTERN	workloads to run (glob; default *)
-#	    -sections LIST	of: workloads handler children reports proto
-#				(default all)
+#	    -sections LIST	of: workloads handler children reports
+#				distortion (default all)
 #	    -peer 0|1		measure tcllib's profiler if installed (1)
 #	    -peerrounds N	rounds with the peer (3)
 #	    -peerdiv N		the peer runs at 1/N of the size (25)
@@ -53,7 +58,7 @@ set here [file dirname [file normalize [info script]]]
 set defaults {-rounds 5 -scale 1.0 -only * -peer 1 -peerrounds 3
     -peerdiv 25 -dbworkloads calls-loop -memseconds 60 -savedistinct 100000
     -savesamples 1000000 -quick 0 -out bench-results.tcl
-    -sections {workloads handler children reports proto}}
+    -sections {workloads handler children reports distortion}}
 if {[llength $argv] % 2} {
     puts stderr "usage: tclsh run.tcl ?option value ...?"
     exit 2
@@ -80,9 +85,6 @@ set buildDir [expr {[info exists env(TCLCPROF_BUILDDIR)]
 # flags: the cost of Tcl's trace machinery alone.
 set cbLib [file join $buildDir libcbtest[info sharedlibextension]]
 set haveCb [expr {[file exists $cbLib] && ![catch {load $cbLib Cbtest}]}]
-set protoLib [file join $buildDir libbenchproto[info sharedlibextension]]
-set haveProto [expr {[file exists $protoLib]
-    && ![catch {load $protoLib Benchproto}]}]
 
 source [file join $here workloads.tcl]
 
@@ -179,6 +181,19 @@ proc findNode {tree name} {
     return ""
 }
 
+# The outermost nodes named 'name' below node.
+proc findNodes {node name} {
+    set out {}
+    foreach c [dict get $node children] {
+	if {[dict get $c name] eq $name} {
+	    lappend out $c
+	} else {
+	    lappend out {*}[findNodes $c $name]
+	}
+    }
+    return $out
+}
+
 # 1234 -> 1234, 56789 -> 57k, 1234567 -> 1.2M
 proc count {n} {
     if {$n >= 1e6} {
@@ -243,7 +258,9 @@ lappend configs \
     sample-wall {tclcprof::start -mode sample -clock wall} {tclcprof::stop} \
     exact {tclcprof::start -mode exact} {tclcprof::stop} \
     exact-lines {tclcprof::start -mode exact -lines 1} {tclcprof::stop} \
-    coverage {tclcprof::start -mode coverage} {tclcprof::stop}
+    coverage {tclcprof::start -mode coverage} {tclcprof::stop} \
+    sample-trace {tclcprof::start -mode sample -capture trace} {tclcprof::stop} \
+    exact-trace {tclcprof::start -mode exact -capture trace} {tclcprof::stop}
 set dbFile [file join $tmpDir run.db]
 set dbOff [list apply {{file} {
     tclcprof::stop
@@ -256,10 +273,11 @@ foreach mode {sample exact} {
 	    [list tclcprof::start -mode $mode -db $dbFile {*}$extra] $dbOff
     }
 }
-set columns {emptytrace stack sample sample-wall exact exact-lines coverage}
+set columns {emptytrace stack sample sample-wall exact exact-lines coverage
+    sample-trace exact-trace}
 set colTitle {emptytrace {empty trace} stack stack sample sample
     sample-wall {sample wall} exact exact exact-lines {exact lines}
-    coverage coverage}
+    coverage coverage sample-trace {sample trace} exact-trace {exact trace}}
 
 set havePeer [expr {[dict get $opts -peer]
     && ![catch {exec [info nameofexecutable] << {
@@ -320,10 +338,11 @@ if {"workloads" in $sections} {
 		lassign [lrange $cfgs $i $i+2] cname on off
 		uplevel #0 $on
 		set t [timeit [list $wproc $n]]
-		if {$cname eq "exact"} {
+		if {$cname in {exact exact-trace}} {
 		    set node [findNode [dict get [tclcprof::data] tree] ::$wproc]
 		    if {$node ne ""} {
-			lappend accuracy [list [dict get $node total_ns] $r]
+			dict lappend accuracy $cname \
+			    [list [dict get $node total_ns] $r]
 		    }
 		}
 		dict lappend stops $cname [timeit $off]
@@ -357,9 +376,12 @@ if {"workloads" in $sections} {
 		b [dict get $times peer-base] {expr {$t / $b}}]]]
 	    dict set w peer_n $pn
 	}
-	if {[llength $accuracy]} {
-	    dict set w exact_accuracy [format %.3f [median [lmap a $accuracy {
-		expr {[lindex $a 0] / 1e9 / [lindex $base [lindex $a 1]]}}]]]
+	foreach {cname key} {exact exact_accuracy exact-trace exact_accuracy_trace} {
+	    if {[dict exists $accuracy $cname]} {
+		dict set w $key [format %.3f [median [lmap a \
+		    [dict get $accuracy $cname] {
+		    expr {[lindex $a 0] / 1e9 / [lindex $base [lindex $a 1]]}}]]]
+	    }
 	}
 	if {$withDb} {
 	    foreach {cname on off} $dbConfigs {
@@ -385,7 +407,9 @@ if {"workloads" in $sections} {
 	    lappend costRows $crow
 	}
 	if {[dict exists $w exact_accuracy]} {
-	    lappend compRows [list $wname [format %.2f [dict get $w exact_accuracy]]]
+	    lappend compRows [list $wname [format %.2f [dict get $w exact_accuracy]] \
+		[expr {[dict exists $w exact_accuracy_trace]
+		    ? [format %.2f [dict get $w exact_accuracy_trace]] : "-"}]]
 	}
 	if {$withDb} {
 	    foreach mode {sample exact} {
@@ -412,15 +436,18 @@ if {"workloads" in $sections} {
     puts "  base s: unprofiled seconds (median); traced: commands the level stack\
 	sees per run;"
     puts "  empty trace: an empty Tcl_CreateObjTrace with tclcprof's flags (the\
-	floor of the"
-    puts "  current design); stack: -mode stack; sample: -clock cpu, sample wall:\
+	floor of -capture"
+    puts "  trace); stack: -mode stack; sample: -clock cpu, sample wall:\
 	-clock wall,"
-    puts "  both at the default 250 Hz; tcllib profiler: [expr {$havePeer
+    puts "  both at the default 250 Hz; sample trace, exact trace: -capture trace\
+	(the capture before"
+    puts "  wrapping); tcllib profiler: [expr {$havePeer
 	? "child processes at 1/[dict get $opts -peerdiv] size, median of\
 	[dict get $opts -peerrounds] rounds (procs only)" : "not installed"}]."
 
-    heading "2. Trace cost per traced command, ns: (time - unprofiled time) /\
-	traced commands\n   (workloads with at least 1e5 traced commands a second)"
+    heading "2. Capture cost per captured command, ns: (time - unprofiled\
+	time) / captured commands\n   (workloads with at least 1e5 captured commands\
+	a second)"
     set header [list workload]
     foreach c $columns {
 	lappend header [dict get $colTitle $c]
@@ -438,7 +465,7 @@ if {"workloads" in $sections} {
     if {[llength $compRows]} {
 	heading "4. Exact mode, compensated total of the workload's proc /\
 	    unprofiled time (1.00 = exact)"
-	table [linsert $compRows 0 {workload ratio}]
+	table [linsert $compRows 0 {workload {ratio} {ratio, -capture trace}}]
     }
     dict set results workloads $wresults
 }
@@ -606,97 +633,108 @@ if {"reports" in $sections} {
     dict set results reports $rresults
 }
 
-# --- 9. the prototype --------------------------------------------------
+# --- 9. distortion, and the capture's cost per call -------------------------
 
-proc tiny {} {}
-proc tinyloop {n} {
-    for {set i 0} {$i < $n} {incr i} {
-	tiny
-    }
+proc dleaf {x} { return $x }
+proc dtcl {n} { for {set i 0} {$i < $n} {incr i} { dleaf $i } }
+proc dc {n} { cbtest::work $n }
+proc dmixed {rounds n k} {
+    for {set r 0} {$r < $rounds} {incr r} { dtcl $n; dc $k }
 }
-proc fibs {times} {
-    for {set i 0} {$i < $times} {incr i} {
-	fib 25
-    }
+proc cproc {} {}
+proc cprocs {n} { for {set i 0} {$i < $n} {incr i} { cproc } }
+proc ccmds {n} { for {set i 0} {$i < $n} {incr i} { cbtest::nop } }
+oo::class create CCls { method m {} {} }
+CCls create cobj
+proc cmethods {n} { for {set i 0} {$i < $n} {incr i} { cobj m } }
+proc cgenbody {} { while 1 { yield } }
+proc cresumes {n} {
+    coroutine cgen cgenbody
+    for {set i 0} {$i < $n} {incr i} { cgen }
+    rename cgen {}
 }
 
-if {"proto" in $sections && $haveProto && $haveCb} {
-    heading "9. Prototype: a level stack without Tcl's trace\
-	(bench/proto/levelwrap.c), median of $rounds interleaved rounds"
-    set reps [expr {[dict get $opts -quick] ? 2 : 8}]
-    set bn [sized builtin [lindex $::bench::workloads \
-	[expr {[lsearch -exact $::bench::workloads builtin] + 3}]] 0.3]
-    if {[dict get $opts -quick]} {
-	set bn [expr {$bn / 3}]
+if {"distortion" in $sections && $haveCb} {
+    heading "9. Distortion: Tcl part and C part of equal time unprofiled,\
+	alternating;\n   the Tcl share each configuration reports (median of\
+	$rounds runs)"
+    # Size both parts to ~20 ms; 2 s of the mixed program per run.
+    dtcl 1000; dc 10
+    set dn [expr {int(20000.0 / [lindex [time {dtcl 10000} 3] 0] * 10000)}]
+    set dk [expr {int(20000.0 / [lindex [time {dc 100} 3] 0] * 100)}]
+    set drounds [expr {[dict get $opts -quick] ? 25 : 50}]
+    set dcfgs {
+	sample {-mode sample} both {-mode both}
+	sample-wall {-mode sample -clock wall -rate 1000}
+	sample-trace {-mode sample -capture trace}
+	both-trace {-mode both -capture trace}
     }
-    set pcases [list \
-	fib "fib 25, $reps times" [list fibs $reps] \
-	loop "1e6 tiny-proc loop, [expr {$reps / 2}] times" \
-	    [list tinyloop [expr {$reps / 2 * 1000000}]] \
-	builtin "builtin workload, n=$bn" [list w_builtin $bn]]
-    # proto-c: the C commands the workloads call wrapped too.
-    set pconfigs {
-	base {} {}
-	emptytrace {cbtest::emptytrace 1} {cbtest::emptytrace 0}
+    set plain {}
+    set shares {}
+    for {set r 0} {$r < $rounds} {incr r} {
+	set ta [lindex [time {dtcl $dn}] 0]
+	set tb [lindex [time {dc $dk}] 0]
+	lappend plain [expr {100.0 * $ta / ($ta + $tb)}]
+	foreach {cname copts} $dcfgs {
+	    tclcprof::start {*}$copts
+	    dmixed $drounds $dn $dk
+	    tclcprof::stop
+	    set t [dict get [tclcprof::data] tree]
+	    set a 0
+	    set b 0
+	    foreach node [findNodes $t ::dtcl] { incr a [dict get $node total] }
+	    foreach node [findNodes $t ::dc] { incr b [dict get $node total] }
+	    dict lappend shares $cname [expr {100.0 * $a / max(1, $a + $b)}]
+	}
+    }
+    set dres [dict create plain [format %.1f [median $plain]]]
+    set drows {}
+    foreach {cname copts} $dcfgs {
+	set m [median [dict get $shares $cname]]
+	dict set dres $cname [format %.1f $m]
+	lappend drows [list $cname [format %.1f%% $m] \
+	    [format %+.1f [expr {$m - [median $plain]}]]]
+    }
+    table [linsert $drows 0 [list configuration {Tcl share} \
+	"points off [format %.1f%% [median $plain]] unprofiled"]]
+    dict set results distortion $dres
+
+    heading "   The capture's cost per call, ns ((time - unprofiled time) /\
+	calls, median of $rounds rounds)"
+    set cn [expr {[dict get $opts -quick] ? 200000 : 1000000}]
+    set ccases [list proc cprocs {C command} ccmds {TclOO method} cmethods \
+	{coroutine resume} cresumes]
+    set ccfgs {
 	stack {tclcprof::start -mode stack} {tclcprof::stop}
-	proto {benchproto::install} {benchproto::uninstall}
-	proto-c {
-	    benchproto::install
-	    benchproto::wrap regexp lsort join split
-	} {benchproto::uninstall}
 	exact {tclcprof::start -mode exact} {tclcprof::stop}
-	proto-exact {benchproto::install -exact 1} {benchproto::uninstall}
+	stack-trace {tclcprof::start -mode stack -capture trace} {tclcprof::stop}
+	exact-trace {tclcprof::start -mode exact -capture trace} {tclcprof::stop}
     }
-    set presults {}
-    set prows {}
-    foreach {pname pdesc script} $pcases {
-	uplevel #0 $script
+    set cres {}
+    set crows {}
+    foreach {clabel cproc} $ccases {
+	$cproc 1000
 	set times {}
-	set ncfg [expr {[llength $pconfigs] / 3}]
 	for {set r 0} {$r < $rounds} {incr r} {
-	    for {set k 0} {$k < $ncfg} {incr k} {
-		set i [expr {3 * (($k + $r) % $ncfg)}]
-		lassign [lrange $pconfigs $i $i+2] cname on off
+	    dict lappend times base [timeit [list $cproc $cn]]
+	    foreach {cname on off} $ccfgs {
 		uplevel #0 $on
-		dict lappend times $cname [timeit $script]
+		dict lappend times $cname [timeit [list $cproc $cn]]
 		uplevel #0 $off
 	    }
 	}
-	# Proc calls per run, as the prototype counts them; and whether
-	# its stack is back to empty afterwards.
-	benchproto::install
-	uplevel #0 $script
-	set st [benchproto::stats]
-	set left [llength [benchproto::stack]]
-	benchproto::uninstall
-	set calls [dict get $st pushes]
-	set base [dict get $times base]
-	set p [dict create desc $pdesc base_s [format %.4f [median $base]] \
-	    proc_calls $calls pops [dict get $st pops] left_on_stack $left]
-	set row [list $pdesc [format %.3f [median $base]] [count $calls]]
-	foreach {cname on off} $pconfigs {
-	    if {$cname eq "base"} {
-		continue
-	    }
-	    set m [median [lmap t [dict get $times $cname] b $base {
-		expr {$t / $b}}]]
-	    dict set p ratio $cname [format %.3f $m]
-	    dict set p ns_per_call $cname [format %.0f [median [lmap t \
-		[dict get $times $cname] b $base {
-		    expr {($t - $b) / $calls * 1e9}}]]]
-	    lappend row "[x $m] [dict get $p ns_per_call $cname]"
+	set row [list $clabel]
+	foreach {cname on off} $ccfgs {
+	    set ns [median [lmap t [dict get $times $cname] \
+		b [dict get $times base] {expr {($t - $b) / $cn * 1e9}}]]
+	    dict set cres $clabel $cname [format %.0f $ns]
+	    lappend row [format %.0f $ns]
 	}
-	dict set presults $pname $p
-	lappend prows $row
+	lappend crows $row
     }
-    table [linsert $prows 0 {workload {base s} {proc calls} {empty trace}
-	{-mode stack} prototype {prototype+C} {-mode exact} {prototype exact}}]
-    puts "  each: ratio to unprofiled, then ns per proc call ((time - unprofiled)\
-	/ proc calls);"
-    puts "  prototype: procs wrapped; prototype+C: regexp, lsort, join, split\
-	wrapped too;"
-    puts "  prototype exact: TSC timing and counts per call path at each pop"
-    dict set results proto $presults
+    table [linsert $crows 0 {call stack exact {stack, trace} {exact, trace}}]
+    puts "  unprofiled loops of $cn calls; the loop's own time subtracts out"
+    dict set results capture_cost $cres
 }
 
 # --- 10. targets -------------------------------------------------------------------
@@ -721,29 +759,31 @@ proc target {name limit measured {note ""}} {
 	pass $pass note $note]
 }
 
-set protoKey {calls-loop loop calls-rec fib}
-foreach wname {calls-loop calls-rec builtin c-heavy} {
-    set limit [expr {[string match calls-* $wname] ? 1.10 : 1.03}]
-    foreach cname {sample sample-wall} {
-	set note ""
-	if {[dict exists $protoKey $wname] && [dict exists $results proto \
-		[dict get $protoKey $wname] ratio proto]} {
-	    set note "prototype level stack: [x [dict get $results proto \
-		[dict get $protoKey $wname] ratio proto]]"
-	}
-	set m [wratio $wname $cname]
-	target "$cname <= ${limit}x on $wname" $limit \
-	    [expr {$m eq "" ? "" : [format %.2f $m]}] $note
-    }
+foreach {wname limit} {calls-loop 1.05 calls-rec 1.05 builtin 1.03
+	c-heavy 1.03 coro 1.10 oo 1.10 events 1.10} {
+    set m [wratio $wname sample]
+    target "sample <= ${limit}x on $wname" $limit \
+	[expr {$m eq "" ? "" : [format %.2f $m]}]
 }
 foreach wname {calls-loop calls-rec} {
     set m [wratio $wname exact]
-    set pkey [dict get $protoKey $wname]
-    set note ""
-    if {[dict exists $results proto $pkey ratio proto-exact]} {
-	set note "prototype exact: [x [dict get $results proto $pkey ratio proto-exact]]"
+    target "exact <= 1.3x on $wname" 1.3 [expr {$m eq "" ? "" : [format %.2f $m]}]
+}
+if {[dict exists $results workloads]} {
+    dict for {wname w} [dict get $results workloads] {
+	if {[dict exists $w exact_accuracy]} {
+	    target "exact compensated total within 5% on $wname" 0.05 \
+		[format %.2f [expr {abs([dict get $w exact_accuracy] - 1)}]]
+	}
     }
-    target "exact <= 1.5x on $wname" 1.5 [expr {$m eq "" ? "" : [format %.2f $m]}] $note
+}
+foreach cname {sample both} {
+    set m ""
+    if {[dict exists $results distortion $cname]} {
+	set m [format %.1f [expr {abs([dict get $results distortion $cname]
+	    - [dict get $results distortion plain])}]]
+    }
+    target "distortion: $cname Tcl share within 3 points" 3 $m
 }
 set h60 ""
 if {[dict exists $results handler]} {

@@ -858,6 +858,21 @@ MakeAndRunCmd(
     return Tcl_EvalObjv(interp, 1, objv + 1, 0);
 }
 
+/*
+ * cbtest::nop ?arg ...? -- a C command that does nothing (the cost of a
+ *	captured C command call, in the benchmarks).
+ */
+
+static int
+NopCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    return TCL_OK;
+}
+
 DLLEXPORT int
 Cbtest_Init(
     Tcl_Interp *interp)
@@ -887,6 +902,7 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::waitpid", WaitpidCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::churn", ChurnCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::cmdinfo", CmdInfoCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::nop", NopCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::callobjproc", CallObjProcCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::setinfo", SetInfoCmd, NULL, NULL);

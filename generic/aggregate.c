@@ -408,6 +408,20 @@ CprofAddSample(
     int callsMain = 0;		/* The last native frame was libc's start. */
     int moduleClass;
 
+    if (samplePtr->flags & CPROF_SAMPLE_CHECKED) {
+	const uint64_t *c = samplePtr->check;
+
+	/*
+	 * -capture check: the two stacks agree, or differ by the one frame
+	 * one capture saw before the other.
+	 */
+
+	statePtr->sampleChecks++;
+	if (c[0] != c[2] && c[0] != c[3] && c[1] != c[2]) {
+	    statePtr->sampleDisagreements++;
+	}
+    }
+
     InitIds();
 
     n = CprofSplice(samplePtr->ip, samplePtr->cfa, samplePtr->nNative,

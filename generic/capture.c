@@ -224,6 +224,31 @@ NextCompared(
     return i;
 }
 
+/*
+ * The samples compared since the capture was installed (drained so far).
+ */
+
+static void
+CprofCheckSamples(
+    CprofCapture *capPtr)
+{
+    CprofState *statePtr = capPtr->statePtr;
+    uint64_t dis;
+
+    if (capPtr->kind != CPROF_CAPTURE_CHECK) {
+	return;
+    }
+    capPtr->checks[CPROF_CHECK_SAMPLE] = statePtr->sampleChecks
+	    - capPtr->sampleChecks0;
+    dis = statePtr->sampleDisagreements - capPtr->sampleDisagreements0;
+    if (dis > capPtr->disagreements[CPROF_CHECK_SAMPLE]
+	    && capPtr->firstDisagreement == NULL) {
+	capPtr->firstDisagreement = Tcl_NewStringObj("sample", -1);
+	Tcl_IncrRefCount(capPtr->firstDisagreement);
+    }
+    capPtr->disagreements[CPROF_CHECK_SAMPLE] = dis;
+}
+
 void
 CprofCheckStacks(
     CprofCapture *capPtr,
@@ -329,6 +354,11 @@ CprofCaptureInstall(
 	CprofLevelsInit(capPtr->tracedPtr, statePtr->interp,
 		&statePtr->naming);
 	CprofTraceInstall(capPtr);
+	if (statePtr->samplerPtr != NULL) {
+	    statePtr->samplerPtr->shadowPtr = &capPtr->tracedPtr->stack;
+	}
+	capPtr->sampleChecks0 = statePtr->sampleChecks;
+	capPtr->sampleDisagreements0 = statePtr->sampleDisagreements;
     } else if (kind == CPROF_CAPTURE_TRACE) {
 	capPtr->tracedPtr = &statePtr->levels;
 	CprofTraceInstall(capPtr);
@@ -427,6 +457,17 @@ CprofCaptureRemove(
 	CprofLevelsCoroutines(&statePtr->levels, DisarmCoroutine,
 		CprofThunkIdentity());
     }
+    if (statePtr->samplerPtr != NULL) {
+	if (capPtr->kind == CPROF_CAPTURE_CHECK) {
+	    /*
+	     * The samples compared so far are counted once drained.
+	     */
+
+	    CprofDrain(statePtr);
+	}
+	statePtr->samplerPtr->shadowPtr = NULL;
+    }
+    CprofCheckSamples(capPtr);
     CprofMethodsRemove(capPtr);
     CprofTraceRemove(capPtr);
     CprofLevelsClear(&statePtr->levels);
@@ -525,9 +566,14 @@ CprofCaptureStatus(
     const uint64_t *checks = capPtr ? capPtr->checks : statePtr->lastChecks;
     const uint64_t *dis = capPtr ? capPtr->disagreements
 	    : statePtr->lastDisagreements;
-    Tcl_Obj *firstObj = capPtr ? capPtr->firstDisagreement
-	    : statePtr->lastFirstDisagreement;
+    Tcl_Obj *firstObj;
     size_t inUse, total;
+
+    if (capPtr != NULL) {
+	CprofCheckSamples(capPtr);
+    }
+    firstObj = capPtr ? capPtr->firstDisagreement
+	    : statePtr->lastFirstDisagreement;
 
 #define PUT(d, k, v) Tcl_DictObjPut(NULL, (d), Tcl_NewStringObj((k), -1), (v))
     PUT(dictObj, "requested", Tcl_NewStringObj(

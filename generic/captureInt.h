@@ -69,6 +69,8 @@ typedef struct CprofCapture {
 
     /* -capture check. */
     uint64_t checks[CPROF_CHECK_PLACES];
+    uint64_t sampleChecks0;	/* The state's sample counts at install. */
+    uint64_t sampleDisagreements0;
     uint64_t disagreements[CPROF_CHECK_PLACES];
     Tcl_Obj *firstDisagreement;	/* Both stacks at the first one. */
 } CprofCapture;

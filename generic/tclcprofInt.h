@@ -632,6 +632,9 @@ typedef struct CprofTclRef {
 #define CPROF_SAMPLE_NO_SIGFRAME	0x4	/* Interrupted frame not found:
 						 * frames kept from the handler
 						 * on. */
+#define CPROF_SAMPLE_CHECKED		0x8	/* -capture check: 'check'
+						 * holds the two stacks'
+						 * hashes. */
 
 typedef struct CprofSample {
     uint32_t weight;		/* 1 + timer overruns. */
@@ -647,6 +650,11 @@ typedef struct CprofSample {
 					 * value the splice compares with
 					 * anchors). */
     CprofTclRef tcl[CPROF_TCL_MAX];
+    uint64_t check[4];		/* -capture check: hash of the level stack's
+				 * frames (command and level, method frames
+				 * and frames above Tcl's level left out),
+				 * the same without the last, and the two of
+				 * the check's shadow stack. */
 } CprofSample;
 
 /*
@@ -932,6 +940,9 @@ typedef struct CprofSampler {
     volatile int forked;	/* Set in a child process by the atfork
 				 * handler: the timer must be made again. */
     CprofStack *stackPtr;	/* The profiled interpreter's level stack. */
+    CprofStack *volatile shadowPtr;
+				/* -capture check: the trace's stack, or
+				 * NULL. */
     const int *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
     CprofSample *slots;		/* Ring of preallocated samples. */
     uint32_t mask;		/* Number of slots - 1 (power of two). */
@@ -1028,6 +1039,9 @@ typedef struct CprofState {
     Tcl_WideInt unsplicedSamples;/* Samples with unmatched Tcl frames. */
     Tcl_WideInt unmatchedFrames;/* Tcl frames that matched no anchor. */
     int hasData;		/* Something was collected since reset. */
+    uint64_t sampleChecks;	/* -capture check: samples compared, and */
+    uint64_t sampleDisagreements;
+				/* those whose two stacks differed. */
     CprofSamplerCounters lastCounters;
 				/* Counters of the last sampler, kept after
 				 * stop. */

@@ -1035,6 +1035,44 @@ CprofHistBounds(
  *----------------------------------------------------------------------
  */
 
+/*
+ * -capture check: a hash of a level stack's frames as the check compares
+ * them (command and level; method frames, which only the wrapper has, and
+ * frames above Tcl's current level left out), the hash without the last
+ * frame counted, and the coroutine of that last frame (a key, never
+ * dereferenced).
+ *
+ * Signal safety:
+ *	Reads the frames only.
+ */
+
+static void
+StackHash(
+    const CprofFrame *frames,
+    int depth,
+    int numLevels,
+    uint64_t *out,
+    void **corPtrPtr)
+{
+    uint64_t h = 1469598103934665603ull, prev = h;
+    int i;
+
+    *corPtrPtr = NULL;
+
+    for (i = 0; i < depth; i++) {
+	if (frames[i].level > numLevels
+		|| (frames[i].flags & CPROF_FRAME_METHOD)) {
+	    continue;
+	}
+	prev = h;
+	*corPtrPtr = frames[i].corPtr;
+	h = (h ^ (uint64_t) (uintptr_t) frames[i].token) * 1099511628211ull;
+	h = (h ^ (uint64_t) (unsigned) frames[i].level) * 1099511628211ull;
+    }
+    out[0] = h;
+    out[1] = prev;
+}
+
 static void
 SignalHandler(
     int signo,
@@ -1169,6 +1207,24 @@ SignalHandler(
 	refPtr->anchor = frames[i].anchor;
     }
     slotPtr->nTcl = (uint16_t) (live - first);
+    if (sPtr->shadowPtr != NULL) {
+	CprofStack *shadowPtr = sPtr->shadowPtr;
+	void *corPtr, *shadowCorPtr;
+
+	/*
+	 * Between a coroutine's yield or resume and the trace's next event
+	 * the trace still shows the coroutine it left: such a sample is not
+	 * compared (the checks at every enter and leave cover that window).
+	 */
+
+	StackHash(frames, depth, numLevels, &slotPtr->check[0], &corPtr);
+	StackHash(__atomic_load_n(&shadowPtr->frames, __ATOMIC_ACQUIRE),
+		__atomic_load_n(&shadowPtr->depth, __ATOMIC_ACQUIRE),
+		numLevels, &slotPtr->check[2], &shadowCorPtr);
+	if (corPtr == shadowCorPtr) {
+	    slotPtr->flags |= CPROF_SAMPLE_CHECKED;
+	}
+    }
 
     if (full) {
 	if (SpoolMerge(sPtr->spoolPtr)) {

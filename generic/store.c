@@ -280,6 +280,9 @@ struct CprofStore {
     double lastFlushMs;		/* How long the last one took. */
     Tcl_Obj *lastErrorObj;	/* Message of the last failure, or NULL. */
     int lastErrorRc;		/* Its SQLite result code. */
+    int haveIdentity;		/* The file's device and inode are known: */
+    unsigned long long device;	/* as first opened, to tell a file */
+    unsigned long long inode;	/* deleted or replaced meanwhile. */
 };
 
 /*
@@ -387,10 +390,45 @@ FormatError(
 }
 
 /*
+ * Milliseconds of the monotonic clock.
+ */
+
+static sqlite3_int64
+MonotonicMs(void)
+{
+    return (sqlite3_int64) (CprofClockNs(CLOCK_MONOTONIC) / 1000000);
+}
+
+/*
+ * The busy handler of every connection: wait for a lock until the
+ * connection's deadline (its opening plus the busy timeout, carried in
+ * the handler's argument), then give up. A connection serves one
+ * operation (a flush, a save, a read), so that no operation blocks the
+ * program longer than the busy timeout, however many statements it runs
+ * (SQLite's own busy timeout would grant each statement the whole of it).
+ */
+
+static int
+BusyHandler(
+    void *clientData,
+    int count)
+{
+    sqlite3_int64 deadline = (sqlite3_int64) (intptr_t) clientData;
+    sqlite3_int64 left = deadline - MonotonicMs();
+
+    if (left <= 0) {
+	return 0;
+    }
+    sqlite3_sleep((int) (left < 10 ? left : (count < 5 ? 1 : 10)));
+    return 1;
+}
+
+/*
  * Run a statement that returns one row of 'n' integers (pragmas, counts),
  * or none (then the values are 0). While a file is being created by
  * another process some of its locks are not covered by SQLite's busy
- * handler: such a statement is tried again for up to the busy timeout.
+ * handler: such a statement is tried again until the connection's
+ * deadline.
  */
 
 static int
@@ -398,9 +436,10 @@ IntRow(
     sqlite3 *db,
     const char *sql,
     int n,
-    sqlite3_int64 *values)
+    sqlite3_int64 *values,
+    sqlite3_int64 deadline)
 {
-    int waited = 0, rc, i;
+    int rc, i;
 
     for (;;) {
 	sqlite3_stmt *stmt;
@@ -417,11 +456,10 @@ IntRow(
 	    }
 	    sqlite3_finalize(stmt);
 	}
-	if ((rc & 0xff) != SQLITE_BUSY || waited >= busyTimeoutMs) {
+	if ((rc & 0xff) != SQLITE_BUSY || MonotonicMs() >= deadline) {
 	    return rc;
 	}
 	sqlite3_sleep(10);
-	waited += 10;
     }
 }
 
@@ -451,7 +489,7 @@ OpenDb(
     Tcl_DString ds;
     const char *native;
     sqlite3 *db = NULL;
-    sqlite3_int64 header[3], appId, version, tables, mode;
+    sqlite3_int64 header[3], appId, version, tables, mode, deadline;
     int rc, flags;
 
     native = Tcl_TranslateFileName(interp, Tcl_GetString(pathObj), &ds);
@@ -475,7 +513,8 @@ OpenDb(
 	DbError(interp, pathObj, db, rc, "open");
 	goto fail;
     }
-    sqlite3_busy_timeout(db, busyTimeoutMs);
+    deadline = MonotonicMs() + busyTimeoutMs;
+    sqlite3_busy_handler(db, BusyHandler, (void *) (intptr_t) deadline);
 
     /*
      * In one statement, one snapshot: another process may be creating
@@ -485,7 +524,7 @@ OpenDb(
     rc = IntRow(db, "SELECT"
 	    " (SELECT application_id FROM pragma_application_id),"
 	    " (SELECT user_version FROM pragma_user_version),"
-	    " (SELECT count(*) FROM sqlite_schema)", 3, header);
+	    " (SELECT count(*) FROM sqlite_schema)", 3, header, deadline);
     appId = header[0];
     version = header[1];
     tables = header[2];
@@ -534,7 +573,8 @@ OpenDb(
 	 * crashing; with -commit direct, a power failure too.
 	 */
 
-	rc = IntRow(db, "PRAGMA journal_mode = WAL", 1, &mode);
+	rc = IntRow(db, "PRAGMA journal_mode = WAL", 1, &mode,
+		deadline);
 	if (rc == SQLITE_OK) {
 	    rc = sqlite3_exec(db, direct ? "PRAGMA synchronous = FULL"
 		    : "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
@@ -557,7 +597,7 @@ OpenDb(
 	    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	    if (rc == SQLITE_OK) {
 		rc = IntRow(db, "SELECT count(*) FROM sqlite_schema", 1,
-			&tables);
+			&tables, deadline);
 	    }
 	    if (rc == SQLITE_OK && tables == 0) {
 		rc = sqlite3_exec(db, schemaSql, NULL, NULL, NULL);
@@ -612,8 +652,10 @@ ForgetShadows(
 {
     Tcl_DeleteHashTable(&storePtr->frameIds);
     Tcl_InitHashTable(&storePtr->frameIds, 3);
-    memset(storePtr->treeFrames, 0, storePtr->numTreeFrames
-	    * sizeof(int64_t));
+    if (storePtr->numTreeFrames > 0) {
+	memset(storePtr->treeFrames, 0, storePtr->numTreeFrames
+		* sizeof(int64_t));
+    }
     storePtr->trees[0].count = 0;
     storePtr->trees[1].count = 0;
     storePtr->numLines = 0;
@@ -634,6 +676,43 @@ ForgetShadows(
     }
 }
 
+/*
+ * Whether the store's file is still the one it first opened. A file
+ * deleted (log rotation, a cleaner of temporary files) or replaced while
+ * a run writes to it would otherwise be created anew, empty, by the next
+ * write, and the run would be in no file: the write fails instead
+ * (TCLCPROF DB GONE) and the profile stays in memory, to be saved
+ * elsewhere.
+ */
+
+static int
+SameFile(
+    Tcl_Interp *interp,
+    CprofStore *storePtr)
+{
+    Tcl_StatBuf *statPtr;
+    int same;
+
+    if (!storePtr->haveIdentity) {
+	return 1;
+    }
+    statPtr = Tcl_AllocStatBuf();
+    same = Tcl_FSStat(storePtr->pathObj, statPtr) == 0
+	    && Tcl_GetFSDeviceFromStat(statPtr) == storePtr->device
+	    && Tcl_GetFSInodeFromStat(statPtr) == storePtr->inode;
+    ckfree(statPtr);
+    if (!same && interp != NULL) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"cannot write profile database \"%s\": the file was deleted"
+		" or replaced while the run was writing to it (the profile"
+		" is still in memory: tclcprof::save it elsewhere)",
+		Tcl_GetString(storePtr->pathObj)));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "GONE",
+		Tcl_GetString(storePtr->pathObj), NULL);
+    }
+    return same;
+}
+
 static int
 Connect(
     Tcl_Interp *interp,
@@ -641,10 +720,23 @@ Connect(
 {
     int i, rc;
 
+    if (!SameFile(interp, storePtr)) {
+	return TCL_ERROR;
+    }
     if (OpenDb(interp, storePtr->pathObj, 1, storePtr->direct,
 	    &storePtr->db) != TCL_OK) {
 	storePtr->db = NULL;
 	return TCL_ERROR;
+    }
+    if (!storePtr->haveIdentity) {
+	Tcl_StatBuf *statPtr = Tcl_AllocStatBuf();
+
+	if (Tcl_FSStat(storePtr->pathObj, statPtr) == 0) {
+	    storePtr->device = Tcl_GetFSDeviceFromStat(statPtr);
+	    storePtr->inode = Tcl_GetFSInodeFromStat(statPtr);
+	    storePtr->haveIdentity = 1;
+	}
+	ckfree(statPtr);
     }
     sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 	    NULL);

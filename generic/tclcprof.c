@@ -11,8 +11,13 @@
  * this file, and for a DISCLAIMER OF ALL WARRANTIES.
  */
 
+#ifndef _GNU_SOURCE
+#   define _GNU_SOURCE		/* dladdr */
+#endif
 #include "tclcprofInt.h"
 #include <tclOO.h>
+#include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -3431,6 +3436,8 @@ DeleteState(
  *----------------------------------------------------------------------
  */
 
+static int		SourceLibrary(Tcl_Interp *interp);
+
 int
 Tclcprof_Init(
     Tcl_Interp *interp)
@@ -3524,7 +3531,78 @@ Tclcprof_Init(
     }
     Tcl_SetVar2Ex(interp, "::tclcprof::version", NULL,
 	    Tcl_NewStringObj(PACKAGE_VERSION, -1), 0);
+    if (SourceLibrary(interp) != TCL_OK) {
+	return TCL_ERROR;
+    }
     return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SourceLibrary --
+ *
+ *	The Tcl half of the package (report, export, diff, run, the
+ *	tcltest hooks) is tclcprof.tcl, which sits next to the shared
+ *	library in the build directory and where the package is installed.
+ *	Init sources it itself, so that a plain "load" of the library gives
+ *	the whole package, as "package require" does. TCLCPROF_LIBRARY, a
+ *	directory, overrides where it is looked for.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SourceLibrary(
+    Tcl_Interp *interp)
+{
+    Tcl_Obj *dirObj = NULL, *fileObj, *cmdObj;
+    const char *env = getenv("TCLCPROF_LIBRARY");
+    Dl_info info;
+    int code;
+
+    if (env != NULL && env[0] != '\0') {
+	dirObj = Tcl_NewStringObj(env, -1);
+    } else if (dladdr((void *) Tclcprof_Init, &info) && info.dli_fname) {
+	const char *slash = strrchr(info.dli_fname, '/');
+
+	dirObj = (slash == NULL) ? Tcl_NewStringObj(".", 1)
+		: (slash == info.dli_fname) ? Tcl_NewStringObj("/", 1)
+		: Tcl_NewStringObj(info.dli_fname, slash - info.dli_fname);
+    }
+    if (dirObj == NULL) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"cannot tell where the tclcprof library was loaded from;"
+		" set TCLCPROF_LIBRARY to the directory of tclcprof.tcl", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "LIBRARY", NULL);
+	return TCL_ERROR;
+    }
+    Tcl_IncrRefCount(dirObj);
+    fileObj = Tcl_FSJoinToPath(dirObj, 1, (Tcl_Obj *[]) {
+	    Tcl_NewStringObj("tclcprof.tcl", -1)});
+    Tcl_IncrRefCount(fileObj);
+    if (Tcl_FSAccess(fileObj, R_OK) != 0) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"tclcprof's Tcl library \"%s\" is missing: the package is"
+		" incomplete (set TCLCPROF_LIBRARY to the directory that"
+		" holds tclcprof.tcl)", Tcl_GetString(fileObj)));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "LIBRARY",
+		Tcl_GetString(fileObj), NULL);
+	code = TCL_ERROR;
+    } else {
+	cmdObj = Tcl_NewListObj(0, NULL);
+	Tcl_IncrRefCount(cmdObj);
+	Tcl_ListObjAppendElement(NULL, cmdObj, Tcl_NewStringObj("source", -1));
+	Tcl_ListObjAppendElement(NULL, cmdObj,
+		Tcl_NewStringObj("-encoding", -1));
+	Tcl_ListObjAppendElement(NULL, cmdObj, Tcl_NewStringObj("utf-8", -1));
+	Tcl_ListObjAppendElement(NULL, cmdObj, fileObj);
+	code = Tcl_EvalObjEx(interp, cmdObj, TCL_EVAL_GLOBAL);
+	Tcl_DecrRefCount(cmdObj);
+    }
+    Tcl_DecrRefCount(fileObj);
+    Tcl_DecrRefCount(dirObj);
+    return code;
 }
 
 /*

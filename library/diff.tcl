@@ -310,6 +310,7 @@ proc ::tclcprof::difflib::Compare {o b n} {
     set onlyBase {}
     set onlyNew {}
     set compared 0
+    set reps Inf
     set regressions {}
     set improvements {}
     foreach key [dict keys $bg] {
@@ -319,8 +320,10 @@ proc ::tclcprof::difflib::Compare {o b n} {
 	}
 	incr compared
 	lassign [dict get $bg $key] label breps
+	set nreps [lindex [dict get $ng $key] 1]
+	set reps [expr {min($reps, [llength $breps], [llength $nreps])}]
 	set bf [Reduce $stat $breps]
-	set nf [Reduce $stat [lindex [dict get $ng $key] 1]]
+	set nf [Reduce $stat $nreps]
 	set test [expr {[lindex $key 0] eq "test" ? [lrange $key 1 2] : {}}]
 	foreach cmd [lsort -unique [concat [dict keys $bf] [dict keys $nf]]] {
 	    set bv [expr {[dict exists $bf $cmd] ? [dict get $bf $cmd] : 0}]
@@ -355,8 +358,16 @@ proc ::tclcprof::difflib::Compare {o b n} {
 	Fail [list NODATA compared] "nothing to compare: no test (or run\
 	    label) is on both sides"
     }
+    # Times of single runs move by more than most thresholds from run to
+    # run; counts of calls do not.
+    set warnings {}
+    if {$reps == 1 && $metric ne "calls"} {
+	lappend warnings "single runs: each test ran once on a side, and\
+	    times of single runs are noisy; repeat the suite and compare\
+	    with -stat min over the repetitions"
+    }
     return [dict create metric $metric unit $unit threshold $threshold \
-	floor $floor stat $stat \
+	floor $floor stat $stat repetitions $reps warnings $warnings \
 	base [dict create source [dict get $b source] runs [dict get $b runs] \
 	    keys [dict size $bg]] \
 	new [dict create source [dict get $n source] runs [dict get $n runs] \
@@ -398,6 +409,9 @@ proc ::tclcprof::difflib::Text {o result} {
 	changes beyond [Num [dict get $result threshold] 1]% and\
 	[Value $unit [dict get $result floor]], [dict get $result stat]\
 	of repetitions"
+    foreach warning [dict get $result warnings] {
+	lappend lines "warning: $warning"
+    }
     foreach side {only_base only_new} what {"only in the base" "only in the new runs"} {
 	set keys [dict get $result $side]
 	if {[llength $keys]} {

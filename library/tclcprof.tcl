@@ -1,8 +1,9 @@
 # tclcprof.tcl --
 #
-#	Tcl-level helpers of the tclcprof package, sourced by pkgIndex.tcl
-#	right after the shared library has been loaded (the C side has
-#	already created the ::tclcprof namespace by then).
+#	Tcl-level helpers of the tclcprof package, sourced by the shared
+#	library's initialisation (Tclcprof_Init, after it has created the
+#	::tclcprof namespace and its commands), from the library's own
+#	directory.
 #
 # Copyright (c) 2026 The tclcprof authors.
 #

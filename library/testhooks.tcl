@@ -210,7 +210,7 @@ proc ::tclcprof::tcltest::Begin {} {
     if {$userHook} {
 	dict lappend opts -exclude ::tcltest::EvalTest_tclcprof_user
     }
-    set file [file tail [info script]]
+    set file [TestFile]
     if {[catch {::tclcprof::start {*}$opts -test [list $file $name]} msg]} {
 	if {!$warned} {
 	    puts stderr "tclcprof: cannot profile test $name: $msg"
@@ -220,6 +220,24 @@ proc ::tclcprof::tcltest::Begin {} {
 	return
     }
     lappend active 1
+}
+
+# ::tclcprof::tcltest::TestFile --
+#
+#	The test file a test belongs to: the outermost script being sourced
+#	whose name ends in .test (a suite's file may source its tests from
+#	another file, as tcllib's json.test sources json.testsuite); else
+#	the script being sourced now.
+
+proc ::tclcprof::tcltest::TestFile {} {
+    for {set level 1} {$level < [info frame]} {incr level} {
+	set frame [info frame $level]
+	if {[dict get $frame type] eq "source" && [dict exists $frame file]
+		&& [string match *.test [dict get $frame file]]} {
+	    return [file tail [dict get $frame file]]
+	}
+    }
+    return [file tail [info script]]
 }
 
 proc ::tclcprof::tcltest::End {} {

@@ -179,7 +179,7 @@ DlrunCmd(
     void *handle;
     int (*fn)(int);
     double ms, end;
-    volatile int sink = 0;
+    volatile unsigned int sink = 0;	/* wraps: unsigned */
 
     if (objc != 4) {
 	Tcl_WrongNumArgs(interp, 1, objv, "lib symbol ms");
@@ -201,7 +201,7 @@ DlrunCmd(
     }
     end = ThreadCpuMs() + ms;
     while (ThreadCpuMs() < end) {
-	sink += fn(100000);
+	sink += (unsigned int) fn(100000);
     }
     dlclose(handle);
     Tcl_SetObjResult(interp, Tcl_NewIntObj(sink != 0));

@@ -62,6 +62,8 @@ static __thread CprofSampler *tlsSampler
 
 static struct {
     int signo;			/* Signal in use, 0 if none claimed. */
+    int lastSigno;		/* The last one used, for status after
+				 * stop. */
     int users;			/* Armed samplers. */
     struct sigaction oldAction;	/* To restore when the last one stops. */
     int atforkDone;
@@ -599,6 +601,7 @@ ClaimSignal(
 	return TCL_ERROR;
     }
     sig.signo = signo;
+    sig.lastSigno = signo;
     return TCL_OK;
 }
 
@@ -612,11 +615,18 @@ ReleaseSignal(void)
     sig.signo = 0;
 }
 
+/*
+ * CprofSignalName --
+ *
+ *	The name of the sampler's signal: the one in use, else the last one
+ *	used (status describes the last run after stop); "" before any.
+ */
+
 const char *
 CprofSignalName(void)
 {
     static char buf[32];
-    int signo = sig.signo;
+    int signo = (sig.signo != 0) ? sig.signo : sig.lastSigno;
 
     if (signo == 0) {
 	return "";

@@ -32,6 +32,7 @@
 
 typedef struct CprofWrap CprofWrap;
 typedef struct CprofMethods CprofMethods;
+typedef struct CprofCapture CprofCapture;
 
 /*
  * Check mode: places where the two captures' stacks are compared.
@@ -48,7 +49,7 @@ enum {
  * The capture of one interpreter, while installed.
  */
 
-typedef struct CprofCapture {
+struct CprofCapture {
     CprofState *statePtr;
     int kind;			/* enum CprofCaptureKind in use. */
     CprofWrap *wrapPtr;		/* wrap.c, for wrap and check. */
@@ -57,6 +58,10 @@ typedef struct CprofCapture {
     CprofLevels *tracedPtr;	/* The level stack trace.c feeds: the
 				 * state's, or for check a shadow. */
     CprofMethods *methodsPtr;	/* oomethods.c, unless coverage. */
+    void (*lookPending)(CprofCapture *capPtr);
+				/* wrap.c's: wrap the commands made since
+				 * its last look (oomethods.c calls it
+				 * through here, not by name). */
     int coverage;		/* Coverage mode: count, keep no stack. */
 
     /* Anchors: the trampoline frame's stack pointer is a fixed distance
@@ -73,10 +78,10 @@ typedef struct CprofCapture {
     uint64_t sampleDisagreements0;
     uint64_t disagreements[CPROF_CHECK_PLACES];
     Tcl_Obj *firstDisagreement;	/* Both stacks at the first one. */
-} CprofCapture;
+};
 
 /*
- * capture.c
+ * capturebase.c
  */
 
 MODULE_SCOPE void	CprofSchedulePop(CprofState *statePtr,
@@ -96,7 +101,6 @@ MODULE_SCOPE int	CprofWrapInstall(CprofCapture *capPtr);
 MODULE_SCOPE void	CprofWrapRemove(CprofCapture *capPtr);
 MODULE_SCOPE int	CprofWrapCalibrate(CprofCapture *capPtr);
 MODULE_SCOPE int	CprofWrapIsOurs(Tcl_NRPostProc *procPtr);
-MODULE_SCOPE void	CprofWrapLookPending(CprofCapture *capPtr);
 MODULE_SCOPE void	CprofWrapStatus(CprofCapture *capPtr,
 			    Tcl_Obj *dictObj);
 

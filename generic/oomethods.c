@@ -409,13 +409,13 @@ PreCall(
     if (mtPtr == NULL || capPtr->coverage) {
 	return code;
     }
-    if (capPtr->wrapPtr != NULL) {
+    if (capPtr->lookPending != NULL) {
 	/*
 	 * Commands made since the last push (the object being constructed)
 	 * are wrapped before its body dispatches any.
 	 */
 
-	CprofWrapLookPending(capPtr);
+	capPtr->lookPending(capPtr);
     }
     lvPtr = &statePtr->levels;
     stackPtr = &lvPtr->stack;

@@ -573,11 +573,12 @@ LookNow(
 
 /*
  * Another capture unit runs before a dispatch could (a method's body
- * starting): look now, so that the one-shot trace need not fire.
+ * starting): look now, so that the one-shot trace need not fire. The
+ * method capture calls it through capPtr->lookPending.
  */
 
-void
-CprofWrapLookPending(
+static void
+LookPending(
     CprofCapture *capPtr)
 {
     if (capPtr->wrapPtr->pending) {
@@ -1064,6 +1065,7 @@ CprofWrapInstall(
     wrapPtr->sweepAt = 4096;
     Tcl_InitHashTable(&wrapPtr->recs, TCL_ONE_WORD_KEYS);
     capPtr->wrapPtr = wrapPtr;
+    capPtr->lookPending = LookPending;
 
     HookNamespace(wrapPtr, globalPtr);
     if (iPtr->hiddenCmdTablePtr != NULL) {
@@ -1117,6 +1119,7 @@ CprofWrapRemove(
 	statePtr->levels.coroData = NULL;
     }
     capPtr->wrapPtr = NULL;
+    capPtr->lookPending = NULL;
     ckfree(wrapPtr);
 }
 

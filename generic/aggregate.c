@@ -401,7 +401,7 @@ CprofAddSample(
     int frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int exact[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int withExact = statePtr->exact.on;
-    int n, i, kept = 0, unmatched, startup = 1;
+    int n, i, kept = 0, unmatched, beyond, startup = 1;
     int native = statePtr->options.native;
     CprofTree *treePtr = &statePtr->tree;
     int afterTcl = 0;		/* The last native frame was Tcl's own. */
@@ -426,8 +426,11 @@ CprofAddSample(
 
     n = CprofSplice(samplePtr->ip, samplePtr->cfa, samplePtr->nNative,
 	    samplePtr->tcl, samplePtr->nTcl, statePtr->calib.trampStart,
-	    statePtr->calib.trampEnd, merged, &unmatched);
+	    statePtr->calib.trampEnd, merged, &unmatched, &beyond);
     if (samplePtr->nTcl > 0) {
+	if (beyond) {
+	    statePtr->shortSamples++;
+	}
 	if (unmatched) {
 	    statePtr->unsplicedSamples++;
 	    statePtr->unmatchedFrames += unmatched;

@@ -889,6 +889,7 @@ ClearData(
     statePtr->splicedSamples = 0;
     statePtr->unsplicedSamples = 0;
     statePtr->unmatchedFrames = 0;
+    statePtr->shortSamples = 0;
     statePtr->hasData = 0;
     memset(&statePtr->lastCounters, 0, sizeof(statePtr->lastCounters));
     statePtr->lastAchieved = 0;
@@ -1869,6 +1870,8 @@ SamplingDict(
 	    ? ((Tcl_WideInt) (10000.0 * spliced / total)) / 10000.0 : 1.0));
     PUT(dictObj, "unmatched_frames",
 	    Tcl_NewWideIntObj(statePtr->unmatchedFrames));
+    PUT(dictObj, "short_native_stacks",
+	    Tcl_NewWideIntObj(statePtr->shortSamples));
     handlerObj = Tcl_NewDictObj();
     PUT(handlerObj, "mean_ns", Tcl_NewWideIntObj(cPtr->signals
 	    ? (Tcl_WideInt) (cPtr->handlerNs / cPtr->signals) : 0));
@@ -3143,7 +3146,7 @@ DebugSplice(
 	Tcl_ListObjAppendElement(NULL, tclLabels, fv[0]);
     }
     n = CprofSplice(ip, cfa, nn, tcl, nt, (uintptr_t) w[0], (uintptr_t) w[1],
-	    out, &unmatched);
+	    out, &unmatched, NULL);
     resultObj = Tcl_NewListObj(0, NULL);
     for (i = 0; i < n; i++) {
 	Tcl_Obj *labelObj;

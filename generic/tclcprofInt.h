@@ -671,7 +671,8 @@ typedef struct CprofSpliceEntry {
 MODULE_SCOPE int	CprofSplice(const uintptr_t *ip, const uintptr_t *cfa,
 			    int nNative, const CprofTclRef *tcl, int nTcl,
 			    uintptr_t trampStart, uintptr_t trampEnd,
-			    CprofSpliceEntry *out, int *unmatchedPtr);
+			    CprofSpliceEntry *out, int *unmatchedPtr,
+			    int *beyondPtr);
 
 /*
  * The aggregated call tree (aggregate.c).
@@ -1038,6 +1039,9 @@ typedef struct CprofState {
     Tcl_WideInt splicedSamples;	/* Samples whose Tcl frames all matched. */
     Tcl_WideInt unsplicedSamples;/* Samples with unmatched Tcl frames. */
     Tcl_WideInt unmatchedFrames;/* Tcl frames that matched no anchor. */
+    Tcl_WideInt shortSamples;	/* Samples whose outer Tcl frames lay
+				 * beyond the native stack: the unwind
+				 * stopped early. */
     int hasData;		/* Something was collected since reset. */
     uint64_t sampleChecks;	/* -capture check: samples compared, and */
     uint64_t sampleDisagreements;

@@ -34,6 +34,13 @@
 #define NOINLINE __attribute__((noinline, noclone))
 
 /*
+ * nocfi.c, built without unwind tables.
+ */
+
+extern int	CbtestNocfiCmd(ClientData clientData, Tcl_Interp *interp,
+		    int objc, Tcl_Obj *const objv[]);
+
+/*
  * Command procedures that end in "return Tcl_Eval...(...)" would be
  * compiled as tail calls and vanish from native stacks; tests need to see
  * them.
@@ -882,6 +889,8 @@ Cbtest_Init(
     }
     Tcl_CreateObjCommand(interp, "cbtest::evalobjv", EvalObjvCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::eval", EvalCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::nocfieval", CbtestNocfiCmd, NULL,
+	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::evalobjex", EvalObjExCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nest", NestCmd, NULL, NULL);

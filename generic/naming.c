@@ -490,8 +490,18 @@ CprofNameCommandUncached(
 	} else if (origPtr->objProc != NULL && (origPtr->objProc
 		== inPtr->ooPublicObjProc
 		|| origPtr->objProc == inPtr->ooPrivateObjProc)) {
+	    /*
+	     * An object: its calls are named by the method they call
+	     * (CprofNameMethodCall), never by the object. Its own name is
+	     * interned only if a call has no method to name it by
+	     * (ObjectNameId): a program that makes and destroys millions of
+	     * objects would otherwise fill the name table, which is never
+	     * emptied, with names no frame shows.
+	     */
+
 	    namePtr->kind = CPROF_KIND_METHOD;
 	    namePtr->flags |= CPROF_NAME_OBJECT;
+	    namePtr->nameId = CprofNameIntern("(object)", -1);
 	} else if (inPtr->coroNreProc != NULL
 		&& origPtr->nreProc == inPtr->coroNreProc) {
 	    namePtr->flags |= CPROF_NAME_COROUTINE;
@@ -728,6 +738,33 @@ MethodFound(
     return hPtr ? (Method *) Tcl_GetHashValue(hPtr) : NULL;
 }
 
+/*
+ * The name of an object's command, interned now: a call of the object
+ * without a method to name it by (an error), or while it is being
+ * destroyed.
+ */
+
+static int
+ObjectNameId(
+    CprofNaming *nPtr,
+    Tcl_Command token)
+{
+    Tcl_Obj *nameObj = Tcl_NewObj();
+    const char *name;
+    int length, id;
+
+    Tcl_IncrRefCount(nameObj);
+    Tcl_GetCommandFullName(nPtr->interp, token, nameObj);
+    name = Tcl_GetStringFromObj(nameObj, &length);
+    if (name[0] == ':' && name[1] == ':') {
+	name += 2;
+	length -= 2;
+    }
+    id = CprofNameIntern(name, length);
+    Tcl_DecrRefCount(nameObj);
+    return id;
+}
+
 int
 CprofNameMethodCall(
     CprofNaming *nPtr,
@@ -752,7 +789,7 @@ CprofNameMethodCall(
     *freshPtr = 0;
     *methodPtrPtr = NULL;
     if (objc < 2 || oPtr == NULL || oPtr->selfCls == NULL) {
-	return CprofNameCommand(nPtr, token)->nameId;
+	return ObjectNameId(nPtr, token);
     }
     methodObj = objv[1];
     CheckMethodEpoch(nPtr, oPtr->fPtr);

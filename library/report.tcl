@@ -316,19 +316,31 @@ proc ::tclcprof::reportlib::Report {o profile} {
     }
     set focusOn [expr {[dict get $o focusOn] && $type in {tree flat}}]
     Build $hideOn $focusOn [dict get $o -focus]
+    set noMatch [expr {$focusOn && ![llength [lindex $oKids 0]]}]
 
-    # Pruning threshold, as "total * 100 < minWeight" to avoid rounding.
-    set minWeight [expr {[dict get $o -min] * $whole}]
+    # Pruning threshold, as "total * 100 < minWeight" to avoid rounding:
+    # -min is a percentage of the whole profile, or under -focus of the
+    # focused total (the matched frames').
+    set minWeight [expr {[dict get $o -min]
+	    * ($focusOn ? [lindex $oTotal 0] : $whole)}]
 
     set format [dict get $o -format]
     switch -- $type {
 	tree {
 	    set vis [Visible $o $minWeight]
 	    if {$format eq "dict"} {
-		return [TreeDict $vis $whole [expr {[dict get $o -limit] ne ""
+		set root [TreeDict $vis $whole [expr {[dict get $o -limit] ne ""
 			|| $minWeight > 0}]]
+		if {$noMatch} {
+		    dict set root nomatch 1
+		}
+		return $root
 	    }
 	    set lines [Header $o $meta $whole]
+	    if {$noMatch} {
+		lappend lines [NoMatch $o]
+		return [Output $o $lines]
+	    }
 	    lappend lines [Columns tree]
 	    lappend lines {*}[TreeLines $vis $whole]
 	}
@@ -345,19 +357,34 @@ proc ::tclcprof::reportlib::Report {o profile} {
 		return [FlatDict $rows $whole]
 	    }
 	    set lines [Header $o $meta $whole]
+	    if {$noMatch} {
+		lappend lines [NoMatch $o]
+		return [Output $o $lines]
+	    }
 	    lappend lines [Columns flat]
 	    lappend lines {*}[FlatLines $rows $whole]
 	}
 	callers - callees {
-	    set groups [Relatives $o $type $minWeight]
+	    set groups [Relatives $o $type]
 	    if {$format eq "dict"} {
 		return [RelativesDict $groups $whole]
 	    }
 	    set lines [Header $o $meta $whole]
+	    if {![llength $groups]} {
+		lappend lines [NoMatch $o]
+		return [Output $o $lines]
+	    }
 	    lappend lines {*}[RelativesLines $groups $type $whole]
 	}
     }
     return [Output $o $lines]
+}
+
+# NoMatch --
+#	The line of a text report whose -focus matches no frame.
+
+proc ::tclcprof::reportlib::NoMatch {o} {
+    return "no frame matches -focus [Quote [dict get $o -focus]]"
 }
 
 # Output --
@@ -570,6 +597,23 @@ proc ::tclcprof::reportlib::NodePath {id} {
     return $where
 }
 
+# TailMatch, FocusMatch --
+#
+#	Whether a -focus pattern matches a frame: its whole name, or, for a
+#	pattern without "::", the last component of the name of a frame
+#	other than a C function (so that "f" matches the proc "::app::f";
+#	a C function is matched by its plain name only). TailMatch tells
+#	whether the pattern is of the second sort.
+
+proc ::tclcprof::reportlib::TailMatch {pattern} {
+    expr {[string first :: $pattern] < 0}
+}
+
+proc ::tclcprof::reportlib::FocusMatch {pattern name kind} {
+    expr {[string match $pattern $name] || ([TailMatch $pattern]
+	    && $kind ne "c" && [string match $pattern [namespace tail $name]])}
+}
+
 # Build --
 #
 #	Apply -hide and -focus to the flattened tree of the caller, into an
@@ -582,7 +626,8 @@ proc ::tclcprof::reportlib::NodePath {id} {
 #	all contributors, where a hidden child is replaced by its own
 #	children and its self added to the output node's self, grouped by
 #	name and kind. With -focus, the root's contributors are the
-#	outermost visible nodes whose name matches, and its self is 0.
+#	outermost visible nodes whose name matches (see FocusMatch), and
+#	its self is 0.
 
 proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
     upvar 1 inName inName inKind inKind inSelf inSelf inTotal inTotal \
@@ -613,13 +658,16 @@ proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
     if {$focusOn} {
 	# Outermost visible matches: search breadth first, not below a
 	# match. Order does not matter: siblings are sorted later.
+	set tails [TailMatch $focus]
 	set queue [lindex $inKids 0]
 	set matches {}
 	for {set j 0} {$j < [llength $queue]} {incr j} {
 	    set c [lindex $queue $j]
 	    if {$hideOn && [lindex $isHidden $c]} {
 		lappend queue {*}[lindex $inKids $c]
-	    } elseif {[string match $focus [lindex $inName $c]]} {
+	    } elseif {[string match $focus [set name [lindex $inName $c]]]
+		    || ($tails && [lindex $inKind $c] ne "c"
+		    && [string match $focus [namespace tail $name]])} {
 		lappend matches $c
 	    } else {
 		lappend queue {*}[lindex $inKids $c]
@@ -1336,14 +1384,21 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     }
     if {[dict get $o -min] > 0 && $type ne "coverage"} {
 	append view ", min [format %g [dict get $o -min]]%"
+	if {$type in {callers callees}} {
+	    append view " of the frame"
+	} elseif {[dict get $o focusOn] && $type in {tree flat}} {
+	    append view " of the focus"
+	}
     }
     if {[dict get $o -limit] ne "" && $type ne "coverage"} {
 	append view ", limit [dict get $o -limit]"
     }
     if {[dict get $o focusOn] && $type in {tree flat}} {
 	set t [lindex $oTotal 0]
-	append view ", focus [Quote [dict get $o -focus]]\
-		([Num $t], [Pct $t $whole 1]%)"
+	set w [expr {[info exists timeWeights] && $timeWeights
+		? [Dur $t] : [Num $t]}]
+	append view ", focus [Quote [dict get $o -focus]] ($w,\
+		[Pct $t $whole 1]%)"
     }
     if {[llength [dict get $o -hide]]} {
 	append view ", hide [join [lmap p [dict get $o -hide] {Quote $p}]]"
@@ -1413,9 +1468,11 @@ proc ::tclcprof::reportlib::ExactHeader {meta} {
 # Results:
 #	A list of groups {key figure rows}, one per matching frame; figure
 #	is {self total fig} of the frame itself, rows a list of
-#	{key self total fig recursive}; all sorted and limited.
+#	{key self total fig recursive}; all sorted and limited. -min
+#	leaves out the rows whose total is less than that percentage of
+#	their frame's total.
 
-proc ::tclcprof::reportlib::Relatives {o type minWeight} {
+proc ::tclcprof::reportlib::Relatives {o type} {
     upvar 1 oName oName oKind oKind oKey oKey oSelf oSelf oTotal oTotal \
 	    oKids oKids oFig oFig hasFig hasFig
 
@@ -1451,12 +1508,17 @@ proc ::tclcprof::reportlib::Relatives {o type minWeight} {
     }
 
     set focus [dict get $o -focus]
+    set tails [TailMatch $focus]
     set groups {}
     for {set id 1} {$id < $n} {incr id} {
-	if {[string match $focus [lindex $oName $id]]} {
+	set name [lindex $oName $id]
+	if {[string match $focus $name] || ($tails
+		&& [lindex $oKind $id] ne "c"
+		&& [string match $focus [namespace tail $name]])} {
 	    dict lappend groups [lindex $oKey $id] $id
 	}
     }
+    set min [dict get $o -min]
 
     set result {}
     dict for {key ids} $groups {
@@ -1498,7 +1560,7 @@ proc ::tclcprof::reportlib::Relatives {o type minWeight} {
 		    set allRec 0
 		}
 	    }
-	    if {$rt * 100.0 < $minWeight && !$allRec} {
+	    if {$rt * 100.0 < $min * $t && !$allRec} {
 		continue
 	    }
 	    lappend rows [list $rkey $rs $rt [RelFig $rids $rec] $allRec]
@@ -1601,9 +1663,6 @@ proc ::tclcprof::reportlib::RelativesLines {groups type whole} {
 	    append title [format " %9s %9s" Calls Time]
 	}
     }
-    if {![llength $groups]} {
-	lappend lines "no frame matches the focus"
-    }
     foreach g $groups {
 	lassign $g key own rows
 	lassign $own s t fig
@@ -1667,11 +1726,13 @@ proc ::tclcprof::reportlib::Lines {o profile} {
     set minWeight [expr {[dict get $o -min] * $whole}]
     set items {}
     set kept {}
+    set matched 0
     foreach r $rows {
 	set name [dict get $r name]
-	if {$focusOn && ![string match $focus $name]} {
+	if {$focusOn && ![FocusMatch $focus $name tcl]} {
 	    continue
 	}
+	set matched 1
 	set skip 0
 	foreach p $hide {
 	    if {[string match $p $name]} {
@@ -1718,6 +1779,10 @@ proc ::tclcprof::reportlib::Lines {o profile} {
     }
     set timeWeights 1
     set lines [Header $o $meta $whole]
+    if {$focusOn && !$matched} {
+	lappend lines [NoMatch $o]
+	return [Output $o $lines]
+    }
     lappend lines [format "%9s %9s %6s %9s %6s %9s %9s  %s" \
 	    Calls Total % Self % Avg Max Location]
     set div [expr {$whole > 0 ? $whole : 1}]
@@ -1771,7 +1836,8 @@ proc ::tclcprof::reportlib::Coverage {o profile} {
     set focus [dict get $o -focus]
 
     set keep [list apply {{hide focusOn focus name} {
-	if {$focusOn && ![string match $focus $name]} {
+	if {$focusOn && ![::tclcprof::reportlib::FocusMatch $focus $name \
+		tcl]} {
 	    return 0
 	}
 	foreach p $hide {

@@ -24,7 +24,8 @@ namespace eval ::tclcprof {
 }
 
 namespace eval ::tclcprof::exportlib {
-    # Fail, Enum, OptionPairs, Flatten, ExactProfile, Escape, Quote.
+    # Fail, Enum, OptionPairs, Flatten, ExactProfile, Unweighed, Doubts,
+    # Escape, Quote.
     namespace path ::tclcprof::reportlib
 
     variable optionNames {-data -db -file -format -run -view}
@@ -201,14 +202,6 @@ proc ::tclcprof::exportlib::TreeKey {o profile format} {
 	}
     }
     return tree
-}
-
-# Unweighed --
-#	Whether a profile's tree has a total of 0.
-
-proc ::tclcprof::exportlib::Unweighed {profile} {
-    expr {![catch {dict get $profile tree total} total]
-	    && [string is double -strict $total] && $total == 0}
 }
 
 # Load --
@@ -571,6 +564,10 @@ proc ::tclcprof::exportlib::Chrome {profile} {
 	    lappend other "[JsonString $key]:[JsonString [dict get $meta $key]]"
 	}
     }
+    set doubts [Doubts $meta]
+    if {[llength $doubts]} {
+	lappend other "\"warning\":[JsonString [join $doubts {, }]]"
+    }
     return "\{\"traceEvents\":\[\n[join $lines ,\n]\n\],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":\{[join $other ,]\}\}\n"
 }
 
@@ -803,10 +800,15 @@ proc ::tclcprof::exportlib::Callgrind {t profile} {
     set event [expr {$exact ? "ns" : "Samples"}]
     set whole [IntWeight [lindex $total 0]]
     set lines [list "# callgrind format" "version: 1" \
-	    "creator: tclcprof [package provide tclcprof]" \
-	    "cmd: [CallgrindName [Title $meta]]" "positions: line" \
+	    "creator: tclcprof [package provide tclcprof]"]
+    # What makes the profile doubtful, as a comment.
+    set doubts [Doubts $meta]
+    if {[llength $doubts]} {
+	lappend lines "# warning: [join $doubts {, }]"
+    }
+    lappend lines "cmd: [CallgrindName [Title $meta]]" "positions: line" \
 	    "event: $event : [expr {$exact ? "Time (ns)" : "Samples"}]" \
-	    "events: $event" "summary: $whole" ""]
+	    "events: $event" "summary: $whole" ""
     # Weight without a frame (the root's self) is the cost of a function
     # of its own, "[no frame]", in an object and file called
     # "[tclcprof]", apart from the functions of frames.
@@ -1092,6 +1094,10 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	append tail [Field 12 $period]
     }
     append tail [Field 13 [{*}$str [Title $meta]]]
+    set doubts [Doubts $meta]
+    if {[llength $doubts]} {
+	append tail [Field 13 [{*}$str "warning: [join $doubts {, }]"]]
+    }
     append tail [Field 14 [{*}$str [lindex $types end-1]]]
 
     set table ""

@@ -491,7 +491,8 @@ proc ::tclcprof::exportlib::HtmlText {s} {
 }
 
 # Info --
-#	A line about the run: mode, clock, samples or calls, duration.
+#	A line about the run: mode, clock, samples or calls, duration, and
+#	what makes the profile doubtful (reportlib::Doubts).
 
 proc ::tclcprof::exportlib::Info {meta} {
     set parts {}
@@ -511,5 +512,10 @@ proc ::tclcprof::exportlib::Info {meta} {
 	    && [string is double -strict [dict get $meta elapsed]]} {
 	lappend parts [format "%.2f s" [dict get $meta elapsed]]
     }
-    return [join $parts {, }]
+    set info [join $parts {, }]
+    set doubts [Doubts $meta]
+    if {[llength $doubts]} {
+	append info "; warning: [join $doubts {, }]"
+    }
+    return $info
 }

@@ -291,6 +291,13 @@ proc ::tclcprof::reportlib::Report {o profile} {
 		    no exact timing (-mode exact or both)"
 	}
     }
+    # Nothing sampled (a run shorter than a sampling period): the exact
+    # tree, as export shows it.
+    set fellBack [expr {$view eq "auto" && $hasExact && $treeKey eq "tree"
+	    && [Unweighed $profile]}]
+    if {$fellBack} {
+	set treeKey exact
+    }
     set meta [Flatten $profile $treeKey]
     set whole [lindex $inTotal 0]
     set sort [dict get $o -sort]
@@ -409,6 +416,14 @@ proc ::tclcprof::reportlib::Output {o lines} {
 proc ::tclcprof::reportlib::ExactProfile {profile} {
     expr {![catch {dict get $profile meta mode} mode]
 	    && $mode in {exact coverage}}
+}
+
+# Unweighed --
+#	Whether a profile's tree has a total of 0.
+
+proc ::tclcprof::reportlib::Unweighed {profile} {
+    expr {![catch {dict get $profile tree total} total]
+	    && [string is double -strict $total] && $total == 0}
 }
 
 # Flatten --
@@ -1320,11 +1335,14 @@ proc ::tclcprof::reportlib::FlatLines {rows whole} {
 
 # Header --
 #
-#	The first lines of a text report: what was measured, the label, and
-#	the view (type, sort and the filters applied).
+#	The first lines of a text report: what was measured, the label, the
+#	exact timing, what makes the profile doubtful (see Doubts), and the
+#	view (type, sort, the filters applied and, for a profile of mode
+#	both, which tree).
 
 proc ::tclcprof::reportlib::Header {o meta whole} {
-    upvar 1 oSelf oSelf oTotal oTotal timeWeights timeWeights
+    upvar 1 oSelf oSelf oTotal oTotal timeWeights timeWeights \
+	    hasExact hasExact treeKey treeKey fellBack fellBack
 
     set what {}
     if {[dict exists $meta samples]} {
@@ -1369,6 +1387,10 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
 	lappend lines "label: [Escape [dict get $meta label]]"
     }
     lappend lines {*}[ExactHeader $meta]
+    set doubts [Doubts $meta]
+    if {[llength $doubts]} {
+	lappend lines "warning: [join $doubts {, }]"
+    }
 
     set type [dict get $o -type]
     if {$type in {callers callees}} {
@@ -1403,6 +1425,16 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     if {[llength [dict get $o -hide]]} {
 	append view ", hide [join [lmap p [dict get $o -hide] {Quote $p}]]"
     }
+    if {[info exists hasExact] && $hasExact && $type ni {lines coverage}} {
+	# Mode both: which of the two trees.
+	if {$treeKey eq "tree"} {
+	    append view ", sampled tree"
+	} elseif {$fellBack} {
+	    append view ", exact tree (nothing sampled)"
+	} else {
+	    append view ", exact tree"
+	}
+    }
     if {[info exists timeWeights] && $timeWeights} {
 	append view ", times in [dict get $meta clock] time"
     }
@@ -1419,8 +1451,9 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
 
 # ExactHeader --
 #
-#	Header lines about exact timing: compensation, unfinished calls,
-#	suspended coroutines, a run that stopped by itself, dropped events.
+#	Header lines about exact timing: compensation (when there was any:
+#	its absence is a warning, see Doubts), unfinished calls, suspended
+#	coroutines, a run that stopped by itself, dropped events.
 
 proc ::tclcprof::reportlib::ExactHeader {meta} {
     set lines {}
@@ -1429,12 +1462,9 @@ proc ::tclcprof::reportlib::ExactHeader {meta} {
     }
     set ex [dict get $meta exact]
     set notes {}
-    if {[dict exists $meta compensate] && [dict get $meta compensate]
-	    && [dict exists $ex compensation call_ns]} {
+    if {[Compensated $meta]} {
 	lappend notes "compensated ([Dur [dict get $ex compensation call_ns]]\
 		per call)"
-    } elseif {[dict exists $meta compensate]} {
-	lappend notes "not compensated"
     }
     if {[dict exists $ex unfinished] && [dict get $ex unfinished] > 0} {
 	lappend notes "[dict get $ex unfinished] unfinished (time counted,\
@@ -1453,6 +1483,71 @@ proc ::tclcprof::reportlib::ExactHeader {meta} {
 	lappend lines "exact: [join $notes {, }]"
     }
     return $lines
+}
+
+# MetaNumber, Compensated, Doubts --
+#
+#	What makes a profile doubtful, from its meta (a profile may come
+#	from anywhere: keys missing or not numbers are no doubt), as
+#	phrases for a warning: nothing sampled; a splice rate below 99%
+#	(Tcl frames not placed among the native ones as their anchors
+#	say); samples dropped (ring full, handler re-entered, process
+#	forking; not the profiler's own time) or truncated (stacks deeper
+#	than a sample holds, no signal frame, the tree full); calls of the
+#	exact tree charged to their caller (the tree full); exact times not
+#	compensated (-compensate 0, or no cost per call measured).
+#	Shared by report and export.
+
+proc ::tclcprof::reportlib::MetaNumber {meta args} {
+    if {[catch {dict get $meta {*}$args} v] || ![string is double -strict $v]
+	    || [catch {expr {$v >= 0 && $v < Inf}} ok] || !$ok} {
+	return ""
+    }
+    return $v
+}
+
+proc ::tclcprof::reportlib::Compensated {meta} {
+    set call [MetaNumber $meta exact compensation call_ns]
+    expr {![catch {dict get $meta compensate} on] && [string is true -strict $on]
+	    && $call ne "" && $call > 0}
+}
+
+proc ::tclcprof::reportlib::Doubts {meta} {
+    set doubts {}
+    set n [MetaNumber $meta samples]
+    if {$n ne "" && $n == 0} {
+	lappend doubts "nothing sampled"
+    }
+    set rate [MetaNumber $meta sampling splice_rate]
+    if {$rate ne "" && $rate < 0.99} {
+	lappend doubts "splice rate [format %.1f [expr {100.0 * $rate}]]%\
+		(below 99%)"
+    }
+    foreach {what keys} {
+	dropped {drops ring_full drops reentered drops forking}
+	truncated {truncated native truncated tcl truncated no_signal_frame
+	    truncated tree_nodes}
+    } {
+	set n 0
+	foreach {a b} $keys {
+	    set v [MetaNumber $meta sampling $a $b]
+	    if {$v ne ""} {
+		set n [expr {$n + $v}]
+	    }
+	}
+	if {$n > 0} {
+	    lappend doubts "[Num $n] samples $what"
+	}
+    }
+    set n [MetaNumber $meta exact truncated_nodes]
+    if {$n ne "" && $n > 0} {
+	lappend doubts "[Num $n] calls charged to their caller (exact tree\
+		full)"
+    }
+    if {[dict exists $meta compensate] && ![Compensated $meta]} {
+	lappend doubts "not compensated"
+    }
+    return $doubts
 }
 
 # Relatives --

@@ -51,6 +51,16 @@ namespace eval ::tclcprof::reportlib {
     # its frame (the others, such as children, make no sense for a row).
     variable rowKeys {tclkind module file line}
 
+    # Text trees are indented two spaces per level up to indentLevels
+    # levels; deeper lines stay at that indentation, marked "[+N] " (N
+    # levels deeper), so that a report grows linearly with the depth.
+    variable indentLevels 64
+
+    # The longest frame name, in bytes, a text report shows: a Tcl value
+    # holds less than 2 GB, and escaping can make a name four times
+    # longer (see CheckNames).
+    variable maxName [expr {(0x7fffffff - 4096) / 4}]
+
     # Characters that text output shows escaped: C0 and C1 controls,
     # DEL, and the Unicode line and paragraph separators.
     variable controlRE {[\x00-\x1f\x7f-\x9f\u2028\u2029]}
@@ -343,13 +353,14 @@ proc ::tclcprof::reportlib::Report {o profile} {
 		}
 		return $root
 	    }
+	    CheckNames $oName
 	    set lines [Header $o $meta $whole]
 	    if {$noMatch} {
 		lappend lines [NoMatch $o]
 		return [Output $o $lines]
 	    }
 	    lappend lines [Columns tree]
-	    lappend lines {*}[TreeLines $vis $whole]
+	    TreeLines $o $vis $whole
 	}
 	flat {
 	    if {$hasExact && $treeKey eq "tree"} {
@@ -363,6 +374,7 @@ proc ::tclcprof::reportlib::Report {o profile} {
 	    if {$format eq "dict"} {
 		return [FlatDict $rows $whole]
 	    }
+	    CheckNames $oName
 	    set lines [Header $o $meta $whole]
 	    if {$noMatch} {
 		lappend lines [NoMatch $o]
@@ -376,6 +388,7 @@ proc ::tclcprof::reportlib::Report {o profile} {
 	    if {$format eq "dict"} {
 		return [RelativesDict $groups $whole]
 	    }
+	    CheckNames $oName
 	    set lines [Header $o $meta $whole]
 	    if {![llength $groups]} {
 		lappend lines [NoMatch $o]
@@ -396,17 +409,43 @@ proc ::tclcprof::reportlib::NoMatch {o} {
 
 # Output --
 #
-#	Write the lines of a text report to -channel, in one piece.
+#	Write lines of a text report to -channel, each ending with a
+#	newline, in pieces of at most 1024 lines, so that no string is as
+#	large as the report; with done, flush the channel: the report is
+#	complete. A report writes nothing until it is known to succeed
+#	(the profile checked, the rows computed, CheckNames passed): only
+#	an error of the channel can stop it halfway.
 
-proc ::tclcprof::reportlib::Output {o lines} {
+proc ::tclcprof::reportlib::Output {o lines {done 1}} {
     set chan [dict get $o -channel]
     if {[catch {
-	puts $chan [join $lines \n]
-	flush $chan
+	set n [llength $lines]
+	for {set i 0} {$i < $n} {incr i 1024} {
+	    puts $chan [join [lrange $lines $i [expr {$i + 1023}]] \n]
+	}
+	if {$done} {
+	    flush $chan
+	}
     } msg]} {
 	Fail [list CHANNEL $chan] $msg
     }
     return
+}
+
+# CheckNames --
+#
+#	Fail before anything is written when a frame name is too long for
+#	a line of text (more than maxName bytes): the line would exceed
+#	the size of a Tcl value. Errors: TCLCPROF LIMIT text.
+
+proc ::tclcprof::reportlib::CheckNames {names} {
+    variable maxName
+    foreach name $names {
+	if {[string bytelength $name] > $maxName} {
+	    Fail {LIMIT text} "frame name too long for a text report:\
+		    [string bytelength $name] bytes (at most $maxName)"
+	}
+    }
 }
 
 # ExactProfile --
@@ -963,15 +1002,24 @@ proc ::tclcprof::reportlib::TreeDict {vis whole pruned} {
 
 # TreeLines --
 #
-#	The visible tree as text lines, depth first.
+#	The visible tree as text lines, depth first, appended to the
+#	caller's list lines, which is written out (see Output) whenever it
+#	holds 1024 lines: what is kept is bounded whatever the size of the
+#	tree. A line is indented two spaces per level up to indentLevels
+#	levels; a deeper one stays at that indentation after "[+N] ", N the
+#	levels beyond it, so that the text grows linearly with the depth.
 
-proc ::tclcprof::reportlib::TreeLines {vis whole} {
+proc ::tclcprof::reportlib::TreeLines {o vis whole} {
     upvar 1 oName oName oKind oKind oSelf oSelf oTotal oTotal oFig oFig \
-	    hasFig hasFig timeWeights timeWeights
+	    hasFig hasFig timeWeights timeWeights lines lines
     variable controlRE
+    variable indentLevels
 
     set div [expr {$whole > 0 ? $whole : 1}]
-    set lines {}
+    for {set d 0} {$d <= $indentLevels} {incr d} {
+	set indent($d) [string repeat "  " $d]
+    }
+    set deepest $indent($indentLevels)
     # Items: {id depth}, or {-1 depth count weight} for a "more" line.
     set stack {}
     lassign [lindex $vis 0] children cut cutWeight
@@ -986,16 +1034,22 @@ proc ::tclcprof::reportlib::TreeLines {vis whole} {
     set blank [expr {$timeWeights ? [Blank exact] : ($hasFig
 	    ? [Blank both] : [Blank sample])}]
     while {[llength $stack]} {
+	if {[llength $lines] >= 1024} {
+	    Output $o $lines 0
+	    set lines {}
+	}
 	set item [lindex $stack end]
 	set stack [lrange $stack[set stack {}] 0 end-1]
 	lassign $item id depth
-	if {![info exists indent($depth)]} {
-	    set indent($depth) [string repeat "  " $depth]
+	if {$depth <= $indentLevels} {
+	    set pad $indent($depth)
+	} else {
+	    set pad "$deepest\[+[expr {$depth - $indentLevels}]\] "
 	}
 	if {$id < 0} {
 	    lassign $item - - count weight
 	    set w [expr {$timeWeights ? [Dur $weight] : [Num $weight]}]
-	    lappend lines "$blank  $indent($depth)\u2026 $count more ($w,\
+	    lappend lines "$blank  $pad\u2026 $count more ($w,\
 		    [Pct $weight $whole 1]%)"
 	    continue
 	}
@@ -1026,7 +1080,7 @@ proc ::tclcprof::reportlib::TreeLines {vis whole} {
 	if {$kind ne "tcl"} {
 	    set name [Frame $name $kind]
 	}
-	lappend lines "$cells  $indent($depth)$name"
+	lappend lines "$cells  $pad$name"
 
 	lassign [lindex $vis $id] children cut cutWeight
 	incr depth
@@ -1037,7 +1091,6 @@ proc ::tclcprof::reportlib::TreeLines {vis whole} {
 	    lappend stack [list $c $depth]
 	}
     }
-    return $lines
 }
 
 # Columns, Blank, ExactCells, BothCells --

@@ -1530,7 +1530,12 @@ proc ::tclcprof::reportlib::ExactHeader {meta} {
 	lappend notes "[dict get $ex events dropped] events dropped"
     }
     if {[dict exists $meta stopped_by] && [dict get $meta stopped_by] ne ""} {
-	lappend notes "stopped by -[dict get $meta stopped_by]"
+	set by [dict get $meta stopped_by]
+	lappend notes [dict get [dict merge [list $by "stopped by $by"] {
+	    duration "stopped by -duration"
+	    exit "stopped at the program's exit"
+	    deleted "stopped when its interpreter was deleted"
+	}] $by]
     }
     if {[llength $notes]} {
 	lappend lines "exact: [join $notes {, }]"
@@ -1575,6 +1580,12 @@ proc ::tclcprof::reportlib::Doubts {meta} {
     if {$rate ne "" && $rate < 0.99} {
 	lappend doubts "splice rate [format %.1f [expr {100.0 * $rate}]]%\
 		(below 99%)"
+    }
+    set n [MetaNumber $meta sampling short_native_stacks]
+    if {$n ne "" && $n > 0} {
+	lappend doubts "[Num $n] native stacks ended early (C code without\
+		unwind tables?): their Tcl frames are placed above the C\
+		frames found"
     }
     foreach {what keys} {
 	dropped {drops ring_full drops reentered drops forking}

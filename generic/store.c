@@ -50,6 +50,9 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #define SCHEMA_VERSION	1
 #define APPLICATION_ID	0x74637066	/* "tcpf" */
@@ -283,6 +286,8 @@ struct CprofStore {
     int haveIdentity;		/* The file's device and inode are known: */
     unsigned long long device;	/* as first opened, to tell a file */
     unsigned long long inode;	/* deleted or replaced meanwhile. */
+    int created;		/* The file did not exist: this store made it
+				 * (CreateDb). */
 };
 
 /*
@@ -466,14 +471,209 @@ IntRow(
 /*
  *----------------------------------------------------------------------
  *
+ * WriteSchema, ErrnoRc, RemoveDbFiles --
+ *
+ *	Write the schema, with the file's owner and version, into an empty
+ *	database (inside the caller's transaction); the SQLite result code
+ *	that stands for a system error; remove a database file and the
+ *	files SQLite keeps beside it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+WriteSchema(
+    sqlite3 *db)
+{
+    char sql[64];
+    int rc;
+
+    rc = sqlite3_exec(db, schemaSql, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d",
+		APPLICATION_ID);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK) {
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+		SCHEMA_VERSION);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+static int
+ErrnoRc(
+    int err)
+{
+    switch (err) {
+    case ENOSPC:
+#ifdef EDQUOT
+    case EDQUOT:
+#endif
+	return SQLITE_FULL;
+    case EROFS:
+	return SQLITE_READONLY;
+    case EIO:
+	return SQLITE_IOERR;
+    case ENOMEM:
+	return SQLITE_NOMEM;
+    default:
+	return SQLITE_CANTOPEN;
+    }
+}
+
+static void
+RemoveDbFiles(
+    const char *native)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    Tcl_DString ds;
+    int i;
+
+    Tcl_DStringInit(&ds);
+    for (i = 0; i < 4; i++) {
+	Tcl_DStringSetLength(&ds, 0);
+	Tcl_DStringAppend(&ds, native, -1);
+	Tcl_DStringAppend(&ds, suffixes[i], -1);
+	unlink(Tcl_DStringValue(&ds));
+    }
+    Tcl_DStringFree(&ds);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CreateDb --
+ *
+ *	Make a new database file whole or not at all: the schema is written
+ *	into a file of its own in the same directory, which is then linked
+ *	to the file's name and removed. A failure (a directory that cannot
+ *	be written, a full disk) leaves nothing behind, and no one ever sees
+ *	the file empty. When another process made the file in the meantime,
+ *	link fails and that file is used instead. On a file system without
+ *	hard links the new file is renamed, if the name is still free.
+ *
+ * Results:
+ *	TCL_OK (*createdPtr set when this call made the file), or TCL_ERROR
+ *	with a TCLCPROF DB error. With *fallbackPtr set and TCL_OK, no file
+ *	was made (its name is too long for a companion): the caller creates
+ *	it in place.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CreateDb(
+    Tcl_Interp *interp,
+    Tcl_Obj *pathObj,
+    const char *native,
+    int *createdPtr,
+    int *fallbackPtr)
+{
+    Tcl_DString tmp;
+    sqlite3 *db = NULL;
+    char suffix[48], sql[64];
+    int fd = -1, rc = SQLITE_OK, i, err;
+
+    *fallbackPtr = 0;
+    Tcl_DStringInit(&tmp);
+    for (i = 0; i < 100; i++) {
+	snprintf(suffix, sizeof(suffix), ".%ld-%d.new", (long) getpid(), i);
+	Tcl_DStringSetLength(&tmp, 0);
+	Tcl_DStringAppend(&tmp, native, -1);
+	Tcl_DStringAppend(&tmp, suffix, -1);
+
+	/*
+	 * The permissions SQLite gives a file it creates.
+	 */
+
+	fd = open(Tcl_DStringValue(&tmp), O_RDWR | O_CREAT | O_EXCL
+		| O_CLOEXEC, 0644);
+	if (fd >= 0 || errno != EEXIST) {
+	    break;
+	}
+    }
+    if (fd < 0) {
+	err = errno;
+	Tcl_DStringFree(&tmp);
+	if (err == ENAMETOOLONG) {
+	    *fallbackPtr = 1;
+	    return TCL_OK;
+	}
+	return DbError(interp, pathObj, NULL, ErrnoRc(err), "open");
+    }
+    close(fd);
+
+    rc = sqlite3_open_v2(Tcl_DStringValue(&tmp), &db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK && pageLimit > 0) {
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %d", pageLimit);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK) {
+	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+	    rc = WriteSchema(db);
+	}
+	if (rc == SQLITE_OK) {
+	    rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	}
+    }
+    if (rc != SQLITE_OK) {
+	DbError(interp, pathObj, db, rc, "create");
+    }
+    if (db != NULL) {
+	sqlite3_close_v2(db);
+    }
+    if (rc == SQLITE_OK) {
+	if (link(Tcl_DStringValue(&tmp), native) == 0) {
+	    *createdPtr = 1;
+	} else if (errno != EEXIST) {
+	    err = errno;
+	    if ((err == EPERM || err == ENOTSUP || err == EOPNOTSUPP
+		    || err == ENOSYS || err == EMLINK)
+		    && access(native, F_OK) != 0 && errno == ENOENT) {
+		/*
+		 * No hard links here. Another process could make the file
+		 * between the look and the rename, and lose it: a small
+		 * window, on unusual file systems.
+		 */
+
+		if (rename(Tcl_DStringValue(&tmp), native) == 0) {
+		    *createdPtr = 1;
+		} else {
+		    err = errno;
+		    rc = ErrnoRc(err);
+		}
+	    } else {
+		rc = ErrnoRc(err);
+	    }
+	    if (rc != SQLITE_OK) {
+		DbError(interp, pathObj, NULL, rc, "create");
+	    }
+	}
+    }
+    RemoveDbFiles(Tcl_DStringValue(&tmp));
+    Tcl_DStringFree(&tmp);
+    return (rc == SQLITE_OK) ? TCL_OK : TCL_ERROR;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * OpenDb --
  *
  *	Open a database file and check that it is tclcprof's, of a schema
- *	version this code knows. 'create': a new (or empty) file gets the
- *	schema; otherwise it must exist.
+ *	version this code knows. 'create': a file that does not exist is
+ *	made with the schema (CreateDb; *createdPtr, if not NULL, is then
+ *	set), an empty one gets it; otherwise it must exist. Only regular
+ *	files (or symbolic links to them) are used: SQLite would write its
+ *	journal beside a device, and block on a FIFO.
  *
  * Results:
- *	TCL_OK and *dbPtr, or TCL_ERROR with a TCLCPROF DB error.
+ *	TCL_OK and *dbPtr, or TCL_ERROR with a TCLCPROF DB error. A file
+ *	made by this call is removed again when the call fails.
  *
  *----------------------------------------------------------------------
  */
@@ -484,14 +684,24 @@ OpenDb(
     Tcl_Obj *pathObj,
     int create,
     int direct,
-    sqlite3 **dbPtr)
+    sqlite3 **dbPtr,
+    int *createdPtr)
 {
     Tcl_DString ds;
     const char *native;
     sqlite3 *db = NULL;
     sqlite3_int64 header[3], appId, version, tables, mode, deadline;
-    int rc, flags;
+    struct stat st;
+    int rc, flags, created = 0, fallback = 0;
 
+    if (strstr(Tcl_GetString(pathObj), "\xC0\x80") != NULL) {
+	/*
+	 * A NUL in the name (Tcl's encoding of it): no file has one.
+	 */
+
+	return FormatError(interp, pathObj, "OPEN",
+		"the file name contains a NUL character", NULL);
+    }
     native = Tcl_TranslateFileName(interp, Tcl_GetString(pathObj), &ds);
     if (native == NULL) {
 	if (interp != NULL) {
@@ -500,15 +710,29 @@ OpenDb(
 	}
 	return TCL_ERROR;
     }
-    if (!create && access(native, F_OK) != 0) {
+    if (stat(native, &st) == 0) {
+	if (!S_ISREG(st.st_mode)) {
+	    Tcl_DStringFree(&ds);
+	    return FormatError(interp, pathObj, "OPEN", S_ISDIR(st.st_mode)
+		    ? "it is a directory" : "not a regular file", NULL);
+	}
+    } else if (!create) {
 	Tcl_DStringFree(&ds);
 	return FormatError(interp, pathObj, "OPEN", "no such file", NULL);
+    } else if (errno == ENOENT) {
+	if (CreateDb(interp, pathObj, native, &created, &fallback)
+		!= TCL_OK) {
+	    Tcl_DStringFree(&ds);
+	    return TCL_ERROR;
+	}
+	if (fallback) {
+	    created = 1;	/* By SQLite, below. */
+	}
     }
     flags = SQLITE_OPEN_NOMUTEX | (create
 	    ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 	    : SQLITE_OPEN_READONLY);
     rc = sqlite3_open_v2(native, &db, flags, NULL);
-    Tcl_DStringFree(&ds);
     if (rc != SQLITE_OK) {
 	DbError(interp, pathObj, db, rc, "open");
 	goto fail;
@@ -590,8 +814,9 @@ OpenDb(
 	}
 	if (tables == 0) {
 	    /*
-	     * A new file. Another process may be creating it too: look
-	     * again inside the write transaction.
+	     * An empty file (made by someone else, or here when CreateDb
+	     * could not). Another process may be giving it the schema too:
+	     * look again inside the write transaction.
 	     */
 
 	    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -600,17 +825,7 @@ OpenDb(
 			&tables, deadline);
 	    }
 	    if (rc == SQLITE_OK && tables == 0) {
-		rc = sqlite3_exec(db, schemaSql, NULL, NULL, NULL);
-		if (rc == SQLITE_OK) {
-		    snprintf(sql, sizeof(sql),
-			    "PRAGMA application_id = %d", APPLICATION_ID);
-		    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-		}
-		if (rc == SQLITE_OK) {
-		    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
-			    SCHEMA_VERSION);
-		    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-		}
+		rc = WriteSchema(db);
 	    }
 	    if (rc == SQLITE_OK) {
 		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -622,6 +837,10 @@ OpenDb(
 	    }
 	}
     }
+    Tcl_DStringFree(&ds);
+    if (createdPtr != NULL && created) {
+	*createdPtr = 1;
+    }
     *dbPtr = db;
     return TCL_OK;
 
@@ -629,6 +848,14 @@ OpenDb(
     if (db != NULL) {
 	sqlite3_close_v2(db);
     }
+    if (created) {
+	/*
+	 * Made a moment ago, holding nothing but the schema.
+	 */
+
+	RemoveDbFiles(native);
+    }
+    Tcl_DStringFree(&ds);
     return TCL_ERROR;
 }
 
@@ -724,7 +951,7 @@ Connect(
 	return TCL_ERROR;
     }
     if (OpenDb(interp, storePtr->pathObj, 1, storePtr->direct,
-	    &storePtr->db) != TCL_OK) {
+	    &storePtr->db, &storePtr->created) != TCL_OK) {
 	storePtr->db = NULL;
 	return TCL_ERROR;
     }
@@ -857,19 +1084,53 @@ CprofStoreFailing(
 }
 
 /*
- * A run that could not start after all: its row goes.
+ * A run that could not start after all, or a save that failed: the run's
+ * row goes (if it was added) and, when this store made the file and no
+ * other run is in it, so does the file: a failed start or save leaves
+ * nothing behind.
  */
 
 void
 CprofStoreDiscardRun(
     CprofStore *storePtr)
 {
+    sqlite3_int64 runs = 1;
     char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld",
 	    (long long) storePtr->runId);
 
     if (Connect(NULL, storePtr) == TCL_OK) {
-	sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
-	Disconnect(storePtr, 0);
+	if (sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)
+		== SQLITE_OK) {
+	    if (storePtr->runId != 0) {
+		sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
+	    }
+	    if (IntRow(storePtr->db, "SELECT count(*) FROM runs", 1, &runs,
+		    MonotonicMs()) != SQLITE_OK) {
+		runs = 1;
+	    }
+	    if (sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL)
+		    != SQLITE_OK) {
+		sqlite3_exec(storePtr->db, "ROLLBACK", NULL, NULL, NULL);
+		runs = 1;
+	    }
+	}
+
+	/*
+	 * Closed with a checkpoint, so that the write-ahead log goes with
+	 * the last connection.
+	 */
+
+	Disconnect(storePtr, 1);
+	if (storePtr->created && runs == 0) {
+	    Tcl_DString ds;
+	    const char *native = Tcl_TranslateFileName(NULL,
+		    Tcl_GetString(storePtr->pathObj), &ds);
+
+	    if (native != NULL) {
+		RemoveDbFiles(native);
+		Tcl_DStringFree(&ds);
+	    }
+	}
     }
     sqlite3_free(sql);
     storePtr->runId = 0;
@@ -2207,7 +2468,7 @@ CprofStoreLoad(
     char *mode = NULL;
     int rc, hasLines = 0, hasEvents = 0;
 
-    if (OpenDb(interp, pathObj, 0, 0, &db) != TCL_OK) {
+    if (OpenDb(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
 	return NULL;
     }
     rc = sqlite3_prepare_v2(db, runId > 0 ? "SELECT id, mode, meta,"
@@ -2364,7 +2625,7 @@ CprofStoreRuns(
     Tcl_Obj *listObj;
     int rc;
 
-    if (OpenDb(interp, pathObj, 0, 0, &db) != TCL_OK) {
+    if (OpenDb(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
 	return NULL;
     }
     rc = LoadRows(db, "SELECT id, label, status, stopped_by, start_time,"

@@ -110,9 +110,16 @@ typedef struct CprofInterp {
     Tcl_TimerToken flushTimer;	/* Flushes a run that sits in the event
 				 * loop. */
     double startWall;		/* Unix time the run started. */
+    int liveCommands;		/* The commands of commandTable that are
+				 * not deleted. */
+    Tcl_Command reloadCmd;	/* The hidden command that makes them again
+				 * once they are all deleted, or NULL. */
 } CprofInterp;
 
 static void		AfterFork(struct CprofInterp *ciPtr);
+static void		CommandDeleted(ClientData clientData);
+static int		CreateCommands(Tcl_Interp *interp,
+			    struct CprofInterp *ciPtr);
 static void		DoStop(CprofState *statePtr);
 static Tcl_Obj *	ExactDict(CprofState *statePtr);
 static Tcl_Obj *	MetaDict(struct CprofInterp *ciPtr);
@@ -1160,6 +1167,11 @@ OpenRunStore(
     code = CprofStoreBeginRun(interp, storePtr, infoObj);
     Tcl_DecrRefCount(infoObj);
     if (code != TCL_OK) {
+	/*
+	 * A file made by this start goes again.
+	 */
+
+	CprofStoreDiscardRun(storePtr);
 	CprofStoreClose(storePtr);
 	return TCL_ERROR;
     }
@@ -2265,6 +2277,12 @@ SaveObjCmd(
     Tcl_DecrRefCount(infoObj);
     if (code == TCL_OK) {
 	Tcl_SetObjResult(interp, Tcl_NewWideIntObj(CprofStoreRunId(storePtr)));
+    } else {
+	/*
+	 * A file made by this save goes again.
+	 */
+
+	CprofStoreDiscardRun(storePtr);
     }
     CprofStoreClose(storePtr);
     return code;
@@ -3182,6 +3200,7 @@ DebugAggregate(
     CprofTree tree;
     Tcl_Obj **sv;
     int ns, i;
+    Tcl_WideInt sum = 0;	/* The root's total: no node has more. */
 
     if (Tcl_ListObjGetElements(interp, stacksObj, &ns, &sv) != TCL_OK) {
 	goto bad;
@@ -3199,6 +3218,18 @@ DebugAggregate(
 	    CprofTreeFree(&tree);
 	    goto bad;
 	}
+	if (weight > INT64_MAX - sum) {
+	    /*
+	     * Weights are shown as signed 64-bit integers.
+	     */
+
+	    CprofTreeFree(&tree);
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj("bad stacks: the "
+		    "weights add up to more than 9223372036854775807", -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "aggregate", NULL);
+	    return TCL_ERROR;
+	}
+	sum += weight;
 	for (j = 0; j < fc; j++) {
 	    Tcl_Obj **kv;
 	    int kc, isC;
@@ -3385,6 +3416,14 @@ DeleteState(
 
     statePtr->deleting = Tcl_InterpDeleted(interp);
     statePtr->levels.deleting = statePtr->deleting;
+    if (ciPtr->reloadCmd != NULL) {
+	/*
+	 * Unload: the library may go. (A deleted interpreter has deleted
+	 * its hidden commands already.)
+	 */
+
+	Tcl_DeleteCommandFromToken(interp, ciPtr->reloadCmd);
+    }
     if (ciPtr->storePtr != NULL) {
 	/*
 	 * A run with -db is stopped and written (its error, if any, on
@@ -3445,10 +3484,8 @@ int
 Tclcprof_Init(
     Tcl_Interp *interp)
 {
-    Tcl_Namespace *nsPtr;
     CprofInterp *ciPtr;
     CprofState *statePtr;
-    Tcl_Command ensemble;
     int i;
 
     if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
@@ -3460,16 +3497,18 @@ Tclcprof_Init(
     if (CprofCheckTclVersion(interp) != TCL_OK) {
 	return TCL_ERROR;
     }
-    if (Tcl_GetAssocData(interp, CPROF_ASSOC, NULL) != NULL) {
-	return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
-    }
+    ciPtr = (CprofInterp *) Tcl_GetAssocData(interp, CPROF_ASSOC, NULL);
+    if (ciPtr != NULL) {
+	/*
+	 * Loaded already; after namespace delete ::tclcprof (see
+	 * CommandDeleted), the commands are made again.
+	 */
 
-    nsPtr = Tcl_FindNamespace(interp, "::tclcprof", NULL, 0);
-    if (nsPtr == NULL) {
-	nsPtr = Tcl_CreateNamespace(interp, "::tclcprof", NULL, NULL);
-	if (nsPtr == NULL) {
+	if (ciPtr->liveCommands == 0 && (CreateCommands(interp, ciPtr)
+		!= TCL_OK || SourceLibrary(interp) != TCL_OK)) {
 	    return TCL_ERROR;
 	}
+	return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
     }
 
     ciPtr = (CprofInterp *) ckalloc(sizeof(CprofInterp));
@@ -3495,10 +3534,44 @@ Tclcprof_Init(
     CprofNamingInit(&statePtr->naming, interp);
     CprofLevelsInit(&statePtr->levels, interp, &statePtr->naming);
     Tcl_SetAssocData(interp, CPROF_ASSOC, DeleteState, ciPtr);
+    if (CreateCommands(interp, ciPtr) != TCL_OK
+	    || SourceLibrary(interp) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
+}
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CreateCommands --
+ *
+ *	The ::tclcprof namespace, its commands and ensemble. Each command of
+ *	commandTable tells CommandDeleted when it is deleted.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CreateCommands(
+    Tcl_Interp *interp,
+    CprofInterp *ciPtr)
+{
+    Tcl_Namespace *nsPtr;
+    Tcl_Command ensemble;
+    int i;
+
+    nsPtr = Tcl_FindNamespace(interp, "::tclcprof", NULL, 0);
+    if (nsPtr == NULL) {
+	nsPtr = Tcl_CreateNamespace(interp, "::tclcprof", NULL, NULL);
+	if (nsPtr == NULL) {
+	    return TCL_ERROR;
+	}
+    }
     for (i = 0; commandTable[i].name != NULL; i++) {
 	Tcl_DString ds;
 	Tcl_Command token;
+	Tcl_CmdInfo info;
 
 	Tcl_DStringInit(&ds);
 	Tcl_DStringAppend(&ds, "::tclcprof::", -1);
@@ -3511,8 +3584,19 @@ Tclcprof_Init(
 	    token = Tcl_CreateObjCommand(interp, Tcl_DStringValue(&ds),
 		    commandTable[i].proc, ciPtr, NULL);
 	}
+
+	/*
+	 * The command's clientData is the state; its deleteData the
+	 * interpreter, whose state may be gone by then (unload).
+	 */
+
+	Tcl_GetCommandInfoFromToken(token, &info);
+	info.deleteProc = CommandDeleted;
+	info.deleteData = interp;
+	Tcl_SetCommandInfoFromToken(token, &info);
+	ciPtr->liveCommands++;
 	if (commandTable[i].proc == StackObjCmd) {
-	    statePtr->stackCmd = token;
+	    ciPtr->state.stackCmd = token;
 	}
 	Tcl_DStringFree(&ds);
 	if (Tcl_Export(interp, nsPtr, commandTable[i].name, 0) != TCL_OK) {
@@ -3534,10 +3618,101 @@ Tclcprof_Init(
     }
     Tcl_SetVar2Ex(interp, "::tclcprof::version", NULL,
 	    Tcl_NewStringObj(PACKAGE_VERSION, -1), 0);
-    if (SourceLibrary(interp) != TCL_OK) {
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CommandDeleted, ReloadObjCmd, ReloadDeleted --
+ *
+ *	All the package's commands are deleted (namespace delete
+ *	::tclcprof) while the interpreter lives on. Profiling stops (a run
+ *	with -db is written, stopped_by deleted; a failure to write it is a
+ *	background error), so that nothing runs that no command could stop,
+ *	and the package is forgotten (package forget). [load] does nothing
+ *	for a library already loaded into an interpreter: the hidden
+ *	command tclcprof_reload, which pkgIndex.tcl invokes when the
+ *	package is required again, makes the commands again.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ReloadObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    Tcl_Command token = ciPtr->reloadCmd;
+    int code;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
-    return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
+    code = Tclcprof_Init(interp);
+    if (code == TCL_OK && token != NULL) {
+	Tcl_DeleteCommandFromToken(interp, token);
+    }
+    return code;
+}
+
+static void
+ReloadDeleted(
+    ClientData clientData)
+{
+    ((CprofInterp *) clientData)->reloadCmd = NULL;
+}
+
+static void
+CommandDeleted(
+    ClientData clientData)
+{
+    Tcl_Interp *interp = (Tcl_Interp *) clientData;
+    CprofInterp *ciPtr = (CprofInterp *)
+	    Tcl_GetAssocData(interp, CPROF_ASSOC, NULL);
+    CprofState *statePtr;
+    Tcl_InterpState saved;
+
+    /*
+     * Without state: unload, which removed it first. A deleted
+     * interpreter frees it itself (DeleteState).
+     */
+
+    if (ciPtr == NULL || --ciPtr->liveCommands > 0
+	    || Tcl_InterpDeleted(interp)) {
+	return;
+    }
+    statePtr = &ciPtr->state;
+    if (statePtr->running) {
+	statePtr->stoppedBy = "deleted";
+	DoStop(statePtr);
+    }
+    FinishStore(ciPtr, NULL, 0);
+
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    Tcl_EvalEx(interp, "::apply {{v} {\n"
+	    "    set script [::package ifneeded tclcprof $v]\n"
+	    "    ::package forget tclcprof\n"
+	    "    if {$script ne {}} {::package ifneeded tclcprof $v $script}\n"
+	    "}} " PACKAGE_VERSION, -1, TCL_EVAL_GLOBAL);
+    if (ciPtr->reloadCmd == NULL && Tcl_FindCommand(interp,
+	    "::tclcprof_reload", NULL, TCL_GLOBAL_ONLY) == NULL) {
+	ciPtr->reloadCmd = Tcl_CreateObjCommand(interp, "::tclcprof_reload",
+		ReloadObjCmd, ciPtr, ReloadDeleted);
+	if (Tcl_HideCommand(interp, "tclcprof_reload", "tclcprof_reload")
+		!= TCL_OK) {
+	    /*
+	     * Someone else's hidden command of that name.
+	     */
+
+	    Tcl_DeleteCommandFromToken(interp, ciPtr->reloadCmd);
+	}
+    }
+    Tcl_RestoreInterpState(interp, saved);
 }
 
 /*

@@ -16,9 +16,10 @@
 #	other subcommands read such a file. Each maps to the Tcl command of
 #	the same name, so options and errors are those of the man page.
 #
-#	Exit status: 0 on success, 1 on an error (its message on stderr),
-#	2 on a usage error; "run" exits with the script's own status when
-#	the script calls exit; "diff" exits with 1 when it finds a
+#	Exit status: 0 on success, 1 on an error (its message, one line, on
+#	stderr; output that cannot be written is one), 2 on a usage error
+#	or an unknown subcommand; "run" exits with the script's own status
+#	when the script calls exit; "diff" exits with 1 when it finds a
 #	regression and 2 on an error (as diff(1) does).
 #
 # Copyright (c) 2026 The tclcprof authors.
@@ -60,13 +61,18 @@ proc ::tclcprof::cli::main {arglist} {
 	set sub help
     }
     if {![dict exists $commands $sub]} {
-	puts stderr "tclcprof: unknown subcommand \"$sub\""
+	puts stderr "tclcprof: unknown subcommand \"$sub\": must be\
+		[join [lrange [dict keys $commands] 0 end-1] {, }] or\
+		[lindex [dict keys $commands] end]"
 	Usage
 	return 2
     }
     lassign [dict get $commands $sub] procName usage
     try {
-	return [$procName {*}$arglist]
+	set status [$procName {*}$arglist]
+	# Output that could not be written (a full disk) is an error too.
+	flush stdout
+	return $status
     } trap {POSIX EPIPE} {} {
 	# The reader went away (tclcprof runs x.db | head): not an error.
 	return 0
@@ -79,9 +85,11 @@ proc ::tclcprof::cli::main {arglist} {
     } trap {TCLCPROF USAGE} {} {
 	puts stderr "usage: tclcprof $usage"
 	return 2
-    } trap TCLCPROF {msg} {
+    } on error {msg} {
+	# TCLCPROF errors, and failures to write the output (POSIX ...):
+	# one line, no Tcl stack trace.
 	puts stderr "tclcprof: $msg"
-	return 1
+	return [expr {$sub eq "diff" ? 2 : 1}]
     }
 }
 

@@ -93,7 +93,10 @@ proc ::tclcprof::difflib::ParseOptions {arglist} {
 		set v [Enum $opt $v format {dict text}]
 	    }
 	    -threshold - -floor {
-		if {![string is double -strict $v] || $v < 0} {
+		# NaN is a double to [string is double] but compares with
+		# nothing ([expr] fails on it); Inf would compare nothing.
+		if {![string is double -strict $v]
+			|| [catch {expr {$v >= 0 && $v < Inf}} ok] || !$ok} {
 		    Fail [list VALUE $opt $v] "bad value \"$v\" for $opt:\
 			expected a non-negative number"
 		}

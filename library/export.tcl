@@ -128,9 +128,11 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 		set v [Enum $opt $v view {auto exact samples}]
 	    }
 	    -file - -db {
-		if {$v eq ""} {
-		    Fail [list VALUE $opt $v] "bad value \"\" for $opt:\
-			    expected a file name"
+		# No file name has a NUL (the database's name is checked
+		# where it is opened).
+		if {$v eq "" || ($opt eq "-file" && [string first \0 $v] >= 0)} {
+		    Fail [list VALUE $opt $v] "bad value \"[Escape $v]\" for\
+			    $opt: expected a file name"
 		}
 	    }
 	}
@@ -691,9 +693,12 @@ proc ::tclcprof::exportlib::SiteLines {profile} {
 		set rec($key) [dict get $r $key]
 	    }
 	    set caller [dict get $r caller]
-	    if {![string is entier -strict $rec(line)]
-		    || ![string is entier -strict $rec(calls)]
-		    || ![string is double -strict $rec(total_ns)]} {
+	    if {![string is wideinteger -strict $rec(line)] || $rec(line) < 0
+		    || ![string is wideinteger -strict $rec(calls)]
+		    || $rec(calls) < 0
+		    || ![string is double -strict $rec(total_ns)]
+		    || [catch {expr {$rec(total_ns) >= 0
+			    && $rec(total_ns) < Inf}} ok] || !$ok} {
 		throw {TCLCPROF_EXPORT FIGURE} {}
 	    }
 	    dict lappend sites $caller\u0000$rec(name) \
@@ -710,7 +715,7 @@ proc ::tclcprof::exportlib::SiteLines {profile} {
 		dictionary"
     } trap {TCLCPROF_EXPORT FIGURE} {} {
 	Fail {DATA FORMAT} "invalid profile: lines record $i: line, calls\
-		or total_ns is not a number"
+		or total_ns is not a non-negative number"
     } on error {msg} {
 	Fail {DATA FORMAT} "invalid profile: lines record $i: $msg"
     }
@@ -1009,9 +1014,13 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     if {$exact} {
 	set period 0
     } else {
-	set rate [expr {[dict exists $meta rate_requested]
-		? [dict get $meta rate_requested] : 0}]
-	set period [expr {[string is double -strict $rate] && $rate > 0
+	set rate 0
+	if {[dict exists $meta rate_requested]} {
+	    set rate [dict get $meta rate_requested]
+	}
+	# (A rate that is no finite positive number is not used.)
+	set period [expr {[string is double -strict $rate]
+		&& ![catch {expr {$rate > 0 && $rate < Inf}} ok] && $ok
 		? round(1e9 / $rate) : 0}]
     }
     set i 0
@@ -1086,8 +1095,11 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     }
     set tail ""
     if {[dict exists $meta elapsed]
-	    && [string is double -strict [dict get $meta elapsed]]} {
-	append tail [Field 10 [expr {max(0, round([dict get $meta elapsed] * 1e9))}]]
+	    && [string is double -strict [dict get $meta elapsed]]
+	    && ![catch {expr {max(0, round([dict get $meta elapsed] * 1e9))}} ns]
+	    && $ns < 2**63} {
+	# (An elapsed time that is no finite number is not used.)
+	append tail [Field 10 $ns]
     }
     if {!$exact && $period > 0} {
 	append tail [Bytes 11 [Field 1 [{*}$str $clock]][Field 2 [{*}$str nanoseconds]]]
@@ -1127,35 +1139,83 @@ proc ::tclcprof::exportlib::CheckFile {path} {
     }
 }
 
+# Destination --
+#
+#	Where an export to path goes: {file target}, a new file renamed
+#	over target once complete, where target is path or, for a symbolic
+#	link, the end of its chain of links (the file it names is replaced,
+#	not the link); or {through path}, to open path and write into it:
+#	anything that is not a regular file (a device, a FIFO), and what
+#	is in /proc or links there (such as /dev/stdout and /dev/fd/1),
+#	which names open files rather than paths. Errors: TCLCPROF FILE
+#	path (a directory, a loop of links).
+
+proc ::tclcprof::exportlib::Destination {path} {
+    set p $path
+    for {set hops 0} {$hops < 40} {incr hops} {
+	if {[string match /proc/* [file normalize $p]]} {
+	    return [list through $path]
+	}
+	if {[catch {file lstat $p st}]} {
+	    # Nothing there yet.
+	    return [list file $p]
+	}
+	switch -- $st(type) {
+	    file {
+		return [list file $p]
+	    }
+	    directory {
+		Fail [list FILE $path] "cannot write \"$path\": it is a\
+			directory"
+	    }
+	    link {
+	    }
+	    default {
+		return [list through $path]
+	    }
+	}
+	if {[catch {file readlink $p} to]} {
+	    Fail [list FILE $path] "cannot write \"$path\": $to"
+	}
+	set p [file join [file dirname $p] $to]
+    }
+    Fail [list FILE $path] "cannot write \"$path\": too many levels of\
+	    symbolic links"
+}
+
 # WriteFile --
 #
-#	Write data to path whole or not at all: into a new file in the same
-#	directory, renamed over path once complete. Text is written in
-#	UTF-8, binary data as bytes. A file that exists keeps its
-#	permissions; a new one is readable by all (0644). Errors:
-#	TCLCPROF FILE path (nothing changed).
+#	Write data to path: text in UTF-8, binary data as bytes. A regular
+#	file (or the one a symbolic link leads to) is written whole or not
+#	at all: into a new file in its directory, renamed over it once
+#	complete; a file that exists keeps its permissions, a new one is
+#	readable by all (0644). Anything else is written through, opened as
+#	it is (see Destination). Errors: TCLCPROF FILE path (a regular file
+#	is left as it was).
 
 proc ::tclcprof::exportlib::WriteFile {path data binary} {
     CheckFile $path
-    set dir [file dirname $path]
-    if {[catch {file tempfile tmp [file join $dir .[file tail $path]]} chan]} {
+    lassign [Destination $path] how target
+    if {$how eq "through"} {
+	WriteThrough $path $data $binary
+	return
+    }
+    set dir [file dirname $target]
+    if {[catch {file tempfile tmp [file join $dir .[file tail $target]]} chan]} {
 	Fail [list FILE $path] "cannot write \"$path\": $chan"
     }
     try {
-	if {$binary} {
-	    chan configure $chan -translation binary
-	} else {
-	    chan configure $chan -encoding utf-8 -translation lf
-	}
+	Encode $chan $binary
 	puts -nonewline $chan $data
 	close $chan
 	set chan ""
 	set mode 0644
-	if {[file exists $path] && ![catch {file attributes $path -permissions} m]} {
+	if {[file exists $target]
+		&& ![catch {file attributes $target -permissions} m]} {
 	    set mode $m
 	}
 	catch {file attributes $tmp -permissions $mode}
-	file rename -force $tmp $path
+	file rename -force $tmp $target
     } on error {msg} {
 	if {$chan ne ""} {
 	    catch {close $chan}
@@ -1164,4 +1224,35 @@ proc ::tclcprof::exportlib::WriteFile {path data binary} {
 	Fail [list FILE $path] "cannot write \"$path\": $msg"
     }
     return
+}
+
+# WriteThrough --
+#	Write data into a device or a FIFO (which must exist), as WriteFile
+#	would into a file. A full device (/dev/full) is an error.
+
+proc ::tclcprof::exportlib::WriteThrough {path data binary} {
+    if {[catch {open $path {WRONLY TRUNC}} chan]} {
+	Fail [list FILE $path] "cannot write \"$path\": $chan"
+    }
+    try {
+	Encode $chan $binary
+	puts -nonewline $chan $data
+	flush $chan
+    } on error {msg} {
+	# The channel is closed even when its last flush fails.
+	catch {close $chan}
+	Fail [list FILE $path] "cannot write \"$path\": $msg"
+    }
+    if {[catch {close $chan} msg]} {
+	Fail [list FILE $path] "cannot write \"$path\": $msg"
+    }
+    return
+}
+
+proc ::tclcprof::exportlib::Encode {chan binary} {
+    if {$binary} {
+	chan configure $chan -translation binary
+    } else {
+	chan configure $chan -encoding utf-8 -translation lf
+    }
 }

@@ -18,6 +18,18 @@ source -encoding utf-8 [file join [file dirname [info script]] cli.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] testhooks.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] diff.tcl]
 
+# An unknown subcommand of the ensemble is a TCLCPROF error too, with
+# Tcl's message.
+
+proc ::tclcprof::UnknownSubcommand {ensemble subcommand args} {
+    set names [lsort [namespace eval ::tclcprof {namespace export}]]
+    return -code error -errorcode [list TCLCPROF SUBCOMMAND $subcommand] \
+	"unknown subcommand \"$subcommand\": must be\
+	[join [lrange $names 0 end-1] {, }], or [lindex $names end]"
+}
+namespace ensemble configure ::tclcprof \
+    -unknown ::tclcprof::UnknownSubcommand
+
 # Activation without editing the program: the environment variable
 # TCLCPROF holds options of tclcprof::start (a Tcl list), and profiling
 # starts as soon as the package is loaded, into tclcprof.db unless -db

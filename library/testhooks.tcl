@@ -130,11 +130,24 @@ proc ::tclcprof::tcltest::Check {opts} {
 	return -options $options $msg
     }
     set db [dict get $opts -db]
-    if {[file exists $db]} {
+    if {$db eq ""} {
+	return -code error -errorcode {TCLCPROF VALUE -db} \
+	    "-db cannot be empty for tclcprof::tcltest::enable: the runs\
+	    go to a file"
+    }
+    if {[file exists $db] || [string first \0 $db] >= 0} {
+	# (A name with a NUL: the error of tclcprof::runs.)
 	::tclcprof::runs -db $db
     } elseif {![file isdirectory [file dirname [file normalize $db]]]} {
 	return -code error -errorcode [list TCLCPROF DB OPEN $db] \
 	    "cannot open profile database \"$db\": no such directory"
+    } elseif {[catch {open $db {WRONLY CREAT EXCL}} chan]} {
+	# It cannot be made (a name too long, a directory not writable).
+	return -code error -errorcode [list TCLCPROF DB OPEN $db] \
+	    "cannot open profile database \"$db\": $chan"
+    } else {
+	close $chan
+	file delete $db
     }
 }
 

@@ -880,6 +880,27 @@ NopCmd(
     return TCL_OK;
 }
 
+/*
+ * cbtest::cputime -- this thread's CPU time in microseconds (timings that
+ *	another process on the machine does not disturb).
+ */
+
+static int
+CputimeCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp, Tcl_NewWideIntObj(
+	    (Tcl_WideInt) (ThreadCpuMs() * 1000.0)));
+    return TCL_OK;
+}
+
 DLLEXPORT int
 Cbtest_Init(
     Tcl_Interp *interp)
@@ -912,6 +933,7 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::churn", ChurnCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::cmdinfo", CmdInfoCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nop", NopCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::cputime", CputimeCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::callobjproc", CallObjProcCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::setinfo", SetInfoCmd, NULL, NULL);

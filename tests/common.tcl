@@ -27,6 +27,10 @@ if {[info commands ::cbtest::eval] eq "" && [cbtestLib] ne ""} {
 }
 testConstraint cbtest [llength [info commands ::cbtest::eval]]
 
+# Under valgrind (make valgrind) the process runs 20-50 times slower and
+# its threads one at a time: tests of rates and of times are left out.
+testConstraint notValgrind [expr {![info exists ::env(TCLCPROF_VALGRIND)]}]
+
 # The capture the tests run under (all.tcl runs the files that exercise
 # the level stack under each): wrap (the default), trace or check.
 set ::tclcprofCapture [expr {[info exists ::env(TCLCPROF_TEST_CAPTURE)]

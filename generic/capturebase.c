@@ -158,6 +158,8 @@ CprofCoverageOf(
     nameId = (namePtr->flags & CPROF_NAME_OBJECT)
 	    ? CprofNameMethodCall(&statePtr->naming, token, objc, objv, &fresh,
 		    &method)
+	    : ((namePtr->flags & CPROF_NAME_SUBCMD) && objc > 1)
+	    ? CprofNameSubcommand(&statePtr->naming, namePtr->nameId, objv[1])
 	    : namePtr->nameId;
     if (statePtr->exact.lines) {
 	siteKind = CprofSiteKey(statePtr->interp, &sitePtr, &siteOffset);

@@ -75,6 +75,10 @@ TCL_DECLARE_MUTEX(nameMutex)
  * Control commands that add nothing of their own when captured.
  */
 
+static int		MatchesSubcommands(CprofNaming *nPtr,
+			    const char *shown);
+static void		ClearSubFront(CprofNaming *nPtr);
+
 static const char *const controlNames[] = {
     "::if", "::for", "::foreach", "::lmap", "::while", "::catch", "::try",
     "::time", "::timerate", "::eval", "::uplevel", "::switch", NULL
@@ -377,6 +381,17 @@ ClearMethodCaches(
     ClearMethodFront(nPtr);
 }
 
+static void
+ClearSubFront(
+    CprofNaming *nPtr)
+{
+    int i;
+
+    for (i = 0; i < CPROF_FRONT_SIZE; i++) {
+	nPtr->subFront[i].baseId = -1;
+    }
+}
+
 void
 CprofNamingInit(
     CprofNaming *nPtr,
@@ -392,6 +407,7 @@ CprofNamingInit(
     Tcl_InitHashTable(&nPtr->contextCache, TCL_ONE_WORD_KEYS);
     ClearMethodFront(nPtr);
     nPtr->methodEpoch = -1;
+    ClearSubFront(nPtr);
 }
 
 void
@@ -423,6 +439,10 @@ CprofNamingFree(
     CprofNaming *nPtr)
 {
     CprofNamingClear(nPtr);
+    if (nPtr->subcmdPatterns != NULL) {
+	Tcl_DecrRefCount(nPtr->subcmdPatterns);
+	nPtr->subcmdPatterns = NULL;
+    }
     Tcl_DeleteHashTable(&nPtr->cmdCache);
     Tcl_DeleteHashTable(&nPtr->pairCache);
     Tcl_DeleteHashTable(&nPtr->methodCache);
@@ -544,8 +564,111 @@ CprofNameCommandUncached(
 	if (namePtr->nameId < 0) {
 	    namePtr->nameId = CprofNameIntern(shown, shownLen);
 	}
+	if (namePtr->kind == CPROF_KIND_CMD && !(namePtr->flags
+		& (CPROF_NAME_COROUTINE | CPROF_NAME_OWN | CPROF_NAME_IMPORTED))
+		&& MatchesSubcommands(nPtr, shown)) {
+	    namePtr->flags |= CPROF_NAME_SUBCMD;
+	}
     }
     Tcl_DecrRefCount(nameObj);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNamingSetSubcommands, MatchesSubcommands, CprofNameSubcommand --
+ *
+ *	-subcommands: C commands whose name matches one of these glob
+ *	patterns take a subcommand word, as object commands do (Tk's
+ *	widgets, ".*" by default; an SQLite handle, "db"): a call is named
+ *	with its first argument, "db eval", ".c create", as ensembles are.
+ *	Names already learnt are forgotten when the patterns change (at a
+ *	start, when nothing runs). The pair's name comes from a direct-
+ *	mapped front keyed by the command and the argument's Tcl_Obj (a
+ *	literal of the caller's bytecode, most often), the string compared
+ *	too; past it, the process-wide name table.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofNamingSetSubcommands(
+    CprofNaming *nPtr,
+    Tcl_Obj *patternsObj)
+{
+    const char *before = nPtr->subcmdPatterns
+	    ? Tcl_GetString(nPtr->subcmdPatterns) : "";
+
+    if (patternsObj != NULL && strcmp(before, Tcl_GetString(patternsObj))
+	    == 0) {
+	return;
+    }
+    if (patternsObj != NULL) {
+	Tcl_IncrRefCount(patternsObj);
+    }
+    if (nPtr->subcmdPatterns != NULL) {
+	Tcl_DecrRefCount(nPtr->subcmdPatterns);
+    }
+    nPtr->subcmdPatterns = patternsObj;
+    CprofNamingClear(nPtr);
+    ClearSubFront(nPtr);
+}
+
+static int
+MatchesSubcommands(
+    CprofNaming *nPtr,
+    const char *shown)
+{
+    Tcl_Obj **patterns;
+    int n, i;
+
+    if (nPtr->subcmdPatterns == NULL || Tcl_ListObjGetElements(NULL,
+	    nPtr->subcmdPatterns, &n, &patterns) != TCL_OK) {
+	return 0;
+    }
+    for (i = 0; i < n; i++) {
+	if (Tcl_StringMatch(shown, Tcl_GetString(patterns[i]))) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+int
+CprofNameSubcommand(
+    CprofNaming *nPtr,
+    int baseId,
+    Tcl_Obj *argObj)
+{
+    struct CprofSubFront *frontPtr;
+    const char *arg;
+    int len, slot;
+
+    arg = Tcl_GetStringFromObj(argObj, &len);
+    if (len == 0 || len > 40 || strchr(arg, ' ') != NULL) {
+	/*
+	 * Not a subcommand's name: data. Never intern what the program
+	 * passes as data, which could be anything.
+	 */
+
+	return baseId;
+    }
+    slot = (int) ((((uintptr_t) argObj >> 4) ^ (uintptr_t) baseId * 31)
+	    & (CPROF_FRONT_SIZE - 1));
+    frontPtr = &nPtr->subFront[slot];
+    if (frontPtr->baseId == baseId && frontPtr->argObj == argObj
+	    && frontPtr->len == len && memcmp(frontPtr->arg, arg, len) == 0) {
+	return frontPtr->nameId;
+    }
+    slot = InternPair(CprofNameString(baseId), arg);
+    if (len < (int) sizeof(frontPtr->arg)) {
+	frontPtr->baseId = baseId;
+	frontPtr->argObj = argObj;
+	frontPtr->len = len;
+	memcpy(frontPtr->arg, arg, len);
+	frontPtr->nameId = slot;
+    }
+    return slot;
 }
 
 /*

@@ -33,13 +33,13 @@ static const char *const optionNames[] = {
     "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
     "-duration", "-eventlimit", "-events", "-exclude", "-flush", "-include",
     "-label", "-lines", "-mode", "-native", "-onslow", "-rate", "-slow",
-    "-test", NULL
+    "-subcommands", "-test", NULL
 };
 enum CprofOption {
     OPT_CAPTURE, OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
     OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
     OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE, OPT_NATIVE, OPT_ONSLOW,
-    OPT_RATE, OPT_SLOW, OPT_TEST
+    OPT_RATE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
 };
 
 static const char *const modeNames[] = {
@@ -61,7 +61,7 @@ static const char *const commitNames[] = {
 
 enum ObjOption {
     OBJ_LABEL, OBJ_INCLUDE, OBJ_EXCLUDE, OBJ_ONSLOW, OBJ_DB, OBJ_TEST,
-    OBJ_COUNT
+    OBJ_SUBCOMMANDS, OBJ_COUNT
 };
 
 /*
@@ -398,6 +398,13 @@ ParseOptions(
 	    }
 	    objs[index == OPT_EXCLUDE ? OBJ_EXCLUDE : OBJ_INCLUDE] = objv[i+1];
 	    break;
+	case OPT_SUBCOMMANDS:
+	    if (Tcl_ListObjLength(NULL, objv[i+1], &n) != TCL_OK) {
+		return BadValue(interp, "-subcommands", objv[i+1],
+			"expected a list of glob patterns");
+	    }
+	    objs[OBJ_SUBCOMMANDS] = objv[i+1];
+	    break;
 	case OPT_LABEL:
 	    objs[OBJ_LABEL] = objv[i+1];
 	    break;
@@ -564,6 +571,8 @@ OptionValue(
 	return objs[OBJ_EXCLUDE];
     case OPT_INCLUDE:
 	return objs[OBJ_INCLUDE];
+    case OPT_SUBCOMMANDS:
+	return objs[OBJ_SUBCOMMANDS];
     case OPT_LABEL:
 	return objs[OBJ_LABEL];
     case OPT_LINES:
@@ -1531,6 +1540,7 @@ DoStart(
     memset(&statePtr->levels.counters, 0, sizeof(statePtr->levels.counters));
     statePtr->levels.stack.maxDepth = 0;
     ConnectLevels(statePtr);
+    CprofNamingSetSubcommands(&statePtr->naming, objs[OBJ_SUBCOMMANDS]);
     CprofCaptureInstall(statePtr);
     SetObjs(ciPtr->objs, objs);
     statePtr->running = 1;
@@ -2072,6 +2082,7 @@ MetaDict(
     PUT(metaObj, "running", Tcl_NewBooleanObj(statePtr->running));
     PUT(metaObj, "stopped_by", Tcl_NewStringObj(statePtr->stoppedBy
 	    ? statePtr->stoppedBy : "", -1));
+    PUT(metaObj, "subcommands", ciPtr->objs[OBJ_SUBCOMMANDS]);
     if (CprofModeSamples(mode)) {
 	samplingObj = SamplingDict(statePtr);
 	PUT(metaObj, "rate_requested", DictValue(samplingObj,
@@ -2459,14 +2470,18 @@ ConfigureObjCmd(
 		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
-	for (i = 0; i < 2; i++) {
-	    int obj = i ? OBJ_TEST : OBJ_DB;
+	for (i = 0; i < 3; i++) {
+	    static const int fixed[] = {OBJ_DB, OBJ_TEST, OBJ_SUBCOMMANDS};
+	    static const char *const fixedNames[] = {
+		"-db", "-test", "-subcommands"
+	    };
+	    int obj = fixed[i];
 
 	    if (strcmp(Tcl_GetString(objs[obj]),
 		    Tcl_GetString(ciPtr->objs[obj])) != 0) {
 		Tcl_SetObjResult(interp, Tcl_ObjPrintf(
 			"cannot change %s while profiling is running",
-			i ? "-test" : "-db"));
+			fixedNames[i]));
 		Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "RUNNING",
 			NULL);
 		return TCL_ERROR;
@@ -3524,7 +3539,12 @@ Tclcprof_Init(
     ciPtr->defaults = statePtr->options;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     for (i = 0; i < OBJ_COUNT; i++) {
-	ciPtr->objs[i] = Tcl_NewObj();
+	/*
+	 * -subcommands: Tk's widgets by default.
+	 */
+
+	ciPtr->objs[i] = (i == OBJ_SUBCOMMANDS)
+		? Tcl_NewStringObj(".*", -1) : Tcl_NewObj();
 	Tcl_IncrRefCount(ciPtr->objs[i]);
 	ciPtr->defaultObjs[i] = ciPtr->objs[i];
 	Tcl_IncrRefCount(ciPtr->defaultObjs[i]);

@@ -207,6 +207,8 @@ typedef struct CprofTclInternals {
 					 * ensemble or ::tclcprof::*). */
 #define CPROF_NAME_IMPORTED	0x10	/* Imported: what runs is the original,
 					 * whose name this is. */
+#define CPROF_NAME_SUBCMD	0x20	/* A C command named with its first
+					 * argument, "db eval" (-subcommands). */
 
 typedef struct CprofCmdName {
     int nameId;
@@ -256,6 +258,16 @@ typedef struct CprofNaming {
 				/* Direct-mapped front of contextCache. */
     int methodEpoch;		/* TclOO epoch the method caches belong
 				 * to. */
+    Tcl_Obj *subcmdPatterns;	/* -subcommands of the run, or NULL. */
+    struct CprofSubFront {
+	int baseId;		/* The command's name id; -1: empty. */
+	const void *argObj;	/* The subcommand's Tcl_Obj (a key only;
+				 * the string is compared too). */
+	int len;
+	char arg[28];
+	int nameId;		/* "cmd sub". */
+    } subFront[CPROF_FRONT_SIZE];
+				/* Direct-mapped cache of those names. */
 } CprofNaming;
 
 MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
@@ -278,6 +290,10 @@ MODULE_SCOPE int	CprofNameMethodCall(CprofNaming *nPtr,
 			    const void **methodPtrPtr);
 MODULE_SCOPE int	CprofNameMethod(CprofNaming *nPtr,
 			    Tcl_ObjectContext context);
+MODULE_SCOPE void	CprofNamingSetSubcommands(CprofNaming *nPtr,
+			    Tcl_Obj *patternsObj);
+MODULE_SCOPE int	CprofNameSubcommand(CprofNaming *nPtr, int baseId,
+			    Tcl_Obj *argObj);
 MODULE_SCOPE int	CprofNameFold(CprofNaming *nPtr, int ensNameId,
 			    Tcl_Command ensToken, Tcl_Command implToken);
 MODULE_SCOPE Tcl_Obj *	CprofDefinedProcs(Tcl_Interp *interp);

@@ -640,7 +640,8 @@ NameRec(
     recPtr->epoch = recPtr->cmdPtr->cmdEpoch;
     recPtr->flags &= ~REC_PLAIN;
     if (!(recPtr->name.flags & (CPROF_NAME_ENSEMBLE | CPROF_NAME_OBJECT
-	    | CPROF_NAME_OWN)) && !(recPtr->flags & (REC_CALIB | REC_EAGER))) {
+	    | CPROF_NAME_OWN | CPROF_NAME_SUBCMD))
+	    && !(recPtr->flags & (REC_CALIB | REC_EAGER))) {
 	recPtr->flags |= REC_PLAIN;
     }
 }
@@ -693,6 +694,9 @@ WrapPush(
 	entry.nameId = recPtr->name.nameId;
 	if ((recPtr->name.flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
 	    entry.flags = CPROF_FRAME_FOLD;
+	} else if ((recPtr->name.flags & CPROF_NAME_SUBCMD) && objc > 1) {
+	    entry.nameId = CprofNameSubcommand(&statePtr->naming,
+		    entry.nameId, objv[1]);
 	}
     }
     if (recPtr->name.flags & CPROF_NAME_OWN) {
@@ -781,6 +785,8 @@ WrapSlow(
 	    }
 	} else if ((recPtr->name.flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
 	    flags = CPROF_FRAME_FOLD;
+	} else if ((recPtr->name.flags & CPROF_NAME_SUBCMD) && objc > 1) {
+	    nameId = CprofNameSubcommand(&statePtr->naming, nameId, objv[1]);
 	}
 	framePtr = CprofLevelsPushPlain(lvPtr, nameId, recPtr->name.kind,
 		((Interp *) interp)->numLevels,

@@ -503,6 +503,25 @@ CprofAddSample(
 			|| info.nameId == ids.start)) {
 		    continue;
 		}
+
+		/*
+		 * A stripped executable's _start has no name: it is the
+		 * unnamed function that calls the C library's start-up.
+		 */
+
+		if (startup && kept == 0 && !info.exact && i + 1 < n
+			&& !merged[i + 1].isTcl) {
+		    int k = merged[i + 1].index;
+		    CprofSymInfo next;
+
+		    CprofSymResolve(statePtr->symPtr, (k == 0)
+			    ? samplePtr->ip[0] : samplePtr->ip[k] - 1, &next);
+		    if (next.nameId == ids.libcStart[0]
+			    || next.nameId == ids.libcStart[1]
+			    || next.nameId == ids.libcStart[2]) {
+			continue;
+		    }
+		}
 	    }
 	    startup = 0;
 	    exact[kept] = -1;

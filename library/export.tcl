@@ -28,8 +28,8 @@ namespace eval ::tclcprof::exportlib {
     # Escape, Quote.
     namespace path ::tclcprof::reportlib
 
-    variable optionNames {-data -db -file -format -run -view}
-    variable formats {callgrind chrome folded html pprof speedscope}
+    variable optionNames {-data -db -file -format -min -run -view}
+    variable formats {callgrind chrome dot folded html pprof speedscope}
 
     # Which tree of a profile of mode both each format uses with -view
     # auto: the exact one where the format is about call counts.
@@ -86,7 +86,7 @@ namespace eval ::tclcprof::exportlib {
 # ::tclcprof::export --
 #
 #	tclcprof::export -format FORMAT ?-file PATH? ?-data PROFILE?
-#	    ?-db FILE ?-run ID?? ?-view auto|samples|exact?
+#	    ?-db FILE ?-run ID?? ?-view auto|samples|exact? ?-min PCT?
 #
 # Results:
 #	The exported text (pprof: the gzipped bytes, as a byte array), or
@@ -127,6 +127,12 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 	    -view {
 		set v [Enum $opt $v view {auto exact samples}]
 	    }
+	    -min {
+		if {![string is double -strict $v] || !($v >= 0 && $v <= 100)} {
+		    Fail [list VALUE $opt $v] "bad value \"[Escape $v]\" for\
+			    -min: expected a percentage from 0 to 100"
+		}
+	    }
 	    -file - -db {
 		# No file name has a NUL (the database's name is checked
 		# where it is opened).
@@ -141,6 +147,10 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
     if {![dict exists $o -format]} {
 	Fail {VALUE -format} "-format is needed: one of [join \
 		[lrange $formats 0 end-1] {, }] or [lindex $formats end]"
+    }
+    if {[dict exists $o -min] && [dict get $o -format] ne "dot"} {
+	Fail {VALUE -min} "-min applies to -format dot only (the other\
+		formats keep every stack)"
     }
     CheckSource $o
     return $o
@@ -163,6 +173,10 @@ proc ::tclcprof::exportlib::Export {o profile} {
 	callgrind {return [Callgrind $t $profile]}
 	pprof {return [Pprof $t $profile]}
 	html {return [Html $t]}
+	dot {
+	    return [Dot $t [expr {[dict exists $o -min]
+		    ? [dict get $o -min] : 0.5}]]
+	}
     }
 }
 

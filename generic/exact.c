@@ -1735,6 +1735,15 @@ CprofExactCalibrate(
 	}
 	*inNsPtr = inNs;
 	*callNsPtr = callNs;
+	if (callNs == 0) {
+	    /*
+	     * The cost was lost in the machine's noise (a loaded machine,
+	     * the wrapper's few nanoseconds): this run is not compensated,
+	     * which its header says, and the next start measures again.
+	     */
+
+	    return TCL_OK;
+	}
 	Tcl_MutexLock(&calibMutex);
 	calibCache[which][capture].valid = 1;
 	calibCache[which][capture].inNs = inNs;

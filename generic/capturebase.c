@@ -158,9 +158,7 @@ CprofCoverageOf(
     nameId = (namePtr->flags & CPROF_NAME_OBJECT)
 	    ? CprofNameMethodCall(&statePtr->naming, token, objc, objv, &fresh,
 		    &method)
-	    : ((namePtr->flags & CPROF_NAME_SUBCMD) && objc > 1)
-	    ? CprofNameSubcommand(&statePtr->naming, namePtr->nameId, objv[1])
-	    : namePtr->nameId;
+	    : CprofNameArgument(&statePtr->naming, namePtr, objc, objv);
     if (statePtr->exact.lines) {
 	siteKind = CprofSiteKey(statePtr->interp, &sitePtr, &siteOffset);
     }

@@ -78,6 +78,8 @@ TCL_DECLARE_MUTEX(nameMutex)
 static int		MatchesSubcommands(CprofNaming *nPtr,
 			    const char *shown);
 static void		ClearSubFront(CprofNaming *nPtr);
+static int		ScriptNameId(CprofNaming *nPtr, int baseId,
+			    Tcl_Obj *fileObj);
 
 static const char *const controlNames[] = {
     "::if", "::for", "::foreach", "::lmap", "::while", "::catch", "::try",
@@ -569,6 +571,10 @@ CprofNameCommandUncached(
 		&& MatchesSubcommands(nPtr, shown)) {
 	    namePtr->flags |= CPROF_NAME_SUBCMD;
 	}
+	if (namePtr->kind == CPROF_KIND_CMD && strcmp(name, "::source") == 0
+		&& !(namePtr->flags & CPROF_NAME_IMPORTED)) {
+	    namePtr->flags |= CPROF_NAME_SCRIPT;
+	}
     }
     Tcl_DecrRefCount(nameObj);
 }
@@ -632,6 +638,76 @@ MatchesSubcommands(
 	}
     }
     return 0;
+}
+
+/*
+ * The name of a call of a command flagged CPROF_NAME_SUBCMD ("db eval")
+ * or CPROF_NAME_SCRIPT ("<script app.tcl>": source, by the tail of the
+ * file it runs, its last argument); the command's own name otherwise.
+ */
+
+int
+CprofNameArgument(
+    CprofNaming *nPtr,
+    const CprofCmdName *namePtr,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    if (objc < 2) {
+	return namePtr->nameId;
+    }
+    if (namePtr->flags & CPROF_NAME_SCRIPT) {
+	return ScriptNameId(nPtr, namePtr->nameId, objv[objc - 1]);
+    }
+    if (namePtr->flags & CPROF_NAME_SUBCMD) {
+	return CprofNameSubcommand(nPtr, namePtr->nameId, objv[1]);
+    }
+    return namePtr->nameId;
+}
+
+/*
+ * "<script tail>" for source's file argument, through the same front as
+ * subcommands (keyed by the file's Tcl_Obj and the base name id).
+ */
+
+static int
+ScriptNameId(
+    CprofNaming *nPtr,
+    int baseId,
+    Tcl_Obj *fileObj)
+{
+    struct CprofSubFront *frontPtr;
+    const char *file, *tail;
+    Tcl_DString ds;
+    int len, slot, id;
+
+    file = Tcl_GetStringFromObj(fileObj, &len);
+    slot = (int) ((((uintptr_t) fileObj >> 4) ^ (uintptr_t) baseId * 31)
+	    & (CPROF_FRONT_SIZE - 1));
+    frontPtr = &nPtr->subFront[slot];
+    if (frontPtr->baseId == baseId && frontPtr->argObj == fileObj
+	    && frontPtr->len == len && memcmp(frontPtr->arg, file, len) == 0) {
+	return frontPtr->nameId;
+    }
+    tail = strrchr(file, '/');
+    tail = (tail == NULL) ? file : tail + 1;
+    if (*tail == '\0' || strlen(tail) > 200) {
+	return baseId;
+    }
+    Tcl_DStringInit(&ds);
+    Tcl_DStringAppend(&ds, "<script ", -1);
+    Tcl_DStringAppend(&ds, tail, -1);
+    Tcl_DStringAppend(&ds, ">", 1);
+    id = CprofNameIntern(Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
+    Tcl_DStringFree(&ds);
+    if (len < (int) sizeof(frontPtr->arg)) {
+	frontPtr->baseId = baseId;
+	frontPtr->argObj = fileObj;
+	frontPtr->len = len;
+	memcpy(frontPtr->arg, file, len);
+	frontPtr->nameId = id;
+    }
+    return id;
 }
 
 int

@@ -209,6 +209,8 @@ typedef struct CprofTclInternals {
 					 * whose name this is. */
 #define CPROF_NAME_SUBCMD	0x20	/* A C command named with its first
 					 * argument, "db eval" (-subcommands). */
+#define CPROF_NAME_SCRIPT	0x40	/* source: named for the script it
+					 * runs, "<script app.tcl>". */
 
 typedef struct CprofCmdName {
     int nameId;
@@ -294,6 +296,9 @@ MODULE_SCOPE void	CprofNamingSetSubcommands(CprofNaming *nPtr,
 			    Tcl_Obj *patternsObj);
 MODULE_SCOPE int	CprofNameSubcommand(CprofNaming *nPtr, int baseId,
 			    Tcl_Obj *argObj);
+MODULE_SCOPE int	CprofNameArgument(CprofNaming *nPtr,
+			    const CprofCmdName *namePtr, int objc,
+			    Tcl_Obj *const objv[]);
 MODULE_SCOPE int	CprofNameFold(CprofNaming *nPtr, int ensNameId,
 			    Tcl_Command ensToken, Tcl_Command implToken);
 MODULE_SCOPE Tcl_Obj *	CprofDefinedProcs(Tcl_Interp *interp);

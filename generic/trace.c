@@ -152,9 +152,9 @@ TraceEnter(
 	entry.nameId = namePtr->nameId;
 	if ((namePtr->flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
 	    entry.flags = CPROF_FRAME_FOLD;
-	} else if ((namePtr->flags & CPROF_NAME_SUBCMD) && objc > 1) {
-	    entry.nameId = CprofNameSubcommand(&statePtr->naming,
-		    entry.nameId, objv[1]);
+	} else if (namePtr->flags & (CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT)) {
+	    entry.nameId = CprofNameArgument(&statePtr->naming, namePtr,
+		    objc, objv);
 	}
     }
     if (namePtr->flags & CPROF_NAME_OWN) {

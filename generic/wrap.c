@@ -640,7 +640,7 @@ NameRec(
     recPtr->epoch = recPtr->cmdPtr->cmdEpoch;
     recPtr->flags &= ~REC_PLAIN;
     if (!(recPtr->name.flags & (CPROF_NAME_ENSEMBLE | CPROF_NAME_OBJECT
-	    | CPROF_NAME_OWN | CPROF_NAME_SUBCMD))
+	    | CPROF_NAME_OWN | CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT))
 	    && !(recPtr->flags & (REC_CALIB | REC_EAGER))) {
 	recPtr->flags |= REC_PLAIN;
     }
@@ -694,9 +694,10 @@ WrapPush(
 	entry.nameId = recPtr->name.nameId;
 	if ((recPtr->name.flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
 	    entry.flags = CPROF_FRAME_FOLD;
-	} else if ((recPtr->name.flags & CPROF_NAME_SUBCMD) && objc > 1) {
-	    entry.nameId = CprofNameSubcommand(&statePtr->naming,
-		    entry.nameId, objv[1]);
+	} else if (recPtr->name.flags & (CPROF_NAME_SUBCMD
+		| CPROF_NAME_SCRIPT)) {
+	    entry.nameId = CprofNameArgument(&statePtr->naming,
+		    &recPtr->name, objc, objv);
 	}
     }
     if (recPtr->name.flags & CPROF_NAME_OWN) {
@@ -785,8 +786,10 @@ WrapSlow(
 	    }
 	} else if ((recPtr->name.flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
 	    flags = CPROF_FRAME_FOLD;
-	} else if ((recPtr->name.flags & CPROF_NAME_SUBCMD) && objc > 1) {
-	    nameId = CprofNameSubcommand(&statePtr->naming, nameId, objv[1]);
+	} else if (recPtr->name.flags & (CPROF_NAME_SUBCMD
+		| CPROF_NAME_SCRIPT)) {
+	    nameId = CprofNameArgument(&statePtr->naming, &recPtr->name,
+		    objc, objv);
 	}
 	framePtr = CprofLevelsPushPlain(lvPtr, nameId, recPtr->name.kind,
 		((Interp *) interp)->numLevels,

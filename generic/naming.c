@@ -80,6 +80,8 @@ static int		MatchesSubcommands(CprofNaming *nPtr,
 static void		ClearSubFront(CprofNaming *nPtr);
 static int		ScriptNameId(CprofNaming *nPtr, int baseId,
 			    Tcl_Obj *fileObj);
+static int		SubcommandNameId(CprofNaming *nPtr, int baseId,
+			    Tcl_Obj *argObj);
 
 static const char *const controlNames[] = {
     "::if", "::for", "::foreach", "::lmap", "::while", "::catch", "::try",
@@ -582,7 +584,7 @@ CprofNameCommandUncached(
 /*
  *----------------------------------------------------------------------
  *
- * CprofNamingSetSubcommands, MatchesSubcommands, CprofNameSubcommand --
+ * CprofNamingSetSubcommands, MatchesSubcommands, CprofNameArgument --
  *
  *	-subcommands: C commands whose name matches one of these glob
  *	patterns take a subcommand word, as object commands do (Tk's
@@ -660,14 +662,61 @@ CprofNameArgument(
 	return ScriptNameId(nPtr, namePtr->nameId, objv[objc - 1]);
     }
     if (namePtr->flags & CPROF_NAME_SUBCMD) {
-	return CprofNameSubcommand(nPtr, namePtr->nameId, objv[1]);
+	return SubcommandNameId(nPtr, namePtr->nameId, objv[1]);
     }
     return namePtr->nameId;
 }
 
 /*
- * "<script tail>" for source's file argument, through the same front as
- * subcommands (keyed by the file's Tcl_Obj and the base name id).
+ * The front of the names of CprofNameArgument: the slot of a (command,
+ * argument) pair, keyed by the argument's Tcl_Obj (a literal of the
+ * caller's bytecode, most often) with its string compared too; filled
+ * only for arguments that fit.
+ */
+
+static struct CprofSubFront *
+SubFrontSlot(
+    CprofNaming *nPtr,
+    int baseId,
+    Tcl_Obj *argObj)
+{
+    return &nPtr->subFront[(((uintptr_t) argObj >> 4)
+	    ^ (uintptr_t) baseId * 31) & (CPROF_FRONT_SIZE - 1)];
+}
+
+static int
+SubFrontHit(
+    const struct CprofSubFront *frontPtr,
+    int baseId,
+    Tcl_Obj *argObj,
+    const char *arg,
+    int len)
+{
+    return frontPtr->baseId == baseId && frontPtr->argObj == argObj
+	    && frontPtr->len == len && memcmp(frontPtr->arg, arg, len) == 0;
+}
+
+static int
+SubFrontFill(
+    struct CprofSubFront *frontPtr,
+    int baseId,
+    Tcl_Obj *argObj,
+    const char *arg,
+    int len,
+    int nameId)
+{
+    if (len < (int) sizeof(frontPtr->arg)) {
+	frontPtr->baseId = baseId;
+	frontPtr->argObj = argObj;
+	frontPtr->len = len;
+	memcpy(frontPtr->arg, arg, len);
+	frontPtr->nameId = nameId;
+    }
+    return nameId;
+}
+
+/*
+ * "<script tail>" for source's file argument.
  */
 
 static int
@@ -676,17 +725,13 @@ ScriptNameId(
     int baseId,
     Tcl_Obj *fileObj)
 {
-    struct CprofSubFront *frontPtr;
+    struct CprofSubFront *frontPtr = SubFrontSlot(nPtr, baseId, fileObj);
     const char *file, *tail;
     Tcl_DString ds;
-    int len, slot, id;
+    int len, id;
 
     file = Tcl_GetStringFromObj(fileObj, &len);
-    slot = (int) ((((uintptr_t) fileObj >> 4) ^ (uintptr_t) baseId * 31)
-	    & (CPROF_FRONT_SIZE - 1));
-    frontPtr = &nPtr->subFront[slot];
-    if (frontPtr->baseId == baseId && frontPtr->argObj == fileObj
-	    && frontPtr->len == len && memcmp(frontPtr->arg, file, len) == 0) {
+    if (SubFrontHit(frontPtr, baseId, fileObj, file, len)) {
 	return frontPtr->nameId;
     }
     tail = strrchr(file, '/');
@@ -700,25 +745,18 @@ ScriptNameId(
     Tcl_DStringAppend(&ds, ">", 1);
     id = CprofNameIntern(Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
     Tcl_DStringFree(&ds);
-    if (len < (int) sizeof(frontPtr->arg)) {
-	frontPtr->baseId = baseId;
-	frontPtr->argObj = fileObj;
-	frontPtr->len = len;
-	memcpy(frontPtr->arg, file, len);
-	frontPtr->nameId = id;
-    }
-    return id;
+    return SubFrontFill(frontPtr, baseId, fileObj, file, len, id);
 }
 
-int
-CprofNameSubcommand(
+static int
+SubcommandNameId(
     CprofNaming *nPtr,
     int baseId,
     Tcl_Obj *argObj)
 {
-    struct CprofSubFront *frontPtr;
+    struct CprofSubFront *frontPtr = SubFrontSlot(nPtr, baseId, argObj);
     const char *arg;
-    int len, slot;
+    int len;
 
     arg = Tcl_GetStringFromObj(argObj, &len);
     if (len == 0 || len > 40 || strchr(arg, ' ') != NULL) {
@@ -729,22 +767,11 @@ CprofNameSubcommand(
 
 	return baseId;
     }
-    slot = (int) ((((uintptr_t) argObj >> 4) ^ (uintptr_t) baseId * 31)
-	    & (CPROF_FRONT_SIZE - 1));
-    frontPtr = &nPtr->subFront[slot];
-    if (frontPtr->baseId == baseId && frontPtr->argObj == argObj
-	    && frontPtr->len == len && memcmp(frontPtr->arg, arg, len) == 0) {
+    if (SubFrontHit(frontPtr, baseId, argObj, arg, len)) {
 	return frontPtr->nameId;
     }
-    slot = InternPair(CprofNameString(baseId), arg);
-    if (len < (int) sizeof(frontPtr->arg)) {
-	frontPtr->baseId = baseId;
-	frontPtr->argObj = argObj;
-	frontPtr->len = len;
-	memcpy(frontPtr->arg, arg, len);
-	frontPtr->nameId = slot;
-    }
-    return slot;
+    return SubFrontFill(frontPtr, baseId, argObj, arg, len,
+	    InternPair(CprofNameString(baseId), arg));
 }
 
 /*

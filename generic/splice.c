@@ -74,6 +74,33 @@ InTrampoline(
     return pc >= start && pc < end;
 }
 
+/*
+ * The native frame, from pos inward, whose stack pointer is 'anchor' and
+ * whose IP lies in the trampoline; -1 if none.
+ */
+
+static int
+FindAnchor(
+    const uintptr_t *ip,
+    const uintptr_t *cfa,
+    int pos,
+    uintptr_t anchor,
+    uintptr_t trampStart,
+    uintptr_t trampEnd)
+{
+    int j;
+
+    if (anchor == 0) {
+	return -1;
+    }
+    for (j = pos; j >= 0; j--) {
+	if (cfa[j] == anchor && InTrampoline(ip, j, trampStart, trampEnd)) {
+	    return j;
+	}
+    }
+    return -1;
+}
+
 int
 CprofSplice(
     const uintptr_t *ip,
@@ -95,17 +122,11 @@ CprofSplice(
 
     pos = nNative - 1;
     while (t < nTcl) {
-	int j, found = -1;
+	int found = FindAnchor(ip, cfa, pos, tcl[t].anchor, trampStart,
+		trampEnd), lost = 0;
 
-	for (j = pos; j >= 0; j--) {
-	    if (cfa[j] == tcl[t].anchor && tcl[t].anchor != 0
-		    && InTrampoline(ip, j, trampStart, trampEnd)) {
-		found = j;
-		break;
-	    }
-	}
 	if (found < 0) {
-	    int t2, outer = (nNative > 0) ? nNative - 1 : 0;
+	    int t2, beyondAll;
 
 	    /*
 	     * Does a later Tcl frame match? Then tcl[t..t2-1] lost their
@@ -113,58 +134,37 @@ CprofSplice(
 	     * found (right before tcl[t2]).
 	     */
 
-	    for (t2 = t + 1; t2 < nTcl && found < 0; t2++) {
-		for (j = pos; j >= 0; j--) {
-		    if (cfa[j] == tcl[t2].anchor && tcl[t2].anchor != 0
-			    && InTrampoline(ip, j, trampStart, trampEnd)) {
-			found = j;
-			break;
-		    }
+	    for (t2 = t + 1; t2 < nTcl; t2++) {
+		found = FindAnchor(ip, cfa, pos, tcl[t2].anchor, trampStart,
+			trampEnd);
+		if (found >= 0) {
+		    break;
 		}
 	    }
 	    if (found < 0) {
 		break;
 	    }
-	    t2--;
-	    if (pos == nNative - 1 && nNative > 0) {
-		int allBeyond = 1;
-
-		for (i = t; i < t2; i++) {
-		    if (tcl[i].anchor == 0 || tcl[i].anchor <= cfa[outer]) {
-			allBeyond = 0;
-			break;
-		    }
+	    lost = t2 - t;
+	    unmatched += lost;
+	    beyondAll = (pos == nNative - 1);
+	    for (i = t; i < t2 && beyondAll; i++) {
+		beyondAll = (tcl[i].anchor != 0
+			&& tcl[i].anchor > cfa[nNative - 1]);
+	    }
+	    if (beyondAll) {
+		beyond += lost;
+		while (t < t2) {
+		    out[n].isTcl = 1;
+		    out[n++].index = t++;
 		}
-		if (allBeyond) {
-		    unmatched += t2 - t;
-		    beyond += t2 - t;
-		    while (t < t2) {
-			out[n].isTcl = 1;
-			out[n++].index = t++;
-		    }
-		    continue;
-		}
+		continue;
 	    }
-	    for (i = pos; i >= found; i--) {
-		out[n].isTcl = 0;
-		out[n++].index = i;
-	    }
-	    pos = found - 1;
-	    unmatched += t2 - t;
-	    while (t < t2) {
-		out[n].isTcl = 1;
-		out[n++].index = t++;
-	    }
-	    while (t < nTcl && tcl[t].anchor == cfa[found]) {
-		out[n].isTcl = 1;
-		out[n++].index = t++;
-	    }
-	    continue;
 	}
 
 	/*
 	 * Emit native frames down to and including the trampoline, then
-	 * every Tcl frame anchored there.
+	 * the Tcl frames that lost theirs, then every Tcl frame anchored
+	 * there.
 	 */
 
 	for (i = pos; i >= found; i--) {
@@ -172,6 +172,10 @@ CprofSplice(
 	    out[n++].index = i;
 	}
 	pos = found - 1;
+	while (lost-- > 0) {
+	    out[n].isTcl = 1;
+	    out[n++].index = t++;
+	}
 	while (t < nTcl && tcl[t].anchor == cfa[found]) {
 	    out[n].isTcl = 1;
 	    out[n++].index = t++;

@@ -294,8 +294,6 @@ MODULE_SCOPE int	CprofNameMethod(CprofNaming *nPtr,
 			    Tcl_ObjectContext context);
 MODULE_SCOPE void	CprofNamingSetSubcommands(CprofNaming *nPtr,
 			    Tcl_Obj *patternsObj);
-MODULE_SCOPE int	CprofNameSubcommand(CprofNaming *nPtr, int baseId,
-			    Tcl_Obj *argObj);
 MODULE_SCOPE int	CprofNameArgument(CprofNaming *nPtr,
 			    const CprofCmdName *namePtr, int objc,
 			    Tcl_Obj *const objv[]);

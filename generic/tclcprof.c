@@ -3290,17 +3290,17 @@ DebugObjCmd(
 {
     static const char *const subNames[] = {
 	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "names",
-	"splice", "spoollimit", "trampolines", NULL
+	"splice", "spoollimit", "symbol", "trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_TRAMPOLINES
+	SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
 	"names", "splice native tcl trampoline", "spoollimit bytes",
-	"trampolines"
+	"symbol address", "trampolines"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int index;
@@ -3322,6 +3322,37 @@ DebugObjCmd(
     switch (index) {
     case SUB_AGGREGATE:
 	return DebugAggregate(interp, objv[2]);
+    case SUB_SYMBOL: {
+	/*
+	 * The name a sample's native frame at this address gets.
+	 */
+
+	Tcl_WideInt addr;
+	CprofSymbolizer *symPtr = statePtr->symPtr;
+	CprofSymInfo info;
+	const char *name;
+
+	if (Tcl_GetWideIntFromObj(NULL, objv[2], &addr) != TCL_OK
+		|| addr <= 0) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		    "bad address \"%s\": expected a positive integer",
+		    Tcl_GetString(objv[2])));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "symbol",
+		    Tcl_GetString(objv[2]), NULL);
+	    return TCL_ERROR;
+	}
+	if (symPtr == NULL) {
+	    symPtr = CprofSymNew();
+	}
+	CprofSymRefresh(symPtr);
+	CprofSymResolve(symPtr, (uintptr_t) addr, &info);
+	name = CprofNameString(info.nameId);
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(name ? name : "", -1));
+	if (symPtr != statePtr->symPtr) {
+	    CprofSymFree(symPtr);
+	}
+	return TCL_OK;
+    }
     case SUB_SPLICE:
 	return DebugSplice(interp, objv[2], objv[3], objv[4]);
     case SUB_NAMES:

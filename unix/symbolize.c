@@ -129,6 +129,9 @@ typedef struct SymTable {
     char *names;		/* Name pool. */
     FuncRange *fdes;		/* Sorted by start. */
     int numFdes;
+    FuncSym *plts;		/* PLT stubs, "name@plt", sorted by start. */
+    int numPlts;
+    char *pltNames;		/* Their name pool. */
     int fromSymtab;		/* Symbols came from a .symtab. */
     unsigned char buildId[BUILD_ID_MAX];
     int buildIdLen;		/* 0: the file has no build-id. */
@@ -331,6 +334,8 @@ static int		CompareRawSyms(const void *a, const void *b);
 static int		ReadSymbols(const ElfView *vPtr, SymTable *tablePtr,
 			    uint32_t type);
 static const FuncSym *	FindSym(const SymTable *tablePtr, uint64_t rel);
+static void		ReadPlt(const ElfView *vPtr, SymTable *tablePtr);
+static const FuncSym *	FindPlt(const SymTable *tablePtr, uint64_t rel);
 static void		ParseImage(SymTable *tablePtr,
 			    const unsigned char *img, size_t size);
 static int		SameFile(const struct stat *stPtr,
@@ -1577,6 +1582,158 @@ ParseImage(
     if (!ReadSymbols(&v, tablePtr, SHT_SYMTAB)) {
 	ReadSymbols(&v, tablePtr, SHT_DYNSYM);
     }
+    ReadPlt(&v, tablePtr);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ReadPlt, FindPlt --
+ *
+ *	Name the PLT stubs of an x86-64 module, "name@plt" as perf does:
+ *	no symbol covers them, so they would be named by their unwind
+ *	entry, "module!fn_0x...". The stub of the i-th relocation of
+ *	.rela.plt is the i-th entry of .plt.sec when the module has one
+ *	(IBT-enabled code), else the (i+1)-th of .plt (whose first entry
+ *	calls the dynamic linker); entries are 16 bytes. Relocations that
+ *	name no symbol (IRELATIVE) leave their stub unnamed.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SectionIs(
+    const ElfView *vPtr,
+    const Elf64_Shdr *strShPtr,
+    const Elf64_Shdr *shPtr,
+    const char *name)
+{
+    size_t len = strlen(name) + 1;
+
+    return shPtr->sh_name < strShPtr->sh_size
+	    && strShPtr->sh_size - shPtr->sh_name >= len
+	    && memcmp(vPtr->img + strShPtr->sh_offset + shPtr->sh_name, name,
+		    len) == 0;
+}
+
+static void
+ReadPlt(
+    const ElfView *vPtr,
+    SymTable *tablePtr)
+{
+    Elf64_Shdr strSh, sh, rela, dynsym, dynstr, plt;
+    Tcl_DString pool;
+    FuncSym *stubs;
+    uint64_t count, i, stride = 16, first = 1;
+    int j, haveRela = 0, havePlt = 0, n = 0;
+
+    memset(&rela, 0, sizeof(rela));
+    memset(&plt, 0, sizeof(plt));
+    if (vPtr->eh.e_machine != EM_X86_64 || vPtr->shnum == 0
+	    || !GetShdr(vPtr, vPtr->eh.e_shstrndx, &strSh)
+	    || !InRange(vPtr->size, strSh.sh_offset, strSh.sh_size)) {
+	return;
+    }
+    for (j = 0; j < vPtr->shnum; j++) {
+	GetShdr(vPtr, j, &sh);
+	if (sh.sh_type == SHT_RELA && SectionIs(vPtr, &strSh, &sh,
+		".rela.plt")) {
+	    rela = sh;
+	    haveRela = 1;
+	} else if (SectionIs(vPtr, &strSh, &sh, ".plt.sec")) {
+	    plt = sh;
+	    first = 0;
+	    havePlt = 2;
+	} else if (havePlt < 2 && SectionIs(vPtr, &strSh, &sh, ".plt")) {
+	    plt = sh;
+	    havePlt = 1;
+	}
+    }
+    if (!haveRela || !havePlt
+	    || rela.sh_entsize != sizeof(Elf64_Rela)
+	    || !InRange(vPtr->size, rela.sh_offset, rela.sh_size)
+	    || !GetShdr(vPtr, (int) rela.sh_link, &dynsym)
+	    || dynsym.sh_type != SHT_DYNSYM
+	    || !InRange(vPtr->size, dynsym.sh_offset, dynsym.sh_size)
+	    || !GetShdr(vPtr, (int) dynsym.sh_link, &dynstr)
+	    || dynstr.sh_type != SHT_STRTAB
+	    || !InRange(vPtr->size, dynstr.sh_offset, dynstr.sh_size)) {
+	return;
+    }
+    count = rela.sh_size / sizeof(Elf64_Rela);
+    if (count == 0 || count > MAX_SYMBOLS) {
+	return;
+    }
+    stubs = (FuncSym *) ckalloc(count * sizeof(FuncSym));
+    Tcl_DStringInit(&pool);
+    for (i = 0; i < count; i++) {
+	Elf64_Rela r;
+	Elf64_Sym sym;
+	uint64_t symIdx, start = plt.sh_addr + (i + first) * stride;
+	const char *name;
+	size_t len;
+
+	memcpy(&r, vPtr->img + rela.sh_offset + i * sizeof(Elf64_Rela),
+		sizeof(Elf64_Rela));
+	symIdx = ELF64_R_SYM(r.r_info);
+	if (ELF64_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT || symIdx == 0
+		|| (symIdx + 1) * sizeof(Elf64_Sym) > dynsym.sh_size
+		|| start + stride > plt.sh_addr + plt.sh_size) {
+	    continue;
+	}
+	memcpy(&sym, vPtr->img + dynsym.sh_offset + symIdx * sizeof(Elf64_Sym),
+		sizeof(Elf64_Sym));
+	if (sym.st_name >= dynstr.sh_size) {
+	    continue;
+	}
+	name = (const char *) vPtr->img + dynstr.sh_offset + sym.st_name;
+	len = strnlen(name, dynstr.sh_size - sym.st_name);
+	if (len == dynstr.sh_size - sym.st_name || len == 0 || len > 1024) {
+	    continue;
+	}
+	if (memchr(name, '@', len) != NULL) {
+	    len = (const char *) memchr(name, '@', len) - name;
+	}
+	stubs[n].start = start;
+	stubs[n].end = start + stride;
+	stubs[n].name = (uint32_t) Tcl_DStringLength(&pool);
+	Tcl_DStringAppend(&pool, name, (int) len);
+	Tcl_DStringAppend(&pool, "@plt", 5);	/* With its NUL. */
+	n++;
+    }
+    if (n == 0) {
+	ckfree(stubs);
+	Tcl_DStringFree(&pool);
+	return;
+    }
+    tablePtr->plts = stubs;
+    tablePtr->numPlts = n;
+    tablePtr->pltNames = ckalloc(Tcl_DStringLength(&pool));
+    memcpy(tablePtr->pltNames, Tcl_DStringValue(&pool),
+	    Tcl_DStringLength(&pool));
+    Tcl_DStringFree(&pool);
+}
+
+static const FuncSym *
+FindPlt(
+    const SymTable *tablePtr,
+    uint64_t rel)
+{
+    int lo = 0, hi = tablePtr->numPlts;
+
+    while (lo < hi) {
+	int mid = lo + (hi - lo) / 2;
+
+	if (tablePtr->plts[mid].end <= rel) {
+	    lo = mid + 1;
+	} else {
+	    hi = mid;
+	}
+    }
+    if (lo < tablePtr->numPlts && tablePtr->plts[lo].start <= rel) {
+	return &tablePtr->plts[lo];
+    }
+    return NULL;
 }
 
 /*
@@ -1794,6 +1951,10 @@ FreeTable(
     }
     if (tablePtr->fdes != NULL) {
 	ckfree(tablePtr->fdes);
+    }
+    if (tablePtr->plts != NULL) {
+	ckfree(tablePtr->plts);
+	ckfree(tablePtr->pltNames);
     }
     ckfree(tablePtr->key);
     ckfree(tablePtr);
@@ -2842,9 +3003,15 @@ Describe(
     rel = (uint64_t) (addr - modPtr->base);
     tablePtr = ModuleTable(modPtr);
     if (tablePtr != NULL) {
-	const FuncSym *symEntPtr = FindSym(tablePtr, rel);
+	const FuncSym *symEntPtr = FindPlt(tablePtr, rel);
 	const FuncRange *fdePtr;
 
+	if (symEntPtr != NULL) {
+	    return FuncEntry(symPtr, modPtr,
+		    modPtr->base + (uintptr_t) symEntPtr->start, 1,
+		    tablePtr->pltNames + symEntPtr->name);
+	}
+	symEntPtr = FindSym(tablePtr, rel);
 	if (symEntPtr != NULL) {
 	    return FuncEntry(symPtr, modPtr,
 		    modPtr->base + (uintptr_t) symEntPtr->start, 1,

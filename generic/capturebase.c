@@ -22,6 +22,7 @@
 
 #include <tclInt.h>
 #include "captureInt.h"
+#include "levelsInline.h"
 #include <string.h>
 #include <stdio.h>
 

@@ -51,6 +51,7 @@
 
 #include <tclInt.h>
 #include "captureInt.h"
+#include "levelsInline.h"
 #include <string.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -1,0 +1,208 @@
+/*
+ * cmdInt.h --
+ *
+ *	What the files of the command layer share: the per-interpreter
+ *	state beyond the collector's (CprofInterp), the option tables and
+ *	limits, and the functions one file of the layer offers the others.
+ *
+ *	    tclcprof.c	package init and unload, the ::tclcprof ensemble,
+ *			interp and namespace deletion
+ *	    options.c	the option table, parsing, the values reported,
+ *			errors
+ *	    run.c	a run's lifecycle: start, stop, pause, resume,
+ *			reset, profile, configure, -duration, the level
+ *			stack's hooks, the sampler's arming and drain timer
+ *	    rundb.c	a run's -db: flushes while it runs, the last write,
+ *			the exit flush, fork
+ *	    meta.c	what a run says about itself: its meta, the
+ *			sampling and exact parts of status
+ *	    status.c	status, data, save, runs, stack
+ *	    layout.c	report support: the tree layout and flat sums
+ *	    debugcmd.c	tclcprof::debug, introspection and test hooks
+ *
+ *	Each file calls only those below it in this order, from the top:
+ *	tclcprof.c, status.c, debugcmd.c, layout.c, run.c, rundb.c,
+ *	meta.c, options.c. rundb.c stops a run at exit through
+ *	CprofInterp's stopProc, set by tclcprof.c. All of them sit on top
+ *	of the collector (tclcprofInt.h): they call it, it never calls
+ *	them except through the hooks run.c registers.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _CMDINT_H
+#define _CMDINT_H
+
+#include "tclcprofInt.h"
+
+#define PUT(d, k, v) \
+    Tcl_DictObjPut(NULL, (d), Tcl_NewStringObj((k), -1), (v))
+
+/*
+ * Options of start and configure, in the order of cprofOptionNames.
+ */
+
+enum CprofOption {
+    OPT_CAPTURE, OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
+    OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
+    OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE, OPT_NATIVE, OPT_ONSLOW,
+    OPT_RATE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
+};
+
+MODULE_SCOPE const char *const cprofOptionNames[];
+MODULE_SCOPE const char *const cprofModeNames[];
+MODULE_SCOPE const char *const cprofClockNames[];
+MODULE_SCOPE const char *const cprofNativeNames[];
+MODULE_SCOPE const char *const cprofCommitNames[];
+
+/*
+ * Options whose values are Tcl values, kept as objects.
+ */
+
+enum ObjOption {
+    OBJ_LABEL, OBJ_INCLUDE, OBJ_EXCLUDE, OBJ_ONSLOW, OBJ_DB, OBJ_TEST,
+    OBJ_SUBCOMMANDS, OBJ_COUNT
+};
+
+/*
+ * -flush: how often a run with -db writes to the file, by default, for
+ * -commit staged and direct; at most.
+ */
+
+#define DEFAULT_FLUSH_STAGED 5000
+#define DEFAULT_FLUSH_DIRECT 200
+#define MAX_FLUSH_MS 86400000
+
+/*
+ * Most events -events keeps by default, and at most.
+ */
+
+#define DEFAULT_EVENT_LIMIT 1000000
+#define MAX_EVENT_LIMIT 50000000	/* Three list elements per event: the
+				 * events of a profile must fit in one Tcl
+				 * list. */
+
+/*
+ * Highest sampling rate accepted: beyond this the handler's own cost
+ * (about 20 us a sample here) would dominate.
+ */
+
+#define MAX_RATE 10000.0
+
+
+/*
+ * Per-interpreter state beyond what the collector needs.
+ */
+
+typedef struct CprofInterp {
+    CprofState state;		/* Must be first. */
+    Tcl_Obj *objs[OBJ_COUNT];	/* -label, -include, -exclude, -onslow of
+				 * the current (or last) run. */
+    CprofOptions defaults;	/* Options set by configure: what a run
+				 * started without options uses. */
+    Tcl_Obj *defaultObjs[OBJ_COUNT];
+				/* The same, set by configure. */
+    Tcl_TimerToken durationTimer;
+				/* Stops a run with -duration that sits in
+				 * the event loop. */
+    CprofStore *storePtr;	/* The file a run with -db writes, or
+				 * NULL. */
+    uint64_t nextFlushNs;	/* Monotonic time of its next flush. */
+    Tcl_TimerToken flushTimer;	/* Flushes a run that sits in the event
+				 * loop. */
+    double startWall;		/* Unix time the run started. */
+    int liveCommands;		/* The commands of commandTable that are
+				 * not deleted. */
+    Tcl_Command reloadCmd;	/* The hidden command that makes them again
+				 * once they are all deleted, or NULL. */
+    void (*stopProc)(CprofState *statePtr);
+				/* Stops a run (run.c's CprofRunStop), for
+				 * rundb.c's exit flush, which sits below
+				 * run.c. */
+} CprofInterp;
+
+/*
+ * options.c
+ */
+
+MODULE_SCOPE int	CprofStateError(Tcl_Interp *interp,
+			    const char *message, const char *what);
+MODULE_SCOPE int	CprofBadValue(Tcl_Interp *interp, const char *option,
+			    Tcl_Obj *valueObj, const char *what);
+MODULE_SCOPE int	CprofRunClock(const CprofOptions *optsPtr);
+MODULE_SCOPE int	CprofParseOptions(Tcl_Interp *interp, int objc,
+			    Tcl_Obj *const objv[], CprofOptions *optsPtr,
+			    Tcl_Obj **objs, int running, int *givenPtr);
+MODULE_SCOPE int	CprofCheckModeOptions(Tcl_Interp *interp,
+			    const CprofOptions *optsPtr, int given);
+MODULE_SCOPE Tcl_Obj *	CprofOptionsDict(CprofInterp *ciPtr);
+MODULE_SCOPE void	CprofSetObjs(Tcl_Obj **dest, Tcl_Obj *const *src);
+MODULE_SCOPE Tcl_Obj *	CprofOptionValue(CprofInterp *ciPtr, int index);
+
+/*
+ * run.c
+ */
+
+MODULE_SCOPE void	CprofRunStop(CprofState *statePtr);
+MODULE_SCOPE void	CprofRunStopByItself(CprofState *statePtr);
+MODULE_SCOPE void	CprofRunSetDeadline(CprofInterp *ciPtr,
+			    double duration, uint64_t fromNs);
+MODULE_SCOPE void	CprofRunStopSampling(CprofState *statePtr);
+MODULE_SCOPE Tcl_ObjCmdProc CprofStartObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofStopObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofPauseObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofResumeObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofResetObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofProfileObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofProfileNRCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofConfigureObjCmd;
+
+/*
+ * rundb.c
+ */
+
+MODULE_SCOPE int	CprofRunDbFlushMs(const CprofOptions *optsPtr);
+MODULE_SCOPE Tcl_Obj *	CprofRunDbInfo(CprofInterp *ciPtr,
+			    const CprofOptions *optsPtr, Tcl_Obj *const *objs,
+			    Tcl_WideInt parentRun, double startWall);
+MODULE_SCOPE void	CprofRunDbUpdatePolling(CprofInterp *ciPtr);
+MODULE_SCOPE int	CprofRunDbOpen(CprofInterp *ciPtr, Tcl_Interp *interp,
+			    const CprofOptions *optsPtr, Tcl_Obj *const *objs,
+			    double startWall);
+MODULE_SCOPE void	CprofRunDbDiscard(CprofInterp *ciPtr);
+MODULE_SCOPE int	CprofRunDbFinish(CprofInterp *ciPtr, Tcl_Interp *interp,
+			    int exiting);
+MODULE_SCOPE void	CprofRunDbPoll(CprofInterp *ciPtr, uint64_t now);
+MODULE_SCOPE void	CprofRunDbFlushTimerProc(ClientData clientData);
+
+/*
+ * meta.c
+ */
+
+MODULE_SCOPE Tcl_Obj *	CprofMetaDict(CprofInterp *ciPtr);
+MODULE_SCOPE Tcl_Obj *	CprofSamplingDict(CprofState *statePtr);
+MODULE_SCOPE Tcl_Obj *	CprofExactDict(CprofState *statePtr);
+MODULE_SCOPE double	CprofSamplerSeconds(CprofSampler *sPtr);
+
+/*
+ * status.c
+ */
+
+MODULE_SCOPE Tcl_ObjCmdProc CprofStatusObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofDataObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofSaveObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofRunsObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofStackObjCmd;
+
+/*
+ * layout.c, debugcmd.c
+ */
+
+MODULE_SCOPE Tcl_ObjCmdProc CprofLayoutObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofFlatSumsObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofDebugObjCmd;
+
+#endif /* _CMDINT_H */

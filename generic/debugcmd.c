@@ -1,0 +1,358 @@
+/*
+ * debugcmd.c --
+ *
+ *	tclcprof::debug: introspection and test hooks (splice and aggregate
+ *	synthetic stacks, the stack pointers the unwinder sees, interned
+ *	names, limits of the store and the spool).
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "cmdInt.h"
+#include <string.h>
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDebugObjCmd --
+ *
+ *	tclcprof::debug aggregate stacks
+ *	tclcprof::debug cfas
+ *	tclcprof::debug dbbusy ms
+ *	tclcprof::debug dblimit pages
+ *	tclcprof::debug names
+ *	tclcprof::debug splice native tcl trampoline
+ *	tclcprof::debug spoollimit bytes
+ *	tclcprof::debug trampolines
+ *
+ *	Introspection and test hooks: aggregate synthetic stacks into a
+ *	fresh call tree; the frame stack pointers the sampler's unwinder
+ *	(libgcc) sees from here; the number of interned names; splice
+ *	synthetic native and Tcl frames; the stack pointers of the
+ *	trampoline frames on the native stack as libunwind finds them.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+DebugSplice(
+    Tcl_Interp *interp,
+    Tcl_Obj *nativeObj,
+    Tcl_Obj *tclObj,
+    Tcl_Obj *trampObj)
+{
+    uintptr_t ip[CPROF_NATIVE_MAX], cfa[CPROF_NATIVE_MAX];
+    CprofTclRef tcl[CPROF_TCL_MAX];
+    CprofSpliceEntry out[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    Tcl_Obj **nv, **tv, **ev, *nativeLabels, *tclLabels, *resultObj;
+    int nn, nt, ne, i, n, unmatched;
+    Tcl_WideInt w[3];
+
+    if (Tcl_ListObjGetElements(interp, nativeObj, &nn, &nv) != TCL_OK
+	    || Tcl_ListObjGetElements(interp, tclObj, &nt, &tv) != TCL_OK
+	    || Tcl_ListObjGetElements(interp, trampObj, &ne, &ev) != TCL_OK) {
+	goto bad;
+    }
+    if (nn > CPROF_NATIVE_MAX || nt > CPROF_TCL_MAX || ne != 2
+	    || Tcl_GetWideIntFromObj(NULL, ev[0], &w[0]) != TCL_OK
+	    || Tcl_GetWideIntFromObj(NULL, ev[1], &w[1]) != TCL_OK) {
+	goto bad;
+    }
+    nativeLabels = Tcl_NewListObj(0, NULL);
+    tclLabels = Tcl_NewListObj(0, NULL);
+    Tcl_IncrRefCount(nativeLabels);
+    Tcl_IncrRefCount(tclLabels);
+    for (i = 0; i < nn; i++) {
+	Tcl_Obj **fv;
+	int fc;
+
+	if (Tcl_ListObjGetElements(NULL, nv[i], &fc, &fv) != TCL_OK
+		|| fc != 3 || Tcl_GetWideIntFromObj(NULL, fv[1], &w[2])
+		!= TCL_OK) {
+	    goto badFree;
+	}
+	ip[i] = (uintptr_t) w[2];
+	if (Tcl_GetWideIntFromObj(NULL, fv[2], &w[2]) != TCL_OK) {
+	    goto badFree;
+	}
+	cfa[i] = (uintptr_t) w[2];
+	Tcl_ListObjAppendElement(NULL, nativeLabels, fv[0]);
+    }
+    for (i = 0; i < nt; i++) {
+	Tcl_Obj **fv;
+	int fc;
+
+	if (Tcl_ListObjGetElements(NULL, tv[i], &fc, &fv) != TCL_OK
+		|| fc != 2 || Tcl_GetWideIntFromObj(NULL, fv[1], &w[2])
+		!= TCL_OK) {
+	    goto badFree;
+	}
+	memset(&tcl[i], 0, sizeof(CprofTclRef));
+	tcl[i].anchor = (uintptr_t) w[2];
+	Tcl_ListObjAppendElement(NULL, tclLabels, fv[0]);
+    }
+    n = CprofSplice(ip, cfa, nn, tcl, nt, (uintptr_t) w[0], (uintptr_t) w[1],
+	    out, &unmatched, NULL);
+    resultObj = Tcl_NewListObj(0, NULL);
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *labelObj;
+
+	Tcl_ListObjIndex(NULL, out[i].isTcl ? tclLabels : nativeLabels,
+		out[i].index, &labelObj);
+	Tcl_ListObjAppendElement(NULL, resultObj, labelObj);
+    }
+    Tcl_DecrRefCount(nativeLabels);
+    Tcl_DecrRefCount(tclLabels);
+    Tcl_SetObjResult(interp, Tcl_NewListObj(0, NULL));
+    Tcl_ListObjAppendElement(NULL, Tcl_GetObjResult(interp), resultObj);
+    Tcl_ListObjAppendElement(NULL, Tcl_GetObjResult(interp),
+	    Tcl_NewIntObj(unmatched));
+    return TCL_OK;
+
+  badFree:
+    Tcl_DecrRefCount(nativeLabels);
+    Tcl_DecrRefCount(tclLabels);
+  bad:
+    Tcl_SetObjResult(interp, Tcl_NewStringObj("bad splice input: expected "
+	    "native {{label ip cfa} ...} tcl {{label anchor} ...} "
+	    "trampoline {start end}", -1));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "splice", NULL);
+    return TCL_ERROR;
+}
+
+static int
+DebugAggregate(
+    Tcl_Interp *interp,
+    Tcl_Obj *stacksObj)
+{
+    CprofTree tree;
+    Tcl_Obj **sv;
+    int ns, i;
+    Tcl_WideInt sum = 0;	/* The root's total: no node has more. */
+
+    if (Tcl_ListObjGetElements(interp, stacksObj, &ns, &sv) != TCL_OK) {
+	goto bad;
+    }
+    CprofTreeInit(&tree);
+    for (i = 0; i < ns; i++) {
+	Tcl_Obj **pv, **fv;
+	int pc, fc, j, frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+	Tcl_WideInt weight;
+
+	if (Tcl_ListObjGetElements(NULL, sv[i], &pc, &pv) != TCL_OK
+		|| pc != 2 || Tcl_GetWideIntFromObj(NULL, pv[0], &weight)
+		!= TCL_OK || weight < 0 || Tcl_ListObjGetElements(NULL, pv[1],
+		&fc, &fv) != TCL_OK || fc > CPROF_NATIVE_MAX + CPROF_TCL_MAX) {
+	    CprofTreeFree(&tree);
+	    goto bad;
+	}
+	if (weight > INT64_MAX - sum) {
+	    /*
+	     * Weights are shown as signed 64-bit integers.
+	     */
+
+	    CprofTreeFree(&tree);
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj("bad stacks: the "
+		    "weights add up to more than 9223372036854775807", -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "aggregate", NULL);
+	    return TCL_ERROR;
+	}
+	sum += weight;
+	for (j = 0; j < fc; j++) {
+	    Tcl_Obj **kv;
+	    int kc, isC;
+	    const char *kind, *name;
+
+	    if (Tcl_ListObjGetElements(NULL, fv[j], &kc, &kv) != TCL_OK
+		    || kc != 2) {
+		CprofTreeFree(&tree);
+		goto bad;
+	    }
+	    kind = Tcl_GetString(kv[0]);
+	    name = Tcl_GetString(kv[1]);
+	    if (strcmp(kind, "c") == 0) {
+		isC = 1;
+	    } else if (strcmp(kind, "tcl") == 0) {
+		isC = 0;
+	    } else {
+		CprofTreeFree(&tree);
+		goto bad;
+	    }
+	    frames[j] = CprofTreeFrame(&tree, isC, CprofNameIntern(name, -1),
+		    -1, isC ? -1 : CPROF_KIND_PROC);
+	}
+	CprofTreeAdd(&tree, frames, NULL, fc, 1, (uint64_t) weight);
+    }
+    Tcl_SetObjResult(interp, CprofTreeToObj(&tree, NULL));
+    CprofTreeFree(&tree);
+    return TCL_OK;
+
+  bad:
+    Tcl_SetObjResult(interp, Tcl_NewStringObj("bad stacks: expected "
+	    "{{weight {{tcl|c name} ...}} ...}", -1));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "aggregate", NULL);
+    return TCL_ERROR;
+}
+
+int
+CprofDebugObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const subNames[] = {
+	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "names",
+	"splice", "spoollimit", "symbol", "trampolines", NULL
+    };
+    enum {
+	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
+	SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_TRAMPOLINES
+    };
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 3, 2};
+    static const char *const usage[] = {
+	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
+	"names", "splice native tcl trampoline", "spoollimit bytes",
+	"symbol address", "trampolines"
+    };
+    CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    int index;
+
+    if (objc < 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "subcommand ?arg ...?");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIndexFromObj(interp, objv[1], subNames, "subcommand", 0,
+	    &index) != TCL_OK) {
+	Tcl_SetErrorCode(interp, "TCLCPROF", "SUBCOMMAND",
+		Tcl_GetString(objv[1]), NULL);
+	return TCL_ERROR;
+    }
+    if (objc != arity[index]) {
+	Tcl_WrongNumArgs(interp, 1, objv, usage[index]);
+	return TCL_ERROR;
+    }
+    switch (index) {
+    case SUB_AGGREGATE:
+	return DebugAggregate(interp, objv[2]);
+    case SUB_SYMBOL: {
+	/*
+	 * The name a sample's native frame at this address gets.
+	 */
+
+	Tcl_WideInt addr;
+	CprofSymbolizer *symPtr = statePtr->symPtr;
+	CprofSymInfo info;
+	const char *name;
+
+	if (Tcl_GetWideIntFromObj(NULL, objv[2], &addr) != TCL_OK
+		|| addr <= 0) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		    "bad address \"%s\": expected a positive integer",
+		    Tcl_GetString(objv[2])));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "symbol",
+		    Tcl_GetString(objv[2]), NULL);
+	    return TCL_ERROR;
+	}
+	if (symPtr == NULL) {
+	    symPtr = CprofSymNew();
+	}
+	CprofSymRefresh(symPtr);
+	CprofSymResolve(symPtr, (uintptr_t) addr, &info);
+	name = CprofNameString(info.nameId);
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(name ? name : "", -1));
+	if (symPtr != statePtr->symPtr) {
+	    CprofSymFree(symPtr);
+	}
+	return TCL_OK;
+    }
+    case SUB_SPLICE:
+	return DebugSplice(interp, objv[2], objv[3], objv[4]);
+    case SUB_NAMES:
+	Tcl_SetObjResult(interp, Tcl_NewIntObj(CprofNameCount()));
+	break;
+    case SUB_CHECKS: {
+	/*
+	 * -capture check over every run of this interpreter (the running
+	 * one counts when it ends).
+	 */
+
+	Tcl_Obj *dictObj = Tcl_NewDictObj();
+
+	PUT(dictObj, "checks",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->allChecks));
+	PUT(dictObj, "disagreements",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->allDisagreements));
+	PUT(dictObj, "first", statePtr->firstDisagreement
+		? statePtr->firstDisagreement : Tcl_NewObj());
+	Tcl_SetObjResult(interp, dictObj);
+	break;
+    }
+    case SUB_DBBUSY:
+    case SUB_DBLIMIT: {
+	int n;
+
+	if (Tcl_GetIntFromObj(NULL, objv[2], &n) != TCL_OK || n < 0) {
+	    return CprofBadValue(interp, subNames[index], objv[2],
+		    index == SUB_DBBUSY ? "expected a number of milliseconds"
+		    : "expected a number of pages (0 for no limit)");
+	}
+	if (index == SUB_DBBUSY) {
+	    CprofStoreSetBusyTimeout(n);
+	} else {
+	    CprofStoreSetPageLimit(n);
+	}
+	break;
+    }
+    case SUB_SPOOLLIMIT: {
+	Tcl_WideInt n;
+
+	if (Tcl_GetWideIntFromObj(NULL, objv[2], &n) != TCL_OK || n < 0) {
+	    return CprofBadValue(interp, subNames[index], objv[2],
+		    "expected a number of bytes");
+	}
+	CprofSpoolSetLimit((size_t) n);
+	break;
+    }
+    case SUB_CFAS: {
+	uintptr_t ip[256], cfa[256];
+	int n, i;
+	Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
+
+	n = CprofNativeWalk(ip, cfa, 256);
+	for (i = 0; i < n; i++) {
+	    Tcl_ListObjAppendElement(NULL, listObj,
+		    Tcl_NewWideIntObj((Tcl_WideInt) cfa[i]));
+	}
+	Tcl_SetObjResult(interp, listObj);
+	break;
+    }
+    case SUB_TRAMPOLINES: {
+	uintptr_t sps[256], start, end;
+	char msg[160];
+	int n, i;
+	Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
+
+	if (statePtr->calib.trampEnd != 0) {
+	    start = statePtr->calib.trampStart;
+	    end = statePtr->calib.trampEnd;
+	} else if (!CprofTrampolineRange(&start, &end, msg, sizeof(msg))) {
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj(msg, -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "NATIVE", NULL);
+	    return TCL_ERROR;
+	}
+	n = CprofNativeTrampolines(start, end, sps, 256);
+	for (i = 0; i < n; i++) {
+	    Tcl_ListObjAppendElement(NULL, listObj,
+		    Tcl_NewWideIntObj((Tcl_WideInt) sps[i]));
+	}
+	Tcl_SetObjResult(interp, listObj);
+	break;
+    }
+    }
+    return TCL_OK;
+}
+

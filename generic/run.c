@@ -1,0 +1,971 @@
+/*
+ * run.c --
+ *
+ *	A run's lifecycle: start, stop, pause, resume, reset and profile;
+ *	-duration; the level stack's hooks (exact timing, the filter, the
+ *	drain), connected for the run; the sampler's arming and its drain
+ *	timer; the poll the capture makes every 256 commands. A run's -db
+ *	is rundb.c's.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "cmdInt.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void		Poll(CprofState *statePtr);
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * The level stack's consumers --
+ *
+ *	The level stack tells exact timing, the -include/-exclude filter
+ *	and the sampler's drain of its changes through this table;
+ *	ConnectLevels sets what a run uses.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+HookEnter(
+    void *data,
+    CprofFrame *framePtr,
+    CprofFrame *parentPtr,
+    int siteKind,
+    void *sitePtr,
+    int siteOffset)
+{
+    CprofExactEnter((CprofState *) data, framePtr, parentPtr, siteKind,
+	    sitePtr, siteOffset);
+}
+
+static void
+HookRename(
+    void *data,
+    CprofFrame *framePtr,
+    CprofFrame *parentPtr,
+    int oldNameId)
+{
+    CprofExactRename((CprofState *) data, framePtr, parentPtr, oldNameId);
+}
+
+static uint64_t
+HookLeave(
+    void *data,
+    int index)
+{
+    return CprofExactLeave((CprofState *) data, index);
+}
+
+static void
+HookSlow(
+    void *data,
+    int index,
+    uint64_t ns)
+{
+    CprofExactReportSlow((CprofState *) data, index, ns);
+}
+
+static void
+HookSuspend(
+    void *data,
+    int first,
+    int count)
+{
+    CprofExactSuspend((CprofState *) data, first, count);
+}
+
+static void
+HookResume(
+    void *data,
+    int first,
+    int count,
+    uint64_t suspendedNs)
+{
+    CprofExactResume((CprofState *) data, first, count, suspendedNs);
+}
+
+static void
+HookDropSuspended(
+    void *data,
+    const CprofFrame *frames,
+    int count,
+    uint64_t suspendedNs)
+{
+    CprofExactDropSuspended((CprofState *) data, frames, count,
+	    suspendedNs);
+}
+
+static uint64_t
+HookNow(
+    void *data)
+{
+    return CprofExactNow((CprofState *) data);
+}
+
+static int
+HookHidden(
+    void *data,
+    int nameId,
+    int kind)
+{
+    return CprofFrameHidden((CprofState *) data, nameId, kind);
+}
+
+static void
+HookDrain(
+    void *data)
+{
+    CprofDrain((CprofState *) data);
+}
+
+static const CprofLevelHooks levelHooks = {
+    HookEnter, HookRename, HookLeave, HookSlow, HookSuspend, HookResume,
+    HookDropSuspended, HookNow, HookHidden, HookDrain
+};
+
+static void
+ConnectLevels(
+    CprofState *statePtr)
+{
+    CprofLevels *lvPtr = &statePtr->levels;
+
+    lvPtr->hooks = &levelHooks;
+    lvPtr->hookData = statePtr;
+    lvPtr->timing = statePtr->exact.on;
+    lvPtr->sites = statePtr->exact.lines;
+    lvPtr->filtering = (statePtr->exact.includeObj != NULL
+	    || statePtr->exact.excludeObj != NULL);
+    lvPtr->needDrainPtr = (statePtr->samplerPtr != NULL)
+	    ? &statePtr->samplerPtr->needDrain : NULL;
+    CprofLevelsRecheck(lvPtr);
+}
+
+/*
+ * Install and remove the capture for the compensation's measurement
+ * (CprofExactCalibrate): timing on, into the scratch state it set up.
+ */
+
+static int
+CalibInstall(
+    CprofState *statePtr)
+{
+    ConnectLevels(statePtr);
+    statePtr->levels.timing = 1;
+    CprofLevelsRecheck(&statePtr->levels);
+    return CprofCaptureInstall(statePtr);
+}
+
+static void
+CalibRemove(
+    CprofState *statePtr)
+{
+    CprofCaptureRemove(statePtr);
+    statePtr->levels.timing = 0;
+    CprofLevelsRecheck(&statePtr->levels);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Sampling life cycle --
+ *
+ *	StartSampling creates and arms the thread's sampler; PauseSampling
+ *	disarms it and drains what it caught; CprofRunStopSampling also keeps its
+ *	counters for status and frees it. DrainTimerProc drains the ring
+ *	from the event loop, for programs that sit in vwait.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define DRAIN_MS 200
+
+static void
+DrainTimerProc(
+    ClientData clientData)
+{
+    CprofState *statePtr = (CprofState *) clientData;
+
+    statePtr->drainTimer = NULL;
+    if (statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+	statePtr->drainTimer = Tcl_CreateTimerHandler(DRAIN_MS,
+		DrainTimerProc, statePtr);
+    }
+}
+
+static void
+KeepSamplerFigures(
+    CprofState *statePtr)
+{
+    CprofSampler *sPtr = statePtr->samplerPtr;
+    double secs = CprofSamplerSeconds(sPtr);
+
+    statePtr->lastCounters = sPtr->counters;
+    statePtr->lastRate = sPtr->rate;
+    statePtr->lastClock = sPtr->clock;
+    statePtr->lastAchieved = secs > 0 ? sPtr->counters.signals / secs : 0;
+}
+
+static int
+StartSampling(
+    CprofState *statePtr)
+{
+    CprofSampler *sPtr;
+    Tcl_Interp *interp = statePtr->interp;
+
+    if (CprofSamplerCreate(interp, &statePtr->levels.stack,
+	    CprofNumLevelsPtr(interp), statePtr->options.clock,
+	    statePtr->options.rate, &sPtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (statePtr->symPtr == NULL) {
+	statePtr->symPtr = CprofSymNew();
+    }
+    statePtr->samplerPtr = sPtr;
+    if (CprofSamplerArm(interp, sPtr) != TCL_OK) {
+	statePtr->samplerPtr = NULL;
+	CprofSamplerDestroy(sPtr);
+	return TCL_ERROR;
+    }
+    statePtr->drainTimer = Tcl_CreateTimerHandler(DRAIN_MS, DrainTimerProc,
+	    statePtr);
+    return TCL_OK;
+}
+
+static void
+PauseSampling(
+    CprofState *statePtr)
+{
+    if (statePtr->samplerPtr != NULL) {
+	CprofSamplerDisarm(statePtr->samplerPtr);
+	CprofDrain(statePtr);
+    }
+}
+
+void
+CprofRunStopSampling(
+    CprofState *statePtr)
+{
+    CprofSampler *sPtr = statePtr->samplerPtr;
+
+    if (sPtr == NULL) {
+	return;
+    }
+    PauseSampling(statePtr);
+    KeepSamplerFigures(statePtr);
+    statePtr->samplerPtr = NULL;
+    statePtr->levels.needDrainPtr = NULL;
+    CprofSamplerDestroy(sPtr);
+    if (statePtr->drainTimer != NULL) {
+	Tcl_DeleteTimerHandler(statePtr->drainTimer);
+	statePtr->drainTimer = NULL;
+    }
+}
+
+static void
+ClearData(
+    CprofState *statePtr)
+{
+    CprofTreeFree(&statePtr->tree);
+    CprofTreeInit(&statePtr->tree);
+    CprofExactClear(statePtr);
+    statePtr->stoppedBy = NULL;
+    statePtr->splicedSamples = 0;
+    statePtr->unsplicedSamples = 0;
+    statePtr->unmatchedFrames = 0;
+    statePtr->shortSamples = 0;
+    statePtr->hasData = 0;
+    memset(&statePtr->lastCounters, 0, sizeof(statePtr->lastCounters));
+    statePtr->lastAchieved = 0;
+    if (statePtr->samplerPtr != NULL) {
+	CprofSampler *sPtr = statePtr->samplerPtr;
+
+	/*
+	 * Samples waiting in the ring (and spool) belong to the data being
+	 * dropped.
+	 * While 'draining' is set the handler writes no sample (it counts
+	 * the signal as profiler overhead), so counters and ring are reset
+	 * together, consistently.
+	 */
+
+	int held = sPtr->draining;
+
+	sPtr->draining = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CprofSamplerDiscard(sPtr);
+	sPtr->cpuNs = sPtr->wallNs = 0;
+	sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
+	sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sPtr->draining = held;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStartObjCmd --
+ *
+ *	tclcprof::start ?-option value ...?
+ *
+ *	Install the trace, calibrate the native anchor, arm the sampler.
+ *	A failed start changes nothing.
+ *
+ *----------------------------------------------------------------------
+ */
+
+/*
+ * -duration: the run stops itself. The trace callback looks at the clock
+ * every 256 commands; a timer covers a program sitting in the event loop.
+ */
+
+void
+CprofRunStopByItself(
+    CprofState *statePtr)
+{
+    statePtr->stoppedBy = "duration";
+    CprofRunStop(statePtr);
+    CprofRunDbFinish((CprofInterp *) statePtr, NULL, 0);
+}
+
+static void
+DurationTimerProc(
+    ClientData clientData)
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+
+    ciPtr->durationTimer = NULL;
+    if (!statePtr->running || statePtr->deadlineNs == 0) {
+	return;
+    }
+    if ((uint64_t) CprofMonoNs() >= statePtr->deadlineNs) {
+	if (!statePtr->paused) {
+	    CprofRunStopByItself(statePtr);
+	}
+	return;
+    }
+    {
+	/*
+	 * Tcl's timers take an int of ms: wake up at least hourly and look
+	 * again.
+	 */
+
+	uint64_t ms = (statePtr->deadlineNs - CprofMonoNs()) / 1000000 + 1;
+
+	ciPtr->durationTimer = Tcl_CreateTimerHandler(
+		ms > 3600000 ? 3600000 : (int) ms, DurationTimerProc, ciPtr);
+    }
+}
+
+void
+CprofRunSetDeadline(
+    CprofInterp *ciPtr,
+    double duration,
+    uint64_t fromNs)
+{
+    CprofState *statePtr = &ciPtr->state;
+
+    if (ciPtr->durationTimer != NULL) {
+	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
+	ciPtr->durationTimer = NULL;
+    }
+    statePtr->deadlineNs = 0;
+    if (duration > 0 && statePtr->running) {
+	statePtr->deadlineNs = fromNs + (uint64_t) (duration * 1e9);
+	if (!statePtr->paused) {
+	    DurationTimerProc(ciPtr);
+	}
+    }
+    CprofRunDbUpdatePolling(ciPtr);
+}
+
+static int
+DoStart(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = &ciPtr->state;
+    CprofOptions opts = ciPtr->defaults, saved = statePtr->options, run;
+    CprofEvent *events = NULL;
+    int64_t inNs = 0, callNs = 0;
+    Tcl_Obj *objs[OBJ_COUNT];
+    int given = 0, i;
+    double startWall;
+
+    /*
+     * A run starts from the configured options; those given here apply to
+     * this run only.
+     */
+
+    if (statePtr->running) {
+	return CprofStateError(interp, "profiling is already running", "RUNNING");
+    }
+    for (i = 0; i < OBJ_COUNT; i++) {
+	objs[i] = ciPtr->defaultObjs[i];
+    }
+    if (CprofParseOptions(interp, objc, objv, &opts, objs, 0, &given) != TCL_OK
+	    || CprofCheckModeOptions(interp, &opts, given) != TCL_OK) {
+	return TCL_ERROR;
+    }
+
+    /*
+     * The run's own options: its clock resolved, what does not apply to
+     * its mode off.
+     */
+
+    run = opts;
+    run.clock = CprofRunClock(&opts);
+    if (!CprofModeExact(run.mode)) {
+	run.events = 0;
+	run.slowMs = 0;
+	run.compensate = 0;
+	if (run.mode != CPROF_MODE_COVERAGE) {
+	    run.lines = 0;
+	}
+    }
+
+    /*
+     * What can fail comes first, while the last run's data is intact:
+     * the file of -db (opened, the run added), the event buffer, then the
+     * sampler. The compensation figures are measured (once per process)
+     * before any of it runs.
+     */
+
+    startWall = CprofWallSeconds();
+    if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
+	/*
+	 * The file is named absolutely: a child process that changes
+	 * directory after fork writes to the same file.
+	 */
+
+	Tcl_Obj *pathObj = Tcl_FSGetNormalizedPath(interp, objs[OBJ_DB]);
+
+	if (pathObj == NULL) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "OPEN",
+		    Tcl_GetString(objs[OBJ_DB]), NULL);
+	    return TCL_ERROR;
+	}
+	objs[OBJ_DB] = pathObj;
+	if (CprofRunDbOpen(ciPtr, interp, &run, objs, startWall) != TCL_OK) {
+	    return TCL_ERROR;
+	}
+    }
+    if (CprofExactNeedEvents(statePtr, &run)) {
+	events = (CprofEvent *) attemptckalloc((size_t) run.eventLimit
+		* sizeof(CprofEvent));
+	if (events == NULL) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		    "cannot allocate room for %d events", run.eventLimit));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "MEMORY", NULL);
+	    CprofRunDbDiscard(ciPtr);
+	    return TCL_ERROR;
+	}
+    }
+    if (run.compensate) {
+	CprofOptions keep = statePtr->options;
+
+	statePtr->options = run;
+	CprofExactCalibrate(statePtr, run.clock, run.capture, CalibInstall,
+		CalibRemove, &inNs, &callNs);
+	statePtr->options = keep;
+    }
+    statePtr->options = run;
+    if (CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK) {
+	statePtr->options = saved;
+	if (events != NULL) {
+	    ckfree(events);
+	}
+	CprofRunDbDiscard(ciPtr);
+	return TCL_ERROR;
+    }
+
+    /*
+     * Only now that the run can start is the last run's data dropped;
+     * ClearData also drops what the new timer may already have put in the
+     * ring, together with its counters.
+     */
+
+    CprofExactPrepare(statePtr, &run, events, inNs, callNs);
+    ClearData(statePtr);
+    CprofExactSetFilters(statePtr, objs[OBJ_INCLUDE], objs[OBJ_EXCLUDE]);
+    if (statePtr->exact.onSlowObj != NULL) {
+	Tcl_DecrRefCount(statePtr->exact.onSlowObj);
+	statePtr->exact.onSlowObj = NULL;
+    }
+    if (run.slowMs > 0) {
+	int n;
+
+	Tcl_ListObjLength(NULL, objs[OBJ_ONSLOW], &n);
+	if (n > 0) {
+	    statePtr->exact.onSlowObj = objs[OBJ_ONSLOW];
+	    Tcl_IncrRefCount(statePtr->exact.onSlowObj);
+	}
+    }
+    memset(&statePtr->levels.counters, 0, sizeof(statePtr->levels.counters));
+    statePtr->levels.stack.maxDepth = 0;
+    ConnectLevels(statePtr);
+    CprofNamingSetSubcommands(&statePtr->naming, objs[OBJ_SUBCOMMANDS]);
+    CprofCaptureInstall(statePtr);
+    CprofSetObjs(ciPtr->objs, objs);
+    statePtr->running = 1;
+    statePtr->paused = 0;
+    statePtr->pausedNs = 0;
+    statePtr->startNs = CprofMonoNs();
+    statePtr->stopNs = 0;
+    ciPtr->startWall = startWall;
+    statePtr->pollProc = Poll;
+    CprofRunSetDeadline(ciPtr, statePtr->options.duration,
+	    (uint64_t) statePtr->startNs);
+    if (ciPtr->storePtr != NULL) {
+	ciPtr->nextFlushNs = (uint64_t) statePtr->startNs
+		+ (uint64_t) CprofRunDbFlushMs(&run) * 1000000;
+	ciPtr->flushTimer = Tcl_CreateTimerHandler(CprofRunDbFlushMs(&run),
+		CprofRunDbFlushTimerProc, ciPtr);
+    }
+    CprofRunDbUpdatePolling(ciPtr);
+    return TCL_OK;
+}
+
+int
+CprofStartObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    if (objc % 2 != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?-option value ...?");
+	return TCL_ERROR;
+    }
+    return DoStart((CprofInterp *) clientData, interp, objc - 1, objv + 1);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStopObjCmd, CprofPauseObjCmd, CprofResumeObjCmd, CprofResetObjCmd --
+ *
+ *	tclcprof::stop
+ *	tclcprof::pause
+ *	tclcprof::resume
+ *	tclcprof::reset
+ *
+ *	Pause disarms the sampler and removes the trace, so that a paused
+ *	profile costs nothing per command; commands entered before resume
+ *	and still running after it are not on the stack.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofRunStop(
+    CprofState *statePtr)
+{
+    CprofInterp *ciPtr = (CprofInterp *) statePtr;
+
+    CprofExactCloseAll(statePtr);
+    CprofRunStopSampling(statePtr);
+    CprofCaptureRemove(statePtr);
+    CprofExactReleaseSites(statePtr);
+    statePtr->deadlineNs = 0;
+    if (ciPtr->durationTimer != NULL) {
+	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
+	ciPtr->durationTimer = NULL;
+    }
+    statePtr->stopNs = CprofMonoNs();
+    if (statePtr->paused) {
+	statePtr->pausedNs += statePtr->stopNs - statePtr->pauseStartNs;
+    }
+    statePtr->running = 0;
+    statePtr->paused = 0;
+    CprofRunDbUpdatePolling(ciPtr);
+}
+
+int
+CprofStopObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = &((CprofInterp *) clientData)->state;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    if (!statePtr->running) {
+	return CprofStateError(interp, "profiling is not running", "STOPPED");
+    }
+    CprofRunStop(statePtr);
+
+    /*
+     * With -db, the run's last state is written: a failure is this
+     * command's error, though profiling has stopped and the profile is
+     * kept in memory (tclcprof::save can write it elsewhere).
+     */
+
+    return CprofRunDbFinish((CprofInterp *) clientData, interp, 0);
+}
+
+int
+CprofPauseObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = &((CprofInterp *) clientData)->state;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    if (!statePtr->running) {
+	return CprofStateError(interp, "profiling is not running", "STOPPED");
+    }
+    if (statePtr->paused) {
+	return CprofStateError(interp, "profiling is already paused", "PAUSED");
+    }
+    CprofExactCloseAll(statePtr);
+    PauseSampling(statePtr);
+    CprofCaptureRemove(statePtr);
+    CprofExactReleaseSites(statePtr);
+    statePtr->paused = 1;
+    statePtr->pauseStartNs = CprofMonoNs();
+    return TCL_OK;
+}
+
+int
+CprofResumeObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = &((CprofInterp *) clientData)->state;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    if (!statePtr->running) {
+	return CprofStateError(interp, "profiling is not running", "STOPPED");
+    }
+    if (!statePtr->paused) {
+	return CprofStateError(interp, "profiling is not paused", "NOTPAUSED");
+    }
+    if (statePtr->deadlineNs != 0
+	    && (uint64_t) statePtr->pauseStartNs >= statePtr->deadlineNs) {
+	/*
+	 * The run's -duration was up before the pause, unnoticed (the
+	 * trace looks at the clock every 256 commands): it ends now.
+	 */
+
+	CprofRunStopByItself(statePtr);
+	return TCL_OK;
+    }
+    if (statePtr->samplerPtr != NULL
+	    && CprofSamplerArm(interp, statePtr->samplerPtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    {
+	Tcl_WideInt pausedNs = CprofMonoNs() - statePtr->pauseStartNs;
+
+	statePtr->pausedNs += pausedNs;
+	statePtr->paused = 0;
+
+	/*
+	 * -duration counts profiled time: push the deadline back.
+	 */
+
+	if (statePtr->deadlineNs != 0) {
+	    CprofRunSetDeadline((CprofInterp *) statePtr,
+		    (statePtr->deadlineNs + pausedNs - CprofMonoNs()) / 1e9,
+		    (uint64_t) CprofMonoNs());
+	}
+    }
+    ConnectLevels(statePtr);
+    CprofCaptureInstall(statePtr);
+    return TCL_OK;
+}
+
+int
+CprofResetObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = &((CprofInterp *) clientData)->state;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+
+    /*
+     * Counters and collected data go, samples waiting in the ring with
+     * them; the live stack stays, since the commands on it are still
+     * running.
+     */
+
+    if (statePtr->samplerPtr != NULL) {
+	/*
+	 * Mode both: samples copy the running frames' exact nodes, which
+	 * the rebase renumbers. The handler records nothing while
+	 * 'draining' is set (it counts the signal as the profiler's).
+	 */
+
+	statePtr->samplerPtr->draining = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
+    ClearData(statePtr);
+    CprofExactRebase(statePtr);
+    if (statePtr->samplerPtr != NULL) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	statePtr->samplerPtr->draining = 0;
+    }
+    if (((CprofInterp *) clientData)->storePtr != NULL) {
+	CprofStoreClear(((CprofInterp *) clientData)->storePtr);
+    }
+    memset(&statePtr->levels.counters, 0,
+	    sizeof(statePtr->levels.counters));
+    statePtr->levels.stack.maxDepth = statePtr->levels.stack.depth;
+    statePtr->pausedNs = 0;
+    statePtr->startNs = CprofMonoNs();
+    if (statePtr->paused) {
+	statePtr->pauseStartNs = statePtr->startNs;
+    }
+    if (!statePtr->running) {
+	statePtr->stopNs = statePtr->startNs;
+    }
+    return TCL_OK;
+}
+
+
+/*
+ * The capture's timed duties, every 256 commands.
+ */
+
+static void
+Poll(
+    CprofState *statePtr)
+{
+    CprofInterp *ciPtr = (CprofInterp *) statePtr;
+    uint64_t now = (uint64_t) CprofMonoNs();
+
+    if (statePtr->deadlineNs != 0 && now >= statePtr->deadlineNs) {
+	CprofRunStopByItself(statePtr);
+	return;
+    }
+    CprofRunDbPoll(ciPtr, now);
+}
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofProfileObjCmd --
+ *
+ *	tclcprof::profile ?-option value ...? script
+ *
+ *	Evaluate script (NRE-enabled) under profiling and return its result;
+ *	profiling stops however the script ends.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ProfileDone(
+    ClientData data[],
+    Tcl_Interp *interp,
+    int result)
+{
+    CprofState *statePtr = (CprofState *) data[0];
+    Tcl_InterpState saved;
+    int code;
+
+    if (statePtr->running) {
+	CprofRunStop(statePtr);
+    }
+
+    /*
+     * A failure to write -db is profile's error, unless the script failed
+     * (its error is the one to see).
+     */
+
+    saved = Tcl_SaveInterpState(interp, result);
+    code = CprofRunDbFinish((CprofInterp *) statePtr, interp, 0);
+    if (code != TCL_OK && result == TCL_OK) {
+	Tcl_DiscardInterpState(saved);
+	return code;
+    }
+    if (code != TCL_OK) {
+	Tcl_Obj *msgObj = Tcl_GetObjResult(interp);
+
+	Tcl_IncrRefCount(msgObj);
+	result = Tcl_RestoreInterpState(interp, saved);
+	Tcl_AppendObjToErrorInfo(interp, Tcl_ObjPrintf(
+		"\n    (and tclcprof could not write the profile: %s)",
+		Tcl_GetString(msgObj)));
+	Tcl_DecrRefCount(msgObj);
+	return result;
+    }
+    return Tcl_RestoreInterpState(interp, saved);
+}
+
+int
+CprofProfileNRCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+
+    if (objc < 2 || objc % 2 != 0) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?-option value ...? script");
+	return TCL_ERROR;
+    }
+    if (DoStart(ciPtr, interp, objc - 2, objv + 1) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    Tcl_NRAddCallback(interp, ProfileDone, &ciPtr->state, NULL, NULL, NULL);
+    return Tcl_NREvalObj(interp, objv[objc - 1], 0);
+}
+
+int
+CprofProfileObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    return Tcl_NRCallObjProc(interp, CprofProfileNRCmd, clientData, objc, objv);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofConfigureObjCmd --
+ *
+ *	tclcprof::configure
+ *	tclcprof::configure -option
+ *	tclcprof::configure -option value ?-option value ...?
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofConfigureObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+    CprofOptions opts = statePtr->options, defaults = ciPtr->defaults;
+    Tcl_Obj *objs[OBJ_COUNT], *defaultObjs[OBJ_COUNT];
+    int index, i, given = 0;
+
+    if (objc == 1) {
+	Tcl_SetObjResult(interp, CprofOptionsDict(ciPtr));
+	return TCL_OK;
+    }
+    if (objc == 2) {
+	if (Tcl_GetIndexFromObj(interp, objv[1], cprofOptionNames, "option", 0,
+		&index) != TCL_OK) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
+		    Tcl_GetString(objv[1]), NULL);
+	    return TCL_ERROR;
+	}
+	Tcl_SetObjResult(interp, CprofOptionValue(ciPtr, index));
+	return TCL_OK;
+    }
+    if (objc % 2 != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?-option? ?value -option value ...?");
+	return TCL_ERROR;
+    }
+    for (i = 0; i < OBJ_COUNT; i++) {
+	objs[i] = ciPtr->objs[i];
+	defaultObjs[i] = ciPtr->defaultObjs[i];
+    }
+
+    /*
+     * configure sets the options later runs start from and, while a
+     * profile runs, changes it too where that makes sense (-label,
+     * -native, -control, -include, -exclude, -slow, -onslow, -duration;
+     * not what the collector was built with).
+     */
+
+    if (statePtr->running) {
+	if (CprofParseOptions(interp, objc - 1, objv + 1, &opts, objs, 1, &given)
+		!= TCL_OK) {
+	    return TCL_ERROR;
+	}
+	for (i = 0; i < 3; i++) {
+	    static const int fixed[] = {OBJ_DB, OBJ_TEST, OBJ_SUBCOMMANDS};
+	    static const char *const fixedNames[] = {
+		"-db", "-test", "-subcommands"
+	    };
+	    int obj = fixed[i];
+
+	    if (strcmp(Tcl_GetString(objs[obj]),
+		    Tcl_GetString(ciPtr->objs[obj])) != 0) {
+		Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+			"cannot change %s while profiling is running",
+			fixedNames[i]));
+		Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "RUNNING",
+			NULL);
+		return TCL_ERROR;
+	    }
+	}
+    }
+    if (CprofParseOptions(interp, objc - 1, objv + 1, &defaults, defaultObjs, 0,
+	    NULL) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    ciPtr->defaults = defaults;
+    CprofSetObjs(ciPtr->defaultObjs, defaultObjs);
+    if (statePtr->running) {
+	if (!CprofModeExact(opts.mode)) {
+	    opts.slowMs = 0;
+	}
+	statePtr->options = opts;
+	CprofSetObjs(ciPtr->objs, objs);
+	if (given & ((1 << OPT_INCLUDE) | (1 << OPT_EXCLUDE))) {
+	    CprofExactSetFilters(statePtr, objs[OBJ_INCLUDE],
+		    objs[OBJ_EXCLUDE]);
+	}
+	if (given & ((1 << OPT_SLOW) | (1 << OPT_ONSLOW))) {
+	    int n;
+
+	    CprofExactSetSlow(statePtr, opts.slowMs);
+	    if (statePtr->exact.onSlowObj != NULL) {
+		Tcl_DecrRefCount(statePtr->exact.onSlowObj);
+		statePtr->exact.onSlowObj = NULL;
+	    }
+	    Tcl_ListObjLength(NULL, objs[OBJ_ONSLOW], &n);
+	    if (n > 0) {
+		statePtr->exact.onSlowObj = objs[OBJ_ONSLOW];
+		Tcl_IncrRefCount(statePtr->exact.onSlowObj);
+	    }
+	}
+	if (given & (1 << OPT_DURATION)) {
+	    CprofRunSetDeadline(ciPtr, opts.duration, (uint64_t) statePtr->startNs
+		    + (uint64_t) statePtr->pausedNs);
+	}
+    }
+    return TCL_OK;
+}

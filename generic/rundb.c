@@ -1,0 +1,416 @@
+/*
+ * rundb.c --
+ *
+ *	A run with -db: its file opened and the run added at start, flushes
+ *	while it runs, its last state written when it ends however it ends,
+ *	the exit flush, and fork.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "cmdInt.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void		AfterFork(CprofInterp *ciPtr);
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * The store of a run with -db --
+ *
+ *	CprofRunDbOpen opens the file and adds the run; flushes come from the
+ *	trace callback's poll every 256 commands (Poll) and from an
+ *	event-loop timer when the program waits (CprofRunDbFlushTimerProc), each
+ *	one transaction; CprofRunDbFinish writes the run's last state and closes
+ *	the file when the run ends, however it ends: stop, -duration, the
+ *	interpreter deleted, or exit (ExitFlush, a thread exit handler,
+ *	which Tcl's exit runs). After fork the child notices the pid
+ *	changed (AfterFork): it leaves the parent's connection alone, opens
+ *	its own and writes its profile as a run of its own, whose
+ *	parent_run is the parent's.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofRunDbFlushMs(
+    const CprofOptions *optsPtr)
+{
+    return optsPtr->flushMs > 0 ? optsPtr->flushMs
+	    : optsPtr->commit ? DEFAULT_FLUSH_DIRECT : DEFAULT_FLUSH_STAGED;
+}
+
+/*
+ * The columns of the run fixed at its start.
+ */
+
+Tcl_Obj *
+CprofRunDbInfo(
+    CprofInterp *ciPtr,
+    const CprofOptions *optsPtr,
+    Tcl_Obj *const *objs,
+    Tcl_WideInt parentRun,
+    double startWall)
+{
+    Tcl_Interp *interp = ciPtr->state.interp;
+    Tcl_Obj *infoObj = Tcl_NewDictObj(), *valueObj, *cwdObj;
+
+    PUT(infoObj, "label", objs[OBJ_LABEL]);
+    PUT(infoObj, "mode", Tcl_NewStringObj(cprofModeNames[optsPtr->mode], -1));
+    PUT(infoObj, "clock", Tcl_NewStringObj(cprofClockNames[optsPtr->clock], -1));
+    PUT(infoObj, "host", Tcl_NewStringObj(Tcl_GetHostName(), -1));
+    valueObj = Tcl_GetVar2Ex(interp, "argv0", NULL, TCL_GLOBAL_ONLY);
+    if (valueObj != NULL) {
+	PUT(infoObj, "argv0", valueObj);
+    }
+    valueObj = Tcl_GetVar2Ex(interp, "argv", NULL, TCL_GLOBAL_ONLY);
+    if (valueObj != NULL) {
+	PUT(infoObj, "argv", valueObj);
+    }
+    cwdObj = Tcl_FSGetCwd(interp);
+    if (cwdObj != NULL) {
+	PUT(infoObj, "cwd", cwdObj);
+	Tcl_DecrRefCount(cwdObj);
+    } else {
+	Tcl_ResetResult(interp);
+    }
+    valueObj = Tcl_GetVar2Ex(interp, "tcl_patchLevel", NULL,
+	    TCL_GLOBAL_ONLY);
+    if (valueObj != NULL) {
+	PUT(infoObj, "tcl_version", valueObj);
+    }
+    PUT(infoObj, "tclcprof_version", Tcl_NewStringObj(PACKAGE_VERSION, -1));
+    if (CprofModeSamples(optsPtr->mode)) {
+	PUT(infoObj, "rate_requested", Tcl_NewDoubleObj(optsPtr->rate > 0
+		? optsPtr->rate : CprofDefaultRate(optsPtr->clock)));
+    }
+    {
+	Tcl_Obj **tv;
+	int tc;
+
+	if (Tcl_ListObjGetElements(NULL, objs[OBJ_TEST], &tc, &tv)
+		== TCL_OK && tc == 2) {
+	    PUT(infoObj, "test_file", tv[0]);
+	    PUT(infoObj, "test_name", tv[1]);
+	}
+    }
+    PUT(infoObj, "has_lines", Tcl_NewIntObj(optsPtr->lines
+	    && CprofModeExact(optsPtr->mode)));
+    PUT(infoObj, "has_events", Tcl_NewIntObj(optsPtr->events));
+    if (parentRun > 0) {
+	PUT(infoObj, "parent_run", Tcl_NewWideIntObj(parentRun));
+    }
+    PUT(infoObj, "start_time", Tcl_NewDoubleObj(startWall));
+    return infoObj;
+}
+
+void
+CprofRunDbUpdatePolling(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+
+    statePtr->polling = statePtr->running && (statePtr->deadlineNs != 0
+	    || ciPtr->storePtr != NULL);
+}
+
+/*
+ * Report a failure of work done on the program's behalf, outside any
+ * command of tclcprof (a flush from the trace callback or a timer), as a
+ * background error; or on stderr when the process is exiting.
+ */
+
+static void
+BackgroundError(
+    CprofInterp *ciPtr,
+    int exiting)
+{
+    Tcl_Interp *interp = ciPtr->state.interp;
+    Tcl_InterpState saved;
+
+    if (ciPtr->storePtr == NULL) {
+	return;
+    }
+    if (exiting || Tcl_InterpDeleted(interp)) {
+	Tcl_Obj *msgObj;
+
+	saved = Tcl_SaveInterpState(interp, TCL_OK);
+	CprofStoreLastError(interp, ciPtr->storePtr);
+	msgObj = Tcl_GetObjResult(interp);
+	fprintf(stderr, "tclcprof: %s\n", Tcl_GetString(msgObj));
+	Tcl_RestoreInterpState(interp, saved);
+	return;
+    }
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    CprofStoreLastError(interp, ciPtr->storePtr);
+    Tcl_AddErrorInfo(interp, "\n    (tclcprof writing a profile to -db)");
+    Tcl_BackgroundException(interp, TCL_ERROR);
+    Tcl_RestoreInterpState(interp, saved);
+}
+
+/*
+ * Write the run's current state (with 'final', its last). Time spent here
+ * is taken out of the running calls (exact timing) and samples landing
+ * here are the profiler's (sampling). Errors go to 'interp', or, without
+ * one, are background errors (the first of a series only; the final
+ * flush's are CprofRunDbFinish's to report).
+ */
+
+static int
+FlushNow(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    int final)
+{
+    CprofState *statePtr = &ciPtr->state;
+    CprofSampler *sPtr = statePtr->samplerPtr;
+    uint64_t t0 = statePtr->exact.on ? CprofExactNow(statePtr) : 0;
+    Tcl_Obj *metaObj;
+    int code, quiet;
+
+    if (sPtr != NULL) {
+	CprofDrain(statePtr);
+	sPtr->draining = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
+    quiet = CprofStoreFailing(ciPtr->storePtr);
+    metaObj = CprofMetaDict(ciPtr);
+    Tcl_IncrRefCount(metaObj);
+    code = CprofStoreFlush(interp, ciPtr->storePtr, statePtr, metaObj,
+	    final);
+    Tcl_DecrRefCount(metaObj);
+    if (sPtr != NULL) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sPtr->draining = 0;
+    }
+    if (code != TCL_OK && interp == NULL && !quiet && !final) {
+	BackgroundError(ciPtr, 0);
+    }
+    if (statePtr->exact.on && statePtr->running && !final) {
+	CprofExactShift(statePtr, CprofExactNow(statePtr) - t0);
+    }
+    ciPtr->nextFlushNs = (uint64_t) CprofMonoNs()
+	    + (uint64_t) CprofRunDbFlushMs(&statePtr->options) * 1000000;
+    return code;
+}
+
+void
+CprofRunDbFlushTimerProc(
+    ClientData clientData)
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    uint64_t now = (uint64_t) CprofMonoNs(), wait;
+
+    ciPtr->flushTimer = NULL;
+    if (ciPtr->storePtr == NULL || !ciPtr->state.running) {
+	return;
+    }
+    if (ciPtr->state.paused) {
+	/*
+	 * Nothing to write while paused: look again later, not at once.
+	 */
+
+	wait = (uint64_t) CprofRunDbFlushMs(&ciPtr->state.options);
+    } else {
+	if (CprofStoreForked(ciPtr->storePtr)) {
+	    AfterFork(ciPtr);
+	} else if (now >= ciPtr->nextFlushNs) {
+	    FlushNow(ciPtr, NULL, 0);
+	}
+	if (ciPtr->storePtr == NULL || !ciPtr->state.running) {
+	    return;
+	}
+	now = (uint64_t) CprofMonoNs();
+	wait = ciPtr->nextFlushNs > now
+		? (ciPtr->nextFlushNs - now) / 1000000 + 1 : 1;
+    }
+    ciPtr->flushTimer = Tcl_CreateTimerHandler((int) wait, CprofRunDbFlushTimerProc,
+	    ciPtr);
+}
+
+static void ExitFlush(ClientData clientData);
+
+/*
+ * Open the -db of a run that is starting and add the run. The caller
+ * discards the run if the start fails later.
+ */
+
+int
+CprofRunDbOpen(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    const CprofOptions *optsPtr,
+    Tcl_Obj *const *objs,
+    double startWall)
+{
+    CprofStore *storePtr;
+    Tcl_Obj *infoObj;
+    int code;
+
+    if (CprofStoreOpen(interp, objs[OBJ_DB], optsPtr->commit, &storePtr)
+	    != TCL_OK) {
+	return TCL_ERROR;
+    }
+    infoObj = CprofRunDbInfo(ciPtr, optsPtr, objs, 0, startWall);
+    Tcl_IncrRefCount(infoObj);
+    code = CprofStoreBeginRun(interp, storePtr, infoObj);
+    Tcl_DecrRefCount(infoObj);
+    if (code != TCL_OK) {
+	/*
+	 * A file made by this start goes again.
+	 */
+
+	CprofStoreDiscardRun(storePtr);
+	CprofStoreClose(storePtr);
+	return TCL_ERROR;
+    }
+    ciPtr->storePtr = storePtr;
+    Tcl_CreateThreadExitHandler(ExitFlush, ciPtr);
+    return TCL_OK;
+}
+
+/*
+ * The run ended: its last state goes to the file, which is closed.
+ */
+
+static void
+CloseStore(
+    CprofInterp *ciPtr)
+{
+    if (ciPtr->storePtr == NULL) {
+	return;
+    }
+    if (ciPtr->flushTimer != NULL) {
+	Tcl_DeleteTimerHandler(ciPtr->flushTimer);
+	ciPtr->flushTimer = NULL;
+    }
+    Tcl_DeleteThreadExitHandler(ExitFlush, ciPtr);
+    CprofStoreClose(ciPtr->storePtr);
+    ciPtr->storePtr = NULL;
+    CprofRunDbUpdatePolling(ciPtr);
+}
+
+/*
+ * A run that could not start after all: no trace of it in the file.
+ */
+
+void
+CprofRunDbDiscard(
+    CprofInterp *ciPtr)
+{
+    if (ciPtr->storePtr != NULL) {
+	CprofStoreDiscardRun(ciPtr->storePtr);
+	CloseStore(ciPtr);
+    }
+}
+
+int
+CprofRunDbFinish(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    int exiting)
+{
+    int code = TCL_OK;
+
+    if (ciPtr->storePtr == NULL) {
+	return TCL_OK;
+    }
+    if (CprofStoreForked(ciPtr->storePtr)) {
+	AfterFork(ciPtr);
+	if (ciPtr->storePtr == NULL) {
+	    return TCL_OK;
+	}
+    }
+    code = FlushNow(ciPtr, interp, 1);
+    if (code != TCL_OK && interp == NULL) {
+	BackgroundError(ciPtr, exiting);
+    }
+    CloseStore(ciPtr);
+    return code;
+}
+
+/*
+ * In a child process (fork), noticed at the first poll, flush or stop
+ * after the fork: the child's profile, with everything collected before
+ * the fork, goes on as a run of its own, whose parent_run is the parent's
+ * (no connection is held between writes, so there is none to inherit).
+ * Sampling starts again with a timer of the child's at the first drain
+ * (CprofSamplerAfterFork). The flush timer, inherited, goes on.
+ */
+
+static void
+AfterFork(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+    Tcl_Interp *interp = statePtr->interp;
+    Tcl_WideInt parentRun = CprofStoreRunId(ciPtr->storePtr);
+    Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
+    Tcl_Obj *infoObj;
+    int code;
+
+    infoObj = CprofRunDbInfo(ciPtr, &statePtr->options, ciPtr->objs, parentRun,
+	    ciPtr->startWall);
+    Tcl_IncrRefCount(infoObj);
+    code = CprofStoreBeginRun(interp, ciPtr->storePtr, infoObj);
+    Tcl_DecrRefCount(infoObj);
+    if (code != TCL_OK) {
+	/*
+	 * The child's profile stays in memory only.
+	 */
+
+	Tcl_AddErrorInfo(interp,
+		"\n    (tclcprof writing -db in a child process)");
+	Tcl_BackgroundException(interp, TCL_ERROR);
+	CloseStore(ciPtr);
+    } else if (statePtr->running) {
+	FlushNow(ciPtr, NULL, 0);
+    }
+    Tcl_RestoreInterpState(interp, saved);
+}
+
+/*
+ * The thread (or the process, through Tcl's exit) is exiting while a run
+ * with -db goes on: stop it and write it.
+ */
+
+static void
+ExitFlush(
+    ClientData clientData)
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+
+    if (ciPtr->storePtr == NULL) {
+	return;
+    }
+    if (ciPtr->state.running) {
+	ciPtr->state.stoppedBy = "exit";
+	ciPtr->stopProc(&ciPtr->state);
+    }
+    CprofRunDbFinish(ciPtr, NULL, 1);
+}
+
+
+/*
+ * The poll's part (run.c): a fork noticed, or a flush due.
+ */
+
+void
+CprofRunDbPoll(
+    CprofInterp *ciPtr,
+    uint64_t now)
+{
+    if (ciPtr->storePtr != NULL) {
+	if (CprofStoreForked(ciPtr->storePtr)) {
+	    AfterFork(ciPtr);
+	} else if (now >= ciPtr->nextFlushNs) {
+	    FlushNow(ciPtr, NULL, 0);
+	}
+    }
+}

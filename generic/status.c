@@ -1,0 +1,391 @@
+/*
+ * status.c --
+ *
+ *	What the package tells about itself and its profile: status, data
+ *	(the profile as a dict with its meta), save and runs (a profile
+ *	written to and listed from a file), and stack (the level stack
+ *	now).
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "cmdInt.h"
+#include <string.h>
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStatusObjCmd --
+ *
+ *	tclcprof::status
+ *
+ * Results:
+ *	A dict: running, paused, mode, label, options, depth, elapsed,
+ *	counters, calibration, sampling.
+ *
+ *----------------------------------------------------------------------
+ */
+
+
+int
+CprofStatusObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+    CprofCounters *cPtr = &statePtr->levels.counters;
+    CprofCalibration *calPtr = &statePtr->calib;
+    Tcl_Obj *resultObj, *countersObj, *calObj;
+    Tcl_WideInt now, elapsed;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    if (statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+    }
+    now = statePtr->running ? CprofMonoNs() : statePtr->stopNs;
+    elapsed = now - statePtr->startNs - statePtr->pausedNs;
+    if (statePtr->paused) {
+	elapsed -= now - statePtr->pauseStartNs;
+    }
+    if (statePtr->startNs == 0 || elapsed < 0) {
+	elapsed = 0;
+    }
+
+    resultObj = Tcl_NewDictObj();
+    PUT(resultObj, "running", Tcl_NewBooleanObj(statePtr->running));
+    PUT(resultObj, "paused", Tcl_NewBooleanObj(statePtr->paused));
+    PUT(resultObj, "mode",
+	    Tcl_NewStringObj(cprofModeNames[statePtr->options.mode], -1));
+    PUT(resultObj, "label", ciPtr->objs[OBJ_LABEL]);
+    PUT(resultObj, "options", CprofOptionsDict(ciPtr));
+    PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
+	    && !statePtr->paused ? CprofLevelsLiveDepth(&statePtr->levels)
+	    : 0));
+    PUT(resultObj, "elapsed", Tcl_NewDoubleObj(elapsed / 1e9));
+
+    countersObj = Tcl_NewDictObj();
+    PUT(countersObj, "enters", Tcl_NewWideIntObj(cPtr->enters));
+    PUT(countersObj, "leaves", Tcl_NewWideIntObj(cPtr->leaves));
+    PUT(countersObj, "missing_leaves",
+	    Tcl_NewWideIntObj(cPtr->missingLeaves));
+    PUT(countersObj, "stray_leaves", Tcl_NewWideIntObj(cPtr->strayLeaves));
+    PUT(countersObj, "ensembles_folded", Tcl_NewWideIntObj(cPtr->folded));
+    PUT(countersObj, "coroutine_saves", Tcl_NewWideIntObj(cPtr->coroSaves));
+    PUT(countersObj, "coroutine_restores",
+	    Tcl_NewWideIntObj(cPtr->coroRestores));
+    PUT(countersObj, "method_frames", Tcl_NewWideIntObj(cPtr->methodFrames));
+    PUT(countersObj, "max_depth",
+	    Tcl_NewIntObj(statePtr->levels.stack.maxDepth));
+    PUT(resultObj, "counters", countersObj);
+    PUT(resultObj, "capture", CprofCaptureStatus(statePtr));
+
+    calObj = Tcl_NewDictObj();
+    PUT(calObj, "state", Tcl_NewStringObj(
+	    calPtr->state == CPROF_CALIB_OK ? "ok"
+	    : calPtr->state == CPROF_CALIB_FAILED ? "failed" : "none", -1));
+    PUT(calObj, "offset", Tcl_NewWideIntObj((Tcl_WideInt) calPtr->offset));
+    PUT(calObj, "message", Tcl_NewStringObj(calPtr->message, -1));
+    PUT(resultObj, "calibration", calObj);
+    PUT(resultObj, "sampling", CprofSamplingDict(statePtr));
+    PUT(resultObj, "exact", CprofExactDict(statePtr));
+    PUT(resultObj, "db", ciPtr->storePtr != NULL
+	    ? CprofStoreStatus(ciPtr->storePtr) : Tcl_NewDictObj());
+
+    Tcl_SetObjResult(interp, resultObj);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDataObjCmd --
+ *
+ *	tclcprof::data ?-db file? ?-run id?
+ *
+ * Results:
+ *	The profile as a value: {meta {...} tree NODE}, where NODE is
+ *	{name kind self total children ...}. See the man page. From memory,
+ *	or with -db, a run of a file (the latest one without -run).
+ *
+ *----------------------------------------------------------------------
+ */
+
+
+int
+CprofDataObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const dataOptions[] = {"-db", "-run", NULL};
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+    CprofExact *exactPtr = &statePtr->exact;
+    int mode = statePtr->options.mode, i, index;
+    Tcl_Obj *resultObj, *dbObj = NULL;
+    Tcl_WideInt runId = 0;
+
+    if (objc % 2 != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?-db file? ?-run id?");
+	return TCL_ERROR;
+    }
+    for (i = 1; i < objc; i += 2) {
+	if (Tcl_GetIndexFromObj(interp, objv[i], dataOptions, "option", 0,
+		&index) != TCL_OK) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
+		    Tcl_GetString(objv[i]), NULL);
+	    return TCL_ERROR;
+	}
+	if (index == 0) {
+	    dbObj = objv[i+1];
+	} else if (Tcl_GetWideIntFromObj(NULL, objv[i+1], &runId) != TCL_OK
+		|| runId < 1) {
+	    return CprofBadValue(interp, "-run", objv[i+1],
+		    "expected a run id (a positive integer)");
+	}
+    }
+
+    /*
+     * From a file.
+     */
+
+    if (dbObj != NULL) {
+	resultObj = CprofStoreLoad(interp, dbObj, runId);
+	if (resultObj == NULL) {
+	    return TCL_ERROR;
+	}
+	Tcl_SetObjResult(interp, resultObj);
+	return TCL_OK;
+    }
+    if (runId != 0) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"-run needs -db: runs are read from a file", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run", NULL);
+	return TCL_ERROR;
+    }
+
+    /*
+     * From memory.
+     */
+
+    if (statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+    }
+    if (statePtr->startNs == 0 || mode == CPROF_MODE_STACK) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"no profile data: start profiling with tclcprof::start", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
+	return TCL_ERROR;
+    }
+    resultObj = Tcl_NewDictObj();
+    PUT(resultObj, "meta", CprofMetaDict(ciPtr));
+    switch (mode) {
+    case CPROF_MODE_SAMPLE:
+	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, NULL));
+	break;
+    case CPROF_MODE_BOTH:
+	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, exactPtr));
+	PUT(resultObj, "exact", CprofExactTreeObj(exactPtr));
+	break;
+    case CPROF_MODE_EXACT:
+	PUT(resultObj, "tree", CprofExactTreeObj(exactPtr));
+	break;
+    case CPROF_MODE_COVERAGE: {
+	Tcl_Obj *rootObj = Tcl_NewDictObj();
+
+	PUT(rootObj, "name", Tcl_NewObj());
+	PUT(rootObj, "kind", Tcl_NewStringObj("root", -1));
+	PUT(rootObj, "self", Tcl_NewIntObj(0));
+	PUT(rootObj, "total", Tcl_NewIntObj(0));
+	PUT(rootObj, "children", Tcl_NewObj());
+	PUT(resultObj, "tree", rootObj);
+	break;
+    }
+    }
+    if (mode != CPROF_MODE_SAMPLE) {
+	if (statePtr->options.lines && mode != CPROF_MODE_COVERAGE) {
+	    PUT(resultObj, "lines", CprofExactLinesObj(exactPtr));
+	}
+	if (statePtr->options.events) {
+	    PUT(resultObj, "events", CprofExactEventsObj(exactPtr));
+	}
+	PUT(resultObj, "coverage", CprofExactCoverageObj(statePtr));
+    }
+    Tcl_SetObjResult(interp, resultObj);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSaveObjCmd, CprofRunsObjCmd --
+ *
+ *	tclcprof::save file ?-label string?
+ *	tclcprof::runs -db file
+ *
+ *	Write the current profile to a file as a new run (the file is
+ *	created if needed); list the runs of a file.
+ *
+ * Results:
+ *	save: the run's id. runs: a list of dicts, one per run.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSaveObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const saveOptions[] = {"-label", NULL};
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+    CprofStore *storePtr;
+    Tcl_Obj *objs[OBJ_COUNT], *infoObj, *metaObj;
+    int i, index, code;
+
+    if (objc != 2 && objc != 4) {
+	Tcl_WrongNumArgs(interp, 1, objv, "file ?-label string?");
+	return TCL_ERROR;
+    }
+    for (i = 0; i < OBJ_COUNT; i++) {
+	objs[i] = ciPtr->objs[i];
+    }
+    objs[OBJ_DB] = objv[1];
+    if (objc == 4) {
+	if (Tcl_GetIndexFromObj(interp, objv[2], saveOptions, "option", 0,
+		&index) != TCL_OK) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
+		    Tcl_GetString(objv[2]), NULL);
+	    return TCL_ERROR;
+	}
+	objs[OBJ_LABEL] = objv[3];
+    }
+    if (statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+    }
+    if (statePtr->startNs == 0 || statePtr->options.mode == CPROF_MODE_STACK) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"no profile data: start profiling with tclcprof::start", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
+	return TCL_ERROR;
+    }
+    if (CprofStoreOpen(interp, objv[1], 0, &storePtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    infoObj = CprofRunDbInfo(ciPtr, &statePtr->options, objs, 0, ciPtr->startWall);
+    Tcl_IncrRefCount(infoObj);
+    metaObj = CprofMetaDict(ciPtr);
+    PUT(metaObj, "label", objs[OBJ_LABEL]);
+    Tcl_IncrRefCount(metaObj);
+    code = CprofStoreSave(interp, storePtr, statePtr, infoObj, metaObj);
+    Tcl_DecrRefCount(metaObj);
+    Tcl_DecrRefCount(infoObj);
+    if (code == TCL_OK) {
+	Tcl_SetObjResult(interp, Tcl_NewWideIntObj(CprofStoreRunId(storePtr)));
+    } else {
+	/*
+	 * A file made by this save goes again.
+	 */
+
+	CprofStoreDiscardRun(storePtr);
+    }
+    CprofStoreClose(storePtr);
+    return code;
+}
+
+int
+CprofRunsObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const runsOptions[] = {"-db", NULL};
+    Tcl_Obj *listObj;
+    int index;
+
+    if (objc != 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "-db file");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIndexFromObj(interp, objv[1], runsOptions, "option", 0,
+	    &index) != TCL_OK) {
+	Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION", Tcl_GetString(objv[1]),
+		NULL);
+	return TCL_ERROR;
+    }
+    listObj = CprofStoreRuns(interp, objv[2]);
+    if (listObj == NULL) {
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp, listObj);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStackObjCmd --
+ *
+ *	tclcprof::stack
+ *
+ * Results:
+ *	The tracked Tcl frames, outermost first, each a dict with name,
+ *	level, kind and anchor. The frame of this command itself is left
+ *	out. Empty when profiling is stopped or paused.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofStackObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    Tcl_Obj *listObj;
+    int i, depth;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    listObj = Tcl_NewListObj(0, NULL);
+    depth = (statePtr->running && !statePtr->paused)
+	    ? CprofLevelsLiveDepth(&statePtr->levels) : 0;
+    if (depth > 0 && statePtr->levels.stack.frames[depth-1].token
+	    == statePtr->stackCmd) {
+	depth--;
+    }
+    for (i = 0; i < depth; i++) {
+	CprofFrame *framePtr = &statePtr->levels.stack.frames[i];
+	Tcl_Obj *dictObj = Tcl_NewDictObj();
+	const char *name = CprofNameString(framePtr->nameId);
+
+	PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "?", -1));
+	PUT(dictObj, "level", Tcl_NewIntObj(framePtr->level));
+	PUT(dictObj, "kind", Tcl_NewStringObj(CprofKindName(framePtr->kind),
+		-1));
+	PUT(dictObj, "anchor", Tcl_NewWideIntObj((Tcl_WideInt)
+		framePtr->anchor));
+	Tcl_ListObjAppendElement(NULL, listObj, dictObj);
+    }
+    Tcl_SetObjResult(interp, listObj);
+    return TCL_OK;
+}
+

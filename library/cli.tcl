@@ -20,7 +20,9 @@
 #	stderr; output that cannot be written is one), 2 on a usage error
 #	or an unknown subcommand; "run" exits with the script's own status
 #	when the script calls exit; "diff" exits with 1 when it finds a
-#	regression and 2 on an error (as diff(1) does).
+#	regression and 2 on an error (as diff(1) does); "diff -format html"
+#	writes the differential flame graph (to stdout without -file) and
+#	exits with 0.
 #
 # Copyright (c) 2026 The tclcprof authors.
 #
@@ -299,10 +301,22 @@ proc ::tclcprof::cli::Diff {args} {
     }
     if {[catch {
 	set o [::tclcprof::difflib::ParseOptions [lrange $args 2 end]]
-	set result [::tclcprof::diff {*}$args -format dict]
+	if {[dict get $o -format] eq "html"} {
+	    # The differential flame graph: no comparison, no gate.
+	    set page [::tclcprof::diff {*}$args]
+	} else {
+	    set result [::tclcprof::diff {*}$args -format dict]
+	}
     } msg]} {
 	puts stderr "tclcprof: $msg"
 	return 2
+    }
+    if {[dict get $o -format] eq "html"} {
+	if {$page ne ""} {
+	    chan configure stdout -encoding utf-8
+	    puts -nonewline stdout $page
+	}
+	return 0
     }
     puts [join [::tclcprof::difflib::Text $o $result] \n]
     return [expr {[llength [dict get $result regressions]] ? 1 : 0}]

@@ -26,6 +26,11 @@
 #	time. Calls are exact: -metric calls with -threshold 0 flags any
 #	change.
 #
+#	With -format html the result is instead the differential flame
+#	graph of the new profile against the base (export -format html
+#	-base, flamegraph.tcl): each side one profile, a run (-db) or a
+#	file's latest run.
+#
 # Copyright (c) 2026 The tclcprof authors.
 #
 # See the file "LICENSE" for information on usage and redistribution of
@@ -39,8 +44,12 @@ namespace eval ::tclcprof::difflib {
     namespace path ::tclcprof::reportlib
 
     variable optionNames {
-	-channel -db -floor -format -limit -metric -stat -threshold
+	-channel -db -file -floor -format -limit -metric -normalize -stat
+	-threshold -view
     }
+    # The options of the comparison, and those of its flame graph.
+    variable tableOptions {-channel -floor -limit -metric -stat -threshold}
+    variable htmlOptions {-file -normalize -view}
     variable metrics {calls samples self total}
     # Default -floor per unit.
     variable floors {calls 0 ns 200000 samples 3}
@@ -60,6 +69,9 @@ namespace eval ::tclcprof::difflib {
 
 proc ::tclcprof::diff {base new args} {
     set o [difflib::ParseOptions $args]
+    if {[dict get $o -format] eq "html"} {
+	return [difflib::Html $base $new $o]
+    }
     if {[dict get $o -format] eq "text"} {
 	reportlib::CheckChannel [dict get $o -channel]
     }
@@ -90,7 +102,7 @@ proc ::tclcprof::difflib::ParseOptions {arglist} {
 		set v [Enum $opt $v statistic {median min}]
 	    }
 	    -format {
-		set v [Enum $opt $v format {dict text}]
+		set v [Enum $opt $v format {dict html text}]
 	    }
 	    -threshold - -floor {
 		# NaN is a double to [string is double] but compares with
@@ -116,7 +128,62 @@ proc ::tclcprof::difflib::ParseOptions {arglist} {
 	Fail [list VALUE -channel [dict get $o -channel]] "-channel is for\
 	    text output: it cannot be used with -format dict"
     }
+    variable tableOptions
+    variable htmlOptions
+    set format [dict get $o -format]
+    foreach opt [expr {$format eq "html" ? $tableOptions : $htmlOptions}] {
+	if {[dict exists $given $opt]} {
+	    Fail [list VALUE $opt] "$opt cannot be used with -format\
+		$format: [expr {$format eq "html" ? "it is an option of\
+		the text and dict comparison" : "it is an option of\
+		-format html"}]"
+	}
+    }
     return $o
+}
+
+# Html --
+#
+#	diff -format html: the differential flame graph of new against
+#	base (see ::tclcprof::export -base). With -db the two are run ids
+#	of that file, else files whose latest runs are compared, as
+#	tclcprof::data -db reads them. The options -file, -normalize and
+#	-view are export's.
+#
+# Results:
+#	The page, or the empty string with -file.
+
+proc ::tclcprof::difflib::Html {base new o} {
+    set eo [dict create -format html]
+    foreach opt {-file -normalize -view} {
+	if {[dict exists $o $opt]} {
+	    dict set eo $opt [dict get $o $opt]
+	}
+    }
+    set profiles {}
+    foreach spec [list $base $new] {
+	if {[dict exists $o -db]} {
+	    # Two runs of one file, refused as Side refuses them.
+	    set file [dict get $o -db]
+	    if {![string is entier -strict $spec] || $spec < 1} {
+		Fail [list VALUE run $spec] "bad run \"$spec\": with -db, the\
+		    two sides are run ids"
+	    }
+	    set found [lmap r [::tclcprof::runs -db $file] {
+		if {[dict get $r id] != $spec} continue
+		set r
+	    }]
+	    if {![llength $found]} {
+		Fail [list DB NORUN $file $spec] "no run $spec in \"$file\""
+	    }
+	    lappend profiles [::tclcprof::data -db $file \
+		-run [dict get [lindex $found 0] id]]
+	} else {
+	    lappend profiles [::tclcprof::data -db $spec]
+	}
+    }
+    return [::tclcprof::export {*}$eo -data [lindex $profiles 1] \
+	    -base [lindex $profiles 0]]
 }
 
 # Side --

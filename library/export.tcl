@@ -28,7 +28,8 @@ namespace eval ::tclcprof::exportlib {
     # Escape, Quote.
     namespace path ::tclcprof::reportlib
 
-    variable optionNames {-data -db -file -format -min -run -view}
+    variable optionNames {-base -basedb -baserun -data -db -file -format
+	-min -normalize -run -view}
     variable formats {callgrind chrome dot folded html pprof speedscope}
 
     # Which tree of a profile of mode both each format uses with -view
@@ -87,6 +88,7 @@ namespace eval ::tclcprof::exportlib {
 #
 #	tclcprof::export -format FORMAT ?-file PATH? ?-data PROFILE?
 #	    ?-db FILE ?-run ID?? ?-view auto|samples|exact? ?-min PCT?
+#	    ?-base PROFILE | -basedb FILE ?-baserun ID?? ?-normalize 0|1?
 #
 # Results:
 #	The exported text (pprof: the gzipped bytes, as a byte array), or
@@ -97,7 +99,12 @@ proc ::tclcprof::export {args} {
     if {[dict exists $o -file]} {
 	exportlib::CheckFile [dict get $o -file]
     }
-    set out [exportlib::Export $o [reportlib::Profile $o]]
+    set profile [reportlib::Profile $o]
+    if {[exportlib::Differential $o]} {
+	set out [exportlib::DiffHtml $o $profile [exportlib::BaseProfile $o]]
+    } else {
+	set out [exportlib::Export $o $profile]
+    }
     if {[dict exists $o -file]} {
 	exportlib::WriteFile [dict get $o -file] $out \
 		[expr {[dict get $o -format] eq "pprof"}]
@@ -133,7 +140,14 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 			    -min: expected a percentage from 0 to 100"
 		}
 	    }
-	    -file - -db {
+	    -normalize {
+		if {![string is boolean -strict $v]} {
+		    Fail [list VALUE $opt $v] "bad value \"[Escape $v]\" for\
+			    -normalize: expected a boolean"
+		}
+		set v [expr {!!$v}]
+	    }
+	    -file - -db - -basedb {
 		# No file name has a NUL (the database's name is checked
 		# where it is opened).
 		if {$v eq "" || ($opt eq "-file" && [string first \0 $v] >= 0)} {
@@ -153,7 +167,73 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 		formats keep every stack)"
     }
     CheckSource $o
+    # A base profile: the differential flame graph of -format html.
+    if {[dict exists $o -baserun] && ![dict exists $o -basedb]} {
+	Fail {VALUE -baserun} "-baserun needs -basedb: runs are read from a\
+		file"
+    }
+    if {[dict exists $o -basedb] && [dict exists $o -base]} {
+	Fail {VALUE -basedb} "-base and -basedb cannot be used together"
+    }
+    if {![Differential $o]} {
+	if {[dict exists $o -normalize]} {
+	    Fail {VALUE -normalize} "-normalize needs a base profile (-base\
+		    or -basedb)"
+	}
+    } elseif {[dict get $o -format] ne "html"} {
+	set opt [expr {[dict exists $o -base] ? "-base" : "-basedb"}]
+	Fail [list VALUE $opt] "$opt applies to -format html only (the\
+		differential flame graph)"
+    }
     return $o
+}
+
+# Differential, BaseProfile --
+#	Whether export options name a base profile; that profile, from
+#	-base or from -basedb (tclcprof::data -db FILE ?-run ID?).
+
+proc ::tclcprof::exportlib::Differential {o} {
+    expr {[dict exists $o -base] || [dict exists $o -basedb]}
+}
+
+proc ::tclcprof::exportlib::BaseProfile {o} {
+    if {[dict exists $o -base]} {
+	return [dict get $o -base]
+    }
+    if {[dict exists $o -baserun]} {
+	try {
+	    return [::tclcprof::data -db [dict get $o -basedb] \
+		    -run [dict get $o -baserun]]
+	} trap {TCLCPROF VALUE -run} {msg opts} {
+	    # (The option is -baserun here.)
+	    Fail [list VALUE -baserun {*}[lrange [dict get $opts -errorcode] 3 end]] \
+		    [string map {-run -baserun} $msg]
+	}
+    }
+    return [::tclcprof::data -db [dict get $o -basedb]]
+}
+
+# DiffHtml --
+#
+#	The differential flame graph page of profile against base (both
+#	unchecked), the trees chosen by -view in each, with -normalize
+#	(default 1). Errors: those of Load for either profile, TCLCPROF
+#	VALUE -base when the trees are weighed differently, TCLCPROF
+#	NODATA base when the base's tree has no weight.
+
+proc ::tclcprof::exportlib::DiffHtml {o profile base} {
+    set t [Load $profile [TreeKey $o $profile html]]
+    if {[catch {Load $base [TreeKey $o $base html]} b opts]} {
+	set code [dict get $opts -errorcode]
+	if {[lrange $code 0 1] eq {TCLCPROF NODATA}} {
+	    Fail {NODATA base} "no call tree in the base profile: it has no\
+		    samples or timed calls"
+	}
+	return -options $opts "base profile: $b"
+    }
+    set normalize [expr {[dict exists $o -normalize]
+	    ? [dict get $o -normalize] : 1}]
+    return [Html $t [DiffTree $t $b $normalize]]
 }
 
 # Export --

@@ -9,6 +9,13 @@
 #	into one grey frame per parent, so that only what can be seen is
 #	drawn, whatever the size of the profile.
 #
+#	With a base profile (export -base, diff -format html) the page is
+#	a differential flame graph: the new profile's tree, each frame
+#	coloured by the change of its total against the frame of the same
+#	call path in the base, red where it grew, blue where it shrank, as
+#	shares of each profile's total (normalized) or in absolute weight;
+#	a legend gives the scale and the tooltip base, new and change.
+#
 #	The tree goes into the page as JSON, breadth first, as
 #	reportlib::Flatten lays it out: per node its frame number, self,
 #	total and number of children (each node's children are contiguous,
@@ -42,6 +49,13 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
 #search { width: 20em; font: 13px monospace; }
 #search.bad { background: #fdd; }
 #matched { color: #909; font-family: monospace; }
+#legend { display: flex; flex-wrap: wrap; align-items: center; gap: 6px;
+  padding: 2px 12px; font: 12px monospace; }
+#legend[hidden] { display: none; }
+#lbar { display: inline-block; width: 14em; height: 12px;
+  border: 1px solid #999; background: linear-gradient(to right,
+  rgb(40,90,220), rgb(236,232,222), rgb(220,30,30)); }
+#ltext { color: #444; font-family: sans-serif; }
 #wrap { padding: 0 12px 12px; }
 #flame { display: block; width: 100%; cursor: pointer; }
 #tip { position: fixed; display: none; pointer-events: none; z-index: 10;
@@ -58,7 +72,10 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
 <label>Search <input id="search" type="text" spellcheck="false"
   placeholder="regular expression" autocomplete="off"></label>
 <span id="matched"></span>
+<button id="scale" type="button" hidden>Absolute</button>
 </div>
+<div id="legend" hidden><span id="lminus"></span><span id="lbar"></span><span
+  id="lplus"></span><span id="ltext"></span></div>
 <div id="wrap"><canvas id="flame"></canvas></div>
 <div id="tip"></div>
 <script id="tclcprof-data" type="application/json">@DATA@</script>
@@ -81,6 +98,7 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
   var search = document.getElementById("search");
   var matchedEl = document.getElementById("matched");
   var orientEl = document.getElementById("orient");
+  var scaleEl = document.getElementById("scale");
 
   // The tree: node i's children are first[i] .. first[i+1]-1.
   var first = new Int32Array(N + 1), parent = new Int32Array(N);
@@ -142,11 +160,85 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
     return whole > 0 ? (100 * part / whole).toFixed(2) + "%" : "-";
   }
   function amount(v) {
-    if (!D.exact) return v + (v === 1 ? " sample" : " samples");
-    if (v < 1e3) return v + " ns";
+    if (!D.exact) {
+      if (v !== Math.round(v)) v = +v.toFixed(1);
+      return v + (v === 1 ? " sample" : " samples");
+    }
+    if (v < 1e3) return Math.round(v) + " ns";
     if (v < 1e6) return (v / 1e3).toFixed(1) + " \u00b5s";
     if (v < 1e9) return (v / 1e6).toFixed(2) + " ms";
     return (v / 1e9).toFixed(3) + " s";
+  }
+
+  // A differential flame graph (D.diff, a base profile given): per node
+  // the total and self of its call path in the base (-1: not in the
+  // base), the base's whole total, the factor that puts base weights
+  // in this profile's unit (other sampling rates), and whether changes
+  // are of shares of each profile's total (normalized) or of weights.
+  var DF = D.diff || null, btot = null, bslf = null, normalized = false;
+  var maxChange = 0, NEUTRAL = [236, 232, 222];
+  var RED = [220, 30, 30], BLUE = [40, 90, 220];
+  if (DF) {
+    btot = DF.base;
+    bslf = DF.bself;
+    normalized = DF.normalize;
+  }
+  function baseOf(n) {
+    return btot[n] < 0 ? 0 : btot[n] * DF.factor;
+  }
+  function change(n) {
+    if (normalized) {
+      return tot[n] / tot[0] - (btot[n] < 0 || DF.baseTotal <= 0 ? 0
+                                : btot[n] / DF.baseTotal);
+    }
+    return tot[n] - baseOf(n);
+  }
+  // The largest change drawn at full colour, the others in proportion.
+  function scaleChanges() {
+    var j, c;
+    maxChange = 0;
+    for (j = 0; j < N; j++) {
+      c = Math.abs(change(j));
+      if (c > maxChange) maxChange = c;
+    }
+  }
+  function mix(to, t) {
+    return "rgb(" + Math.round(NEUTRAL[0] + (to[0] - NEUTRAL[0]) * t) + ","
+      + Math.round(NEUTRAL[1] + (to[1] - NEUTRAL[1]) * t) + ","
+      + Math.round(NEUTRAL[2] + (to[2] - NEUTRAL[2]) * t) + ")";
+  }
+  function diffColour(n) {
+    var c = change(n);
+    return mix(c > 0 ? RED : BLUE,
+               maxChange > 0 ? Math.min(1, Math.abs(c) / maxChange) : 0);
+  }
+  function sign(v) {
+    return v < 0 ? "\u2212" : "+";
+  }
+  function shareChange(d) {
+    return sign(d) + (100 * Math.abs(d)).toFixed(2) + "% of all";
+  }
+  function weightChange(d) {
+    return sign(d) + amount(Math.abs(d));
+  }
+  function showScale() {
+    var what;
+    if (!DF) return;
+    document.getElementById("lminus").textContent = normalized
+      ? shareChange(-maxChange) : weightChange(-maxChange);
+    document.getElementById("lplus").textContent = normalized
+      ? shareChange(maxChange) : weightChange(maxChange);
+    what = "colour: the change of each frame's total against the base ("
+      + (normalized ? "its share of each profile's total" : "absolute")
+      + "), red slower, blue faster; width: the new profile; grey: frames"
+      + " too narrow to show";
+    if (DF.gone > 0) {
+      what += "; in the base only, not shown: " + pct(DF.gone, DF.baseTotal)
+        + " of the base";
+    }
+    document.getElementById("ltext").textContent = what;
+    scaleEl.textContent = normalized ? "Absolute" : "Normalized";
+    document.body.setAttribute("data-scale", normalized ? "normalized" : "absolute");
   }
 
   var zoom = 0, flame = true, match = null, inMatch = null;
@@ -176,8 +268,10 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
       ctx.fillStyle = "#c4c4c4";
     } else {
       f = fr[e.node];
-      ctx.fillStyle = match && match[f] ? "#e23ee2" : colour(f);
+      ctx.fillStyle = match && match[f] ? "#e23ee2"
+        : DF ? diffColour(e.node) : colour(f);
     }
+    e.fill = ctx.fillStyle;
     ctx.globalAlpha = e.type === "ancestor" ? 0.55 : 1;
     ctx.fillRect(e.x, y, e.w > 2 ? e.w - 1 : e.w, ROW - 1);
     ctx.globalAlpha = 1;
@@ -244,6 +338,7 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
       }
     }
     for (j = 0; j < layout.length; j++) draw(layout[j]);
+    showScale();
     if (match) zoomShare();
     showMatched();
     document.body.setAttribute("data-zoom", labels[fr[zoom]]);
@@ -280,10 +375,30 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
       if (kinds[f] === 1) lines.push("C function" + (extra[f] ? " in " + extra[f] : ""));
       else if (kinds[f] === 0) lines.push("Tcl " + (extra[f] || "frame"));
     }
+    if (DF) return describeChange(e, lines);
     lines.push("total: " + amount(tot[n]) + " (" + pct(tot[n], whole) + " of all"
                + (e.type === "ancestor" ? ")" : ", " + pct(tot[n], zt) + " of zoom)"));
     lines.push("self:  " + amount(slf[n]) + " (" + pct(slf[n], whole) + " of all"
                + (e.type === "ancestor" ? ")" : ", " + pct(slf[n], zt) + " of zoom)"));
+    if (calls && calls.length && calls[n] >= 0) lines.push("calls: " + calls[n]);
+    return lines.join("\n");
+  }
+
+  // The tooltip of a differential flame graph: base, new and change.
+  function describeChange(e, lines) {
+    var n = e.node, whole = tot[0], zt = tot[zoom], b = btot[n], d, ratio, share;
+    lines.push("base:  " + (b < 0 ? "none (not in the base)"
+      : amount(baseOf(n)) + " (" + pct(b, DF.baseTotal) + " of all)"));
+    lines.push("new:   " + amount(tot[n]) + " (" + pct(tot[n], whole) + " of all"
+      + (e.type === "ancestor" ? ")" : ", " + pct(tot[n], zt) + " of zoom)"));
+    d = tot[n] - baseOf(n);
+    ratio = b < 0 ? "new" : b > 0 ? "\u00d7" + (tot[n] / baseOf(n)).toFixed(2) : "from 0";
+    share = tot[n] / whole - (b < 0 || DF.baseTotal <= 0 ? 0 : b / DF.baseTotal);
+    lines.push("delta: " + (normalized
+      ? shareChange(share) + " (" + weightChange(d) + ", " + ratio + ")"
+      : weightChange(d) + " (" + ratio + ", " + shareChange(share) + ")"));
+    lines.push("self:  base " + (bslf[n] < 0 ? "none" : amount(bslf[n] * DF.factor))
+      + ", new " + amount(slf[n]));
     if (calls && calls.length && calls[n] >= 0) lines.push("calls: " + calls[n]);
     return lines.join("\n");
   }
@@ -388,6 +503,11 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
     orientEl.textContent = flame ? "Icicle" : "Flame";
     render();
   });
+  scaleEl.addEventListener("click", function () {
+    normalized = !normalized;
+    scaleChanges();
+    render();
+  });
   search.addEventListener("input", function () {
     setSearch(search.value);
   });
@@ -403,6 +523,11 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
 
   document.getElementById("title").textContent = D.title;
   document.getElementById("info").textContent = D.info;
+  if (DF) {
+    scaleEl.hidden = false;
+    document.getElementById("legend").hidden = false;
+    scaleChanges();
+  }
 
   // For scripts (and tests): what is drawn where.
   window.tclcprofFlame = {
@@ -411,7 +536,12 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
     height: function () { return H; },
     zoom: function () { return zoom; },
     orientation: function () { return flame ? "flame" : "icicle"; },
-    nodes: N
+    nodes: N,
+    // Differential pages: a node's change (a share of the whole, or a
+    // weight), the largest, the scale shown.
+    change: function (n) { return DF ? change(n) : null; },
+    maxChange: function () { return maxChange; },
+    scale: function () { return DF ? (normalized ? "normalized" : "absolute") : null; }
   };
   render();
 })();
@@ -420,9 +550,10 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
 
 # Html --
 #
-#	The HTML flame graph page of a loaded tree (see Load).
+#	The HTML flame graph page of a loaded tree (see Load); with diff
+#	(see DiffTree), the differential flame graph of t against a base.
 
-proc ::tclcprof::exportlib::Html {t} {
+proc ::tclcprof::exportlib::Html {t {diff {}}} {
     variable htmlPage
     variable htmlScript
 
@@ -466,8 +597,25 @@ proc ::tclcprof::exportlib::Html {t} {
 	}] ,]
     }
     set title [Title $meta]
-    set data "\{\"title\":[JsonString $title],\"info\":[JsonString [Info $meta]],\
-	    \"exact\":[expr {$exact ? "true" : "false"}],\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"calls\":\[$calls\]\}"
+    set info [Info $meta]
+    set diffData ""
+    if {[dict size $diff]} {
+	set bmeta [dict get $diff meta]
+	set title "[Title $meta] against [Title $bmeta]"
+	set info "new: $info \u2014 base: [Info $bmeta]"
+	if {[dict get $diff factor] != 1} {
+	    append info " (base weights rescaled to the new profile's sampling\
+		    rate: \u00d7[format %.4g [dict get $diff factor]])"
+	}
+	set diffData ",\n\"diff\":\{\"normalize\":[expr {[dict get $diff normalize]
+		? "true" : "false"}],\"baseTotal\":[JsonNumber [dict get $diff total]],\
+		\"factor\":[JsonNumber [dict get $diff factor]],\
+		\"gone\":[JsonNumber [dict get $diff gone]],\
+		\n\"base\":\[[JsonNumbers [dict get $diff base]]\],\
+		\n\"bself\":\[[JsonNumbers [dict get $diff bself]]\]\}"
+    }
+    set data "\{\"title\":[JsonString $title],\"info\":[JsonString $info],\
+	    \"exact\":[expr {$exact ? "true" : "false"}],\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"calls\":\[$calls\]$diffData\}"
     return [string map [list @TITLE@ [HtmlText $title] @DATA@ $data \
 	    @SCRIPT@ $htmlScript] $htmlPage]
 }
@@ -518,4 +666,128 @@ proc ::tclcprof::exportlib::Info {meta} {
 	append info "; warning: [join $doubts {, }]"
     }
     return $info
+}
+
+# DiffTree --
+#
+#	What a differential flame graph needs of its base: for every node
+#	of the loaded tree t, the total and self of the nodes of the loaded
+#	base tree b at the same call path (the same names and kinds from
+#	the root; siblings of the same name and kind in the base count
+#	together), or -1 where the base has no such path. Both trees must
+#	be weighed alike (samples, or ns).
+#
+# Results:
+#	A dict: base and bself (lists, one element per node of t), total
+#	(the base's whole), gone (the weight of the base's paths that t
+#	does not have, counted at the outermost), factor (what base weights
+#	are multiplied by to be in t's unit: the ratio of the sampling
+#	rates of two sampled profiles, else 1), normalize, meta (the
+#	base's). Errors: TCLCPROF VALUE -base when one tree is exact and
+#	the other sampled.
+
+proc ::tclcprof::exportlib::DiffTree {t b normalize} {
+    if {[dict get $t exact] != [dict get $b exact]} {
+	set unit [expr {[dict get $b exact] ? "ns (an exact tree)"
+		: "samples (a sampled tree)"}]
+	Fail {VALUE -base} "the base is weighed in $unit and the profile\
+		is not: compare trees of the same kind (see -view)"
+    }
+    # The base's call paths: each node's path id, and per path its
+    # parent path, total and self.
+    set bkids [dict get $b kids]
+    set bname [dict get $b name]
+    set bkind [dict get $b kind]
+    set btotal [dict get $b total]
+    set bself [dict get $b self]
+    set pathOf [lrepeat [llength $bkids] 0]
+    set ptotal [list [lindex $btotal 0]]
+    set pself [list [lindex $bself 0]]
+    set pparent [list -1]
+    set i 0
+    foreach ks $bkids {
+	set p [lindex $pathOf $i]
+	foreach c $ks {
+	    set key $p\u0000[lindex $bkind $c]\u0000[lindex $bname $c]
+	    if {[info exists path($key)]} {
+		set q $path($key)
+		lset ptotal $q [expr {[lindex $ptotal $q] + [lindex $btotal $c]}]
+		lset pself $q [expr {[lindex $pself $q] + [lindex $bself $c]}]
+	    } else {
+		set q [llength $ptotal]
+		set path($key) $q
+		lappend ptotal [lindex $btotal $c]
+		lappend pself [lindex $bself $c]
+		lappend pparent $p
+	    }
+	    lset pathOf $c $q
+	}
+	incr i
+    }
+
+    # The new tree's nodes found in the base, breadth first.
+    set kids [dict get $t kids]
+    set name [dict get $t name]
+    set kind [dict get $t kind]
+    set npath [lrepeat [llength $kids] -1]
+    lset npath 0 0
+    set matched(0) 1
+    set i 0
+    foreach ks $kids {
+	set p [lindex $npath $i]
+	if {$p >= 0} {
+	    foreach c $ks {
+		set key $p\u0000[lindex $kind $c]\u0000[lindex $name $c]
+		if {[info exists path($key)]} {
+		    lset npath $c $path($key)
+		    set matched($path($key)) 1
+		}
+	    }
+	}
+	incr i
+    }
+    set base [lmap p $npath {
+	expr {$p < 0 ? -1 : [lindex $ptotal $p]}
+    }]
+    set bselfs [lmap p $npath {
+	expr {$p < 0 ? -1 : [lindex $pself $p]}
+    }]
+    set gone 0
+    set q 0
+    foreach parent $pparent total $ptotal {
+	if {![info exists matched($q)] && [info exists matched($parent)]} {
+	    set gone [expr {$gone + $total}]
+	}
+	incr q
+    }
+
+    # Samples at other rates: the base's weights in the new profile's
+    # samples (the weight of a sample is one sampling period).
+    set factor 1
+    if {![dict get $t exact]} {
+	set rate [MetaRate [dict get $t meta]]
+	set brate [MetaRate [dict get $b meta]]
+	if {$rate ne "" && $brate ne "" && $rate != $brate} {
+	    set factor [expr {double($rate) / $brate}]
+	}
+    }
+    dict create base $base bself $bselfs total [lindex $btotal 0] \
+	    gone $gone factor $factor normalize $normalize \
+	    meta [dict get $b meta]
+}
+
+# MetaRate --
+#	A profile's requested sampling rate, if it is a positive finite
+#	number, else "".
+
+proc ::tclcprof::exportlib::MetaRate {meta} {
+    if {![dict exists $meta rate_requested]} {
+	return ""
+    }
+    set rate [dict get $meta rate_requested]
+    if {[string is double -strict $rate]
+	    && ![catch {expr {$rate > 0 && $rate < Inf}} ok] && $ok} {
+	return $rate
+    }
+    return ""
 }

@@ -1,0 +1,718 @@
+# serve.tcl --
+#
+#	tclcprof::serve: a small HTTP/1.1 server inside the profiled program
+#	that answers on the paths of Go's net/http/pprof, so that go tool
+#	pprof, Pyroscope, Parca and a browser can take a CPU profile of a
+#	running program:
+#
+#	    /debug/pprof/			an HTML index
+#	    /debug/pprof/profile?seconds=N	a fresh N-second profile, pprof
+#	    /tclcprof/flame?seconds=N		the same as a flame graph page
+#	    /debug/pprof/heap			404: no memory profile (yet)
+#
+#	The server lives in Tcl's event loop (socket -server, fileevent,
+#	after): it answers only while the program runs the event loop
+#	(vwait, update, Tk). A profile is collected without blocking the
+#	event loop: the request starts a run (tclcprof::start -duration N,
+#	which stops it on time even in a busy program) and an "after" timer
+#	answers once it has ended. One profile at a time: a second request
+#	meanwhile, or any while the program profiles on its own, is answered
+#	409 Conflict; the program's own run is never disturbed.
+#
+#	Each connection carries one request: the response says "Connection:
+#	close" and the connection is closed once it is written (in the
+#	background: the channel is non-blocking).
+#
+# Copyright (c) 2026 The tclcprof authors.
+#
+# See the file "LICENSE" for information on usage and redistribution of
+# this file, and for a DISCLAIMER OF ALL WARRANTIES.
+
+namespace eval ::tclcprof {
+    namespace export serve
+}
+
+namespace eval ::tclcprof::servelib {
+    namespace path ::tclcprof::reportlib
+
+    variable optionNames {-address -allow -port -stop}
+
+    # The listening socket ("" when not serving), its port, address and
+    # the client address patterns it accepts.
+    variable listen ""
+    variable port 0
+    variable address 127.0.0.1
+    variable allow {}
+    # Open connections: socket -> dict (client address, state, the
+    # request's lines read so far, its timer).
+    variable conns {}
+    # The profile being collected for a request: {} or a dict with
+    # sock, kind (pprof or html), label, end (ms), timer.
+    variable collecting {}
+    variable runs 0
+
+    # Limits: the longest profile asked for, in seconds; the default;
+    # a request's size (a line, the header lines, the whole) and the
+    # time it may take to arrive (ms); connections open at once.
+    variable maxSeconds 600
+    variable defaultSeconds 30
+    variable maxLine 8192
+    variable maxHeaders 100
+    variable requestTimeout 10000
+    variable maxConnections 64
+
+    # The default -allow: loopback clients, IPv4 and IPv6.
+    variable loopback {127.* ::1 ::ffff:127.*}
+
+    variable reasons {
+	200 OK 301 {Moved Permanently} 400 {Bad Request} 403 Forbidden
+	404 {Not Found} 405 {Method Not Allowed} 408 {Request Timeout}
+	409 Conflict 431 {Request Header Fields Too Large}
+	500 {Internal Server Error} 503 {Service Unavailable}
+	505 {HTTP Version Not Supported}
+    }
+}
+
+# ::tclcprof::serve --
+#
+#	tclcprof::serve ?-port N? ?-address ADDR? ?-allow PATTERNS?
+#	tclcprof::serve -stop
+#
+# Results:
+#	The port the server listens on (the one chosen by the system for
+#	-port 0); with -stop, the empty string. Errors: TCLCPROF OPTION,
+#	TCLCPROF VALUE option value, TCLCPROF STATE SERVING (already
+#	serving), TCLCPROF STATE NOTSERVING (-stop while not serving),
+#	TCLCPROF SERVE LISTEN (the socket could not be opened).
+
+proc ::tclcprof::serve {args} {
+    set o [servelib::ParseOptions $args]
+    if {[dict exists $o -stop]} {
+	servelib::Stop
+	return
+    }
+    return [servelib::Listen [dict get $o -port] [dict get $o -address] \
+	    [dict get $o -allow]]
+}
+
+proc ::tclcprof::servelib::ParseOptions {arglist} {
+    variable optionNames
+    variable loopback
+
+    if {[llength $arglist] == 1 && [lindex $arglist 0] eq "-stop"} {
+	return {-stop 1}
+    }
+    set o [dict create -port 6060 -address 127.0.0.1 -allow $loopback]
+    foreach {opt v} [OptionPairs $arglist $optionNames] {
+	switch -- $opt {
+	    -stop {
+		Fail {VALUE -stop} "-stop takes no value and no other option:\
+			tclcprof::serve -stop"
+	    }
+	    -port {
+		if {![string is entier -strict $v] || $v < 0 || $v > 65535} {
+		    Fail [list VALUE -port $v] "bad value \"[Escape $v]\" for\
+			    -port: expected a port number from 0 to 65535 (0:\
+			    any free port)"
+		}
+		set v [expr {$v + 0}]
+	    }
+	    -address {
+		if {$v eq "" || [regexp {[\s\x00-\x1f]} $v]} {
+		    Fail [list VALUE -address $v] "bad value \"[Escape $v]\"\
+			    for -address: expected a host name or address"
+		}
+	    }
+	    -allow {
+		if {[catch {llength $v} n] || $n == 0} {
+		    Fail [list VALUE -allow $v] "bad value \"[Escape $v]\" for\
+			    -allow: expected a list of glob patterns of client\
+			    addresses"
+		}
+	    }
+	}
+	dict set o $opt $v
+    }
+    return $o
+}
+
+# Listen --
+#	Open the listening socket. Errors: TCLCPROF STATE SERVING,
+#	TCLCPROF SERVE LISTEN.
+
+proc ::tclcprof::servelib::Listen {p addr patterns} {
+    variable listen
+    variable port
+    variable address
+    variable allow
+
+    if {$listen ne ""} {
+	Fail {STATE SERVING} "already serving on $address port $port:\
+		tclcprof::serve -stop first"
+    }
+    if {[catch {socket -server ::tclcprof::servelib::Accept -myaddr $addr $p} \
+	    sock]} {
+	Fail [list SERVE LISTEN $addr $p] "cannot listen on $addr port $p:\
+		[string tolower $sock 0 0]"
+    }
+    set listen $sock
+    set port [lindex [chan configure $sock -sockname] 2]
+    set address $addr
+    set allow $patterns
+    trace add command ::tclcprof::servelib::Accept delete \
+	    [list ::apply [Teardown] $sock]
+    return $port
+}
+
+# Teardown --
+#
+#	What closes the server when the package is removed (namespace
+#	delete ::tclcprof): a delete trace on Accept, whose command prefix
+#	carries the listening socket, since the namespace's variables are
+#	gone by then. The connections are the sockets whose handlers are
+#	ours, the timers those whose scripts are.
+
+proc ::tclcprof::servelib::Teardown {} {
+    return {{listen args} {
+	catch {close $listen}
+	foreach id [after info] {
+	    if {[string match ::tclcprof::servelib::* [lindex [after info $id] 0]]} {
+		after cancel $id
+	    }
+	}
+	foreach chan [chan names sock*] {
+	    if {![catch {chan event $chan readable} h]
+		    && [string match ::tclcprof::servelib::* $h]} {
+		catch {close $chan}
+	    }
+	}
+    }}
+}
+
+# Stop --
+#	Close the listening socket and every connection; end a profile
+#	being collected for a request (its data is dropped).
+
+proc ::tclcprof::servelib::Stop {} {
+    variable listen
+    variable conns
+    variable collecting
+
+    if {$listen eq ""} {
+	Fail {STATE NOTSERVING} "not serving: tclcprof::serve starts the\
+		server"
+    }
+    catch {close $listen}
+    trace remove command ::tclcprof::servelib::Accept delete \
+	    [list ::apply [Teardown] $listen]
+    set listen ""
+    if {[dict size $collecting]} {
+	after cancel [dict get $collecting timer]
+	if {[Ours $collecting]} {
+	    catch {::tclcprof::stop}
+	}
+	set collecting {}
+    }
+    foreach sock [dict keys $conns] {
+	Close $sock
+    }
+    return
+}
+
+# Ours --
+#	Whether the profile running now is the one collected for a request.
+
+proc ::tclcprof::servelib::Ours {c} {
+    set st [::tclcprof::status]
+    expr {[dict get $st running] && [dict get $st label] eq [dict get $c label]}
+}
+
+# Close --
+#	Forget a connection and close it (output still pending is written
+#	in the background).
+
+proc ::tclcprof::servelib::Close {sock} {
+    variable conns
+    if {[dict exists $conns $sock]} {
+	after cancel [dict get $conns $sock timer]
+	dict unset conns $sock
+    }
+    catch {chan event $sock readable {}}
+    catch {close $sock}
+}
+
+# Accept --
+#	A new connection: read its request, with a time limit.
+
+proc ::tclcprof::servelib::Accept {sock addr clientPort} {
+    variable conns
+    variable requestTimeout
+    variable maxConnections
+
+    chan configure $sock -blocking 0 -translation {auto binary} \
+	    -encoding iso8859-1 -buffering full
+    dict set conns $sock [dict create addr $addr lines {} \
+	    timer [after $requestTimeout [list ::tclcprof::servelib::Timeout $sock]]]
+    if {[dict size $conns] > $maxConnections} {
+	Respond $sock 503 "too many connections at once\n" {} 0
+	return
+    }
+    chan event $sock readable [list ::tclcprof::servelib::Read $sock]
+}
+
+proc ::tclcprof::servelib::Timeout {sock} {
+    variable conns
+    if {[dict exists $conns $sock]} {
+	dict set conns $sock timer {}
+	Respond $sock 408 "the request did not arrive in time\n" {} 0
+    }
+}
+
+# Read --
+#	Read the request line and header lines as they arrive; the request
+#	is handled once the blank line that ends them has come.
+
+proc ::tclcprof::servelib::Read {sock} {
+    variable conns
+    variable maxLine
+    variable maxHeaders
+
+    if {[catch {gets $sock line} n]} {
+	Close $sock
+	return
+    }
+    while {$n >= 0} {
+	if {$line eq ""} {
+	    if {![llength [dict get $conns $sock lines]]} {
+		# Blank lines before the request line are allowed.
+		if {[catch {gets $sock line} n]} {
+		    Close $sock
+		    return
+		}
+		continue
+	    }
+	    chan event $sock readable {}
+	    after cancel [dict get $conns $sock timer]
+	    dict set conns $sock timer {}
+	    Request $sock [dict get $conns $sock lines]
+	    return
+	}
+	if {$n > $maxLine} {
+	    Respond $sock 431 "a request line or header line is longer\
+		    than $maxLine bytes\n" {} 0
+	    return
+	}
+	dict set conns $sock lines [linsert [dict get $conns $sock lines] \
+		end $line]
+	if {[llength [dict get $conns $sock lines]] > $maxHeaders + 1} {
+	    Respond $sock 431 "more than $maxHeaders header lines\n" {} 0
+	    return
+	}
+	if {[catch {gets $sock line} n]} {
+	    Close $sock
+	    return
+	}
+    }
+    if {[chan eof $sock]} {
+	Close $sock
+    } elseif {[chan pending input $sock] > $maxLine} {
+	Respond $sock 431 "a request line or header line is longer than\
+		$maxLine bytes\n" {} 0
+    }
+}
+
+# Request --
+#	Handle a request: its lines (the request line, then the header
+#	lines).
+
+proc ::tclcprof::servelib::Request {sock lines} {
+    variable conns
+    variable allow
+
+    if {![regexp {^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/([0-9])\.([0-9])$} \
+	    [lindex $lines 0] -> method target major minor]} {
+	Respond $sock 400 "malformed request line\n" {} 0
+	return
+    }
+    set head [expr {$method eq "HEAD"}]
+    if {$major != 1} {
+	Respond $sock 505 "only HTTP/1.0 and HTTP/1.1 are served\n" {} $head
+	return
+    }
+    set addr [dict get $conns $sock addr]
+    set allowed 0
+    foreach pattern $allow {
+	if {[string match $pattern $addr]} {
+	    set allowed 1
+	    break
+	}
+    }
+    if {!$allowed} {
+	Respond $sock 403 "client address $addr is not allowed (tclcprof::serve\
+		-allow)\n" {} $head
+	return
+    }
+    # The origin form (/path?query), or the absolute form of proxies.
+    regsub {^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*} $target {} target
+    if {[string index $target 0] ne "/"} {
+	Respond $sock 400 "bad request target \"$target\"\n" {} $head
+	return
+    }
+    regexp {^([^?#]*)(?:\?([^#]*))?} $target -> rawPath rawQuery
+    if {[catch {Unescape $rawPath 0} path]
+	    || [catch {Query $rawQuery} query]} {
+	Respond $sock 400 "bad escape in \"$target\"\n" {} $head
+	return
+    }
+    switch -- $path {
+	/debug/pprof/ - /debug/pprof {
+	    if {[Method $sock $method {GET HEAD}]} {
+		Respond $sock 200 [Index] {Content-Type {text/html; charset=utf-8}} \
+			$head
+	    }
+	}
+	/debug/pprof/profile {
+	    if {[Method $sock $method GET]} {
+		Collect $sock pprof $query
+	    }
+	}
+	/tclcprof/flame {
+	    if {[Method $sock $method GET]} {
+		Collect $sock html $query
+	    }
+	}
+	/debug/pprof/heap - /debug/pprof/allocs {
+	    Respond $sock 404 "no memory profile: tclcprof has no memory mode\
+		    yet; /debug/pprof/profile is the CPU profile\n" {} $head
+	}
+	default {
+	    if {[string match /debug/pprof/* $path]} {
+		Respond $sock 404 "no profile \"[string range $path 13 end]\"\
+			here: tclcprof serves /debug/pprof/profile (CPU) and\
+			/tclcprof/flame (a flame graph page); see /debug/pprof/\n" \
+			{} $head
+	    } else {
+		Respond $sock 404 "not found: \"$path\"; see /debug/pprof/\n" \
+			{} $head
+	    }
+	}
+    }
+}
+
+# Method --
+#	Whether the method is one of those allowed; if not, answer 405.
+
+proc ::tclcprof::servelib::Method {sock method allowed} {
+    if {$method in $allowed} {
+	return 1
+    }
+    Respond $sock 405 "method $method not allowed here: use\
+	    [join $allowed " or "]\n" [list Allow [join $allowed ", "]] \
+	    [expr {$method eq "HEAD"}]
+    return 0
+}
+
+# Unescape --
+#	%XX escapes (UTF-8 bytes) decoded, and in a query "+" as a space.
+#	An error for a malformed escape.
+
+proc ::tclcprof::servelib::Unescape {s plus} {
+    if {$plus} {
+	set s [string map {+ " "} $s]
+    }
+    if {[string first % $s] < 0} {
+	return $s
+    }
+    if {[regexp {%(?![0-9A-Fa-f]{2})} $s]} {
+	error "bad escape"
+    }
+    set bytes [encoding convertto utf-8 $s]
+    set out ""
+    while {[regexp -indices {%([0-9A-Fa-f]{2})} $bytes all hex]} {
+	append out [string range $bytes 0 [lindex $all 0]-1] \
+		[binary format H2 [string range $bytes {*}$hex]]
+	set bytes [string range $bytes [lindex $all 1]+1 end]
+    }
+    encoding convertfrom utf-8 $out$bytes
+}
+
+# Query --
+#	The parameters of a query string as a dict (the first value of a
+#	name counts).
+
+proc ::tclcprof::servelib::Query {q} {
+    set out {}
+    foreach part [split $q &] {
+	if {$part eq ""} {
+	    continue
+	}
+	set i [string first = $part]
+	if {$i < 0} {
+	    set k [Unescape $part 1]
+	    set v ""
+	} else {
+	    set k [Unescape [string range $part 0 $i-1] 1]
+	    set v [Unescape [string range $part $i+1 end] 1]
+	}
+	if {![dict exists $out $k]} {
+	    dict set out $k $v
+	}
+    }
+    return $out
+}
+
+# Collect --
+#
+#	A profile for a request: check its parameters (seconds, and the
+#	sampling options rate, clock and native), start a run that stops
+#	by itself after that many seconds, and answer when it has ended
+#	(Finish). Answers 400 for bad parameters, 409 when a profile runs
+#	already (the program's, or one for another request).
+
+proc ::tclcprof::servelib::Collect {sock kind query} {
+    variable collecting
+    variable maxSeconds
+    variable defaultSeconds
+    variable runs
+
+    set seconds $defaultSeconds
+    if {[dict exists $query seconds]} {
+	set seconds [dict get $query seconds]
+	if {![regexp {^[0-9]{1,9}(\.[0-9]{1,9})?$} $seconds]
+		|| $seconds <= 0 || $seconds > $maxSeconds} {
+	    Respond $sock 400 "bad seconds=[Escape $seconds]: expected a\
+		    number of seconds more than 0 and at most $maxSeconds\n" {} 0
+	    return
+	}
+    }
+    set opts [list -mode sample -db {} -duration $seconds]
+    foreach name {rate clock native} {
+	if {[dict exists $query $name]} {
+	    lappend opts -$name [dict get $query $name]
+	}
+    }
+    if {[dict size $collecting]} {
+	set left [expr {max(1, ([dict get $collecting end] \
+		- [clock milliseconds] + 999) / 1000)}]
+	Respond $sock 409 "a profile is being collected for another request\
+		(one at a time): try again in $left s\n" \
+		[list Retry-After $left] 0
+	return
+    }
+    if {[dict get [::tclcprof::status] running]} {
+	Respond $sock 409 "tclcprof is already profiling this interpreter\
+		(a run the program started): it is left alone; try again\
+		once it has stopped\n" {} 0
+	return
+    }
+    set label "tclcprof::serve [incr runs] ([expr {$kind eq "html"
+	    ? "/tclcprof/flame" : "/debug/pprof/profile"}], $seconds s)"
+    lappend opts -label $label
+    try {
+	::tclcprof::start {*}$opts
+    } trap {TCLCPROF VALUE} {msg opts} {
+	set param [string range [lindex [dict get $opts -errorcode] 2] 1 end]
+	if {![dict exists $query $param]} {
+	    Respond $sock 500 "tclcprof::start failed: $msg\n" {} 0
+	    return
+	}
+	Respond $sock 400 "bad $param=[Escape [dict get $query $param]]:\
+		$msg\n" {} 0
+	return
+    } trap {TCLCPROF STATE} {msg} {
+	Respond $sock 409 "tclcprof cannot profile now: $msg\n" {} 0
+	return
+    } on error {msg} {
+	Respond $sock 500 "tclcprof::start failed: $msg\n" {} 0
+	return
+    }
+    # (-duration stops the run on time, in a busy program too; this
+    # timer answers once the event loop runs again.)
+    set ms [expr {round($seconds * 1000)}]
+    set collecting [dict create sock $sock kind $kind label $label \
+	    end [expr {[clock milliseconds] + $ms}] \
+	    timer [after [expr {$ms + 20}] ::tclcprof::servelib::Finish]]
+    # A client that goes away meanwhile ends the collection.
+    chan event $sock readable [list ::tclcprof::servelib::Waiting $sock]
+    return
+}
+
+# Waiting --
+#	Input on a connection waiting for its profile: more of the request
+#	(read and dropped), or the end: the client went away, and the
+#	profile collected for it is stopped and dropped.
+
+proc ::tclcprof::servelib::Waiting {sock} {
+    variable collecting
+    if {![catch {read $sock 65536}] && ![chan eof $sock]} {
+	return
+    }
+    if {[dict size $collecting] && [dict get $collecting sock] eq $sock} {
+	after cancel [dict get $collecting timer]
+	if {[Ours $collecting]} {
+	    catch {::tclcprof::stop}
+	}
+	set collecting {}
+    }
+    Close $sock
+}
+
+# Finish --
+#	A profile's time is up: stop it if it still runs, export it and
+#	answer the request that asked for it.
+
+proc ::tclcprof::servelib::Finish {} {
+    variable collecting
+    variable conns
+
+    set c $collecting
+    set collecting {}
+    set sock [dict get $c sock]
+    set ours [Ours $c]
+    if {$ours} {
+	catch {::tclcprof::stop}
+    }
+    if {![dict exists $conns $sock]} {
+	return
+    }
+    if {[catch {::tclcprof::data} profile]
+	    || [catch {dict get $profile meta label} label]
+	    || $label ne [dict get $c label]} {
+	Respond $sock 409 "the profile was stopped or replaced by the\
+		program while it was collected\n" {} 0
+	return
+    }
+    set format [dict get $c kind]
+    if {[catch {::tclcprof::export -format $format -data $profile} out opts]} {
+	if {[lrange [dict get $opts -errorcode] 0 2] ne {TCLCPROF NODATA tree}} {
+	    Respond $sock 500 "cannot export the profile: $out\n" {} 0
+	    return
+	} elseif {$format eq "pprof"} {
+	    # Nothing sampled (an idle program): an empty profile, which
+	    # is what go tool pprof and the scrapers expect.
+	    set out [EmptyPprof $profile]
+	} else {
+	    set out "<!DOCTYPE html>\n<html lang=\"en\"><head><meta\
+		    charset=\"utf-8\"><title>tclcprof: nothing\
+		    sampled</title></head><body><p>Nothing was sampled:\
+		    the program did not run Tcl or C code on the\
+		    [HtmlText [dict get $profile meta clock]] clock while it\
+		    was profiled (an idle program samples nothing on the\
+		    cpu clock; try clock=wall).</p></body></html>\n"
+	}
+    }
+    if {$format eq "pprof"} {
+	Respond $sock 200 $out [list Content-Type application/octet-stream \
+		Content-Disposition {attachment; filename="profile"}] 0
+    } else {
+	Respond $sock 200 [encoding convertto utf-8 $out] \
+		{Content-Type {text/html; charset=utf-8}} 0
+    }
+}
+
+# EmptyPprof --
+#	The pprof export of a profile that sampled nothing: its tree with a
+#	root of weight 0 is refused by export, so one sample of weight 0
+#	on no frame stands in (go tool pprof shows an empty profile).
+
+proc ::tclcprof::servelib::EmptyPprof {profile} {
+    dict set profile tree [dict create name {} kind root self 0 total 0 \
+	    children {}]
+    ::tclcprof::exportlib::Pprof [dict create meta [dict get $profile meta] \
+	    exact 0 fid 0 fname {{}} fkind root self 0 fig {{}} kids {{}}] \
+	    $profile
+}
+
+# Respond --
+#	Write a response and close the connection once it is written. A
+#	body that is text (an error's) goes as UTF-8 plain text unless the
+#	headers give a Content-Type; a HEAD request gets the headers only.
+
+proc ::tclcprof::servelib::Respond {sock code body headers head} {
+    variable reasons
+    variable conns
+
+    if {![dict exists $headers Content-Type]} {
+	dict set headers Content-Type {text/plain; charset=utf-8}
+	set body [encoding convertto utf-8 $body]
+    }
+    set out "HTTP/1.1 $code [dict get $reasons $code]\r\n"
+    dict set headers Content-Length [string length $body]
+    dict set headers Connection close
+    dict set headers Cache-Control no-store
+    dict set headers X-Content-Type-Options nosniff
+    dict for {k v} $headers {
+	append out "$k: $v\r\n"
+    }
+    append out "\r\n"
+    if {!$head} {
+	append out $body
+    }
+    if {[dict exists $conns $sock]} {
+	after cancel [dict get $conns $sock timer]
+	dict unset conns $sock
+    }
+    catch {chan event $sock readable {}}
+    catch {
+	chan configure $sock -translation binary
+	puts -nonewline $sock $out
+	flush $sock
+    }
+    catch {close $sock}
+}
+
+# Index --
+#	The page of /debug/pprof/.
+
+proc ::tclcprof::servelib::Index {} {
+    variable collecting
+    variable maxSeconds
+    variable defaultSeconds
+
+    set st [::tclcprof::status]
+    if {[dict size $collecting]} {
+	set state "collecting a profile for a request"
+    } elseif {[dict get $st running]} {
+	set state "profiling (a run the program started: profile requests\
+		are answered 409 until it stops)"
+    } else {
+	set state idle
+    }
+    set page "<!DOCTYPE html>
+<html lang=\"en\"><head><meta charset=\"utf-8\"><title>/debug/pprof/</title>
+<style>body { font: 14px sans-serif; margin: 1em 2em; } td { padding: 2px 1em 2px 0; vertical-align: top; }</style>
+</head><body>
+<h1>/debug/pprof/</h1>
+<p>tclcprof [HtmlText [package present tclcprof]] in process [pid]: [HtmlText $state]</p>
+<table>
+<tr><td><a href=\"profile?seconds=$defaultSeconds\">profile</a></td><td>A CPU profile of
+the next <i>seconds</i> (default $defaultSeconds, at most $maxSeconds) as gzipped
+profile.proto, for <code>go tool pprof</code>, Pyroscope and Parca.
+Parameters: <code>seconds</code>, and the sampling options of
+<code>tclcprof::start</code> <code>rate</code>, <code>clock</code>
+(cpu, wall) and <code>native</code> (user, all, none).</td></tr>
+<tr><td><a href=\"/tclcprof/flame?seconds=$defaultSeconds\">/tclcprof/flame</a></td><td>The
+same profile as an interactive flame graph page.</td></tr>
+<tr><td>heap</td><td>Not available: tclcprof has no memory profile yet.</td></tr>
+</table>
+<p>One profile at a time; requests meanwhile, and while the program
+profiles on its own, are answered 409 Conflict.</p>
+</body></html>
+"
+    return [encoding convertto utf-8 $page]
+}
+
+# HtmlText --
+#	A string as HTML text.
+
+proc ::tclcprof::servelib::HtmlText {s} {
+    string map {& &amp; < &lt; > &gt; \" &quot;} $s
+}
+
+# When the package is removed (namespace delete ::tclcprof), the server
+# goes with it: the deletion of this namespace's commands closes it.
+
+trace add command ::tclcprof::servelib::Accept delete [list apply {{args} {
+    catch {::tclcprof::servelib::Stop}
+    catch {close $::tclcprof::servelib::listen}
+}}]

@@ -54,14 +54,40 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#define SCHEMA_VERSION	1
+#define SCHEMA_VERSION	2
+#define OLDEST_VERSION	1	/* The oldest schema still read. */
 #define APPLICATION_ID	0x74637066	/* "tcpf" */
 #define BUSY_TIMEOUT_MS	5000
 
 /*
- * The schema, version 1. Frames are shared by the runs of a file; every
+ * The schema, version 2. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
+ *
+ * The columns of a table's primary key come first: SQLite 3.40's
+ * PRAGMA integrity_check reads the other columns of a WITHOUT ROWID
+ * table at the wrong places otherwise, and reports NULL values in NOT
+ * NULL columns that have none. Version 1 had coverage_commands (run,
+ * frame, calls, seq) with the key (run, seq); version 2 has (run, seq,
+ * frame, calls). Version 1 files are read as they are (every query
+ * names its columns) and upgraded when a run is written to them
+ * (UpgradeSchema).
  */
+
+#define COVERAGE_COMMANDS_SQL \
+"CREATE TABLE coverage_commands (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  seq INTEGER NOT NULL,\n" \
+"  frame INTEGER NOT NULL REFERENCES frames(id),\n" \
+"  calls INTEGER NOT NULL,\n" \
+"  PRIMARY KEY (run, seq)\n" \
+") WITHOUT ROWID;\n"
+
+#define NEVER_CALLED_SQL \
+"CREATE VIEW never_called AS\n" \
+"  SELECT p.run, p.name FROM coverage_procs p\n" \
+"  WHERE NOT EXISTS (SELECT 1 FROM coverage_commands c\n" \
+"    JOIN frames f ON f.id = c.frame\n" \
+"    WHERE c.run = p.run AND f.name = p.name AND c.calls > 0);\n"
 
 static const char schemaSql[] =
 "CREATE TABLE runs (\n"
@@ -127,13 +153,7 @@ static const char schemaSql[] =
 "  frame INTEGER NOT NULL REFERENCES frames(id),\n"
 "  PRIMARY KEY (run, seq)\n"
 ") WITHOUT ROWID;\n"
-"CREATE TABLE coverage_commands (\n"
-"  run INTEGER NOT NULL REFERENCES runs(id),\n"
-"  frame INTEGER NOT NULL REFERENCES frames(id),\n"
-"  calls INTEGER NOT NULL,\n"
-"  seq INTEGER NOT NULL,\n"
-"  PRIMARY KEY (run, seq)\n"
-") WITHOUT ROWID;\n"
+COVERAGE_COMMANDS_SQL
 "CREATE TABLE coverage_lines (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
 "  file TEXT NOT NULL, line INTEGER NOT NULL,\n"
@@ -177,11 +197,7 @@ static const char schemaSql[] =
 "         e.total, e.self, e.recursive\n"
 "  FROM edges e LEFT JOIN frames fc ON fc.id = e.caller\n"
 "  JOIN frames fe ON fe.id = e.callee;\n"
-"CREATE VIEW never_called AS\n"
-"  SELECT p.run, p.name FROM coverage_procs p\n"
-"  WHERE NOT EXISTS (SELECT 1 FROM coverage_commands c\n"
-"    JOIN frames f ON f.id = c.frame\n"
-"    WHERE c.run = p.run AND f.name = p.name AND c.calls > 0);\n"
+NEVER_CALLED_SQL
 "CREATE VIEW stacks AS\n"
 "  WITH RECURSIVE s(run, tree, id, stack, frame_ids) AS (\n"
 "    SELECT n.run, n.tree, n.id, f.name, CAST(n.frame AS TEXT)\n"
@@ -199,6 +215,21 @@ static const char schemaSql[] =
 "    AND n.id = s.id\n"
 "  WHERE n.self > 0;\n"
 "CREATE INDEX nodes_parent ON nodes(run, tree, parent);\n";
+
+/*
+ * Version 1 to 2: coverage_commands rebuilt with its key first, the view
+ * that reads it made again. The new table is made by the very statement
+ * of a new file, so that an upgraded file has the schema of a new one.
+ */
+
+static const char upgrade1Sql[] =
+"DROP VIEW never_called;\n"
+"ALTER TABLE coverage_commands RENAME TO coverage_commands_v1;\n"
+COVERAGE_COMMANDS_SQL
+"INSERT INTO coverage_commands (run, seq, frame, calls)\n"
+"  SELECT run, seq, frame, calls FROM coverage_commands_v1;\n"
+"DROP TABLE coverage_commands_v1;\n"
+NEVER_CALLED_SQL;
 
 /*
  * Prepared statements of a writing connection.
@@ -471,10 +502,11 @@ IntRow(
 /*
  *----------------------------------------------------------------------
  *
- * WriteSchema, ErrnoRc, RemoveDbFiles --
+ * WriteSchema, UpgradeSchema, ErrnoRc, RemoveDbFiles --
  *
  *	Write the schema, with the file's owner and version, into an empty
- *	database (inside the caller's transaction); the SQLite result code
+ *	database (inside the caller's transaction); upgrade the schema of a
+ *	file of an older version (see schemaSql); the SQLite result code
  *	that stands for a system error; remove a database file and the
  *	files SQLite keeps beside it.
  *
@@ -498,6 +530,38 @@ WriteSchema(
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 		SCHEMA_VERSION);
 	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+/*
+ * Bring a file of an older schema version up to this one, in one
+ * transaction (the caller rolls back on failure). Another process may
+ * have done it meanwhile: the version is read again inside.
+ */
+
+static int
+UpgradeSchema(
+    sqlite3 *db,
+    sqlite3_int64 deadline)
+{
+    sqlite3_int64 version;
+    char sql[64];
+    int rc;
+
+    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+	rc = IntRow(db, "PRAGMA user_version", 1, &version, deadline);
+    }
+    if (rc == SQLITE_OK && version == 1) {
+	rc = sqlite3_exec(db, upgrade1Sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+	    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", 2);
+	    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	}
+    }
+    if (rc == SQLITE_OK) {
+	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     }
     return rc;
 }
@@ -667,7 +731,9 @@ CreateDb(
  *	Open a database file and check that it is tclcprof's, of a schema
  *	version this code knows. 'create': a file that does not exist is
  *	made with the schema (CreateDb; *createdPtr, if not NULL, is then
- *	set), an empty one gets it; otherwise it must exist. Only regular
+ *	set), an empty one gets it, one of an older schema version is
+ *	upgraded (UpgradeSchema); otherwise it must exist, and is read as it
+ *	is, whatever version this code knows it is of. Only regular
  *	files (or symbolic links to them) are used: SQLite would write its
  *	journal beside a device, and block on a FIFO.
  *
@@ -767,16 +833,17 @@ OpenDb(
 		    "database (another program's SQLite file)", NULL);
 	    goto fail;
 	}
-	if (version != SCHEMA_VERSION && interp == NULL) {
+	if ((version < OLDEST_VERSION || version > SCHEMA_VERSION)
+		&& interp == NULL) {
 	    goto fail;
-	} else if (version != SCHEMA_VERSION) {
+	} else if (version < OLDEST_VERSION || version > SCHEMA_VERSION) {
 	    char buf[32];
 
 	    snprintf(buf, sizeof(buf), "%lld", (long long) version);
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("cannot use \"%s\": "
 		    "profile database schema version %lld, this tclcprof "
-		    "knows version %d", Tcl_GetString(pathObj),
-		    (long long) version, SCHEMA_VERSION));
+		    "knows versions %d to %d", Tcl_GetString(pathObj),
+		    (long long) version, OLDEST_VERSION, SCHEMA_VERSION));
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "VERSION",
 		    Tcl_GetString(pathObj), buf, NULL);
 	    goto fail;
@@ -832,6 +899,13 @@ OpenDb(
 	    }
 	    if (rc != SQLITE_OK) {
 		DbError(interp, pathObj, db, rc, "create");
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		goto fail;
+	    }
+	} else if (version < SCHEMA_VERSION) {
+	    rc = UpgradeSchema(db, deadline);
+	    if (rc != SQLITE_OK) {
+		DbError(interp, pathObj, db, rc, "upgrade");
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		goto fail;
 	    }

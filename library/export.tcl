@@ -86,7 +86,7 @@ namespace eval ::tclcprof::exportlib {
 # ::tclcprof::export --
 #
 #	tclcprof::export -format FORMAT ?-file PATH? ?-data PROFILE?
-#	    ?-db FILE ?-run ID?? ?-view auto|samples|exact? ?-min PCT?
+#	    ?-db FILES ?-run IDS?? ?-view auto|samples|exact? ?-min PCT?
 #
 # Results:
 #	The exported text (pprof: the gzipped bytes, as a byte array), or

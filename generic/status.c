@@ -109,12 +109,13 @@ CprofStatusObjCmd(
  *
  * CprofDataObjCmd --
  *
- *	tclcprof::data ?-db file? ?-run id?
+ *	tclcprof::data ?-db files? ?-run ids?
  *
  * Results:
  *	The profile as a value: {meta {...} tree NODE}, where NODE is
  *	{name kind self total children ...}. See the man page. From memory,
- *	or with -db, a run of a file (the latest one without -run).
+ *	or with -db, a run of a file (the latest one without -run), or
+ *	several runs merged (store.c, CprofStoreRead).
  *
  *----------------------------------------------------------------------
  */
@@ -132,11 +133,11 @@ CprofDataObjCmd(
     CprofState *statePtr = &ciPtr->state;
     CprofExact *exactPtr = &statePtr->exact;
     int mode = statePtr->options.mode, i, index;
-    Tcl_Obj *resultObj, *dbObj = NULL;
-    Tcl_WideInt runId = 0;
+    Tcl_Obj *resultObj, *dbObj = NULL, *runObj = NULL;
+    Tcl_WideInt runId;
 
     if (objc % 2 != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-db file? ?-run id?");
+	Tcl_WrongNumArgs(interp, 1, objv, "?-db files? ?-run ids?");
 	return TCL_ERROR;
     }
     for (i = 1; i < objc; i += 2) {
@@ -148,26 +149,26 @@ CprofDataObjCmd(
 	}
 	if (index == 0) {
 	    dbObj = objv[i+1];
-	} else if (Tcl_GetWideIntFromObj(NULL, objv[i+1], &runId) != TCL_OK
-		|| runId < 1) {
-	    return CprofBadValue(interp, "-run", objv[i+1],
-		    "expected a run id (a positive integer)");
+	} else if (CprofStoreCheckRuns(interp, objv[i+1], &runId) != TCL_OK) {
+	    return TCL_ERROR;
+	} else {
+	    runObj = objv[i+1];
 	}
     }
 
     /*
-     * From a file.
+     * From a file, or several runs merged (store.c).
      */
 
     if (dbObj != NULL) {
-	resultObj = CprofStoreLoad(interp, dbObj, runId);
+	resultObj = CprofStoreRead(interp, dbObj, runObj);
 	if (resultObj == NULL) {
 	    return TCL_ERROR;
 	}
 	Tcl_SetObjResult(interp, resultObj);
 	return TCL_OK;
     }
-    if (runId != 0) {
+    if (runObj != NULL) {
 	Tcl_SetObjResult(interp, Tcl_NewStringObj(
 		"-run needs -db: runs are read from a file", -1));
 	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run", NULL);
@@ -230,7 +231,7 @@ CprofDataObjCmd(
  *
  * CprofSaveObjCmd, CprofRunsObjCmd --
  *
- *	tclcprof::save file ?-label string?
+ *	tclcprof::save file ?-label string? ?-data profile?
  *	tclcprof::runs -db file
  *
  *	Write the current profile to a file as a new run (the file is
@@ -249,29 +250,44 @@ CprofSaveObjCmd(
     int objc,
     Tcl_Obj *const objv[])
 {
-    static const char *const saveOptions[] = {"-label", NULL};
+    static const char *const saveOptions[] = {"-label", "-data", NULL};
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
     CprofStore *storePtr;
-    Tcl_Obj *objs[OBJ_COUNT], *infoObj, *metaObj;
+    Tcl_Obj *objs[OBJ_COUNT], *infoObj, *metaObj, *labelObj = NULL;
+    Tcl_Obj *dataObj = NULL;
     int i, index, code;
 
-    if (objc != 2 && objc != 4) {
-	Tcl_WrongNumArgs(interp, 1, objv, "file ?-label string?");
+    if (objc < 2 || objc % 2 != 0) {
+	Tcl_WrongNumArgs(interp, 1, objv,
+		"file ?-label string? ?-data profile?");
 	return TCL_ERROR;
     }
     for (i = 0; i < OBJ_COUNT; i++) {
 	objs[i] = ciPtr->objs[i];
     }
     objs[OBJ_DB] = objv[1];
-    if (objc == 4) {
-	if (Tcl_GetIndexFromObj(interp, objv[2], saveOptions, "option", 0,
+    for (i = 2; i < objc; i += 2) {
+	if (Tcl_GetIndexFromObj(interp, objv[i], saveOptions, "option", 0,
 		&index) != TCL_OK) {
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
-		    Tcl_GetString(objv[2]), NULL);
+		    Tcl_GetString(objv[i]), NULL);
 	    return TCL_ERROR;
 	}
-	objs[OBJ_LABEL] = objv[3];
+	if (index == 0) {
+	    objs[OBJ_LABEL] = labelObj = objv[i+1];
+	} else {
+	    dataObj = objv[i+1];
+	}
+    }
+
+    /*
+     * A profile value (a merge of runs, say): store.c checks and writes
+     * it.
+     */
+
+    if (dataObj != NULL) {
+	return CprofStoreSaveData(interp, objv[1], dataObj, labelObj);
     }
     if (statePtr->samplerPtr != NULL) {
 	CprofDrain(statePtr);

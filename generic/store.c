@@ -54,14 +54,40 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#define SCHEMA_VERSION	1
+#define SCHEMA_VERSION	2
+#define OLDEST_VERSION	1	/* The oldest schema still read. */
 #define APPLICATION_ID	0x74637066	/* "tcpf" */
 #define BUSY_TIMEOUT_MS	5000
 
 /*
- * The schema, version 1. Frames are shared by the runs of a file; every
+ * The schema, version 2. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
+ *
+ * The columns of a table's primary key come first: SQLite 3.40's
+ * PRAGMA integrity_check reads the other columns of a WITHOUT ROWID
+ * table at the wrong places otherwise, and reports NULL values in NOT
+ * NULL columns that have none. Version 1 had coverage_commands (run,
+ * frame, calls, seq) with the key (run, seq); version 2 has (run, seq,
+ * frame, calls). Version 1 files are read as they are (every query
+ * names its columns) and upgraded when a run is written to them
+ * (UpgradeSchema).
  */
+
+#define COVERAGE_COMMANDS_SQL \
+"CREATE TABLE coverage_commands (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  seq INTEGER NOT NULL,\n" \
+"  frame INTEGER NOT NULL REFERENCES frames(id),\n" \
+"  calls INTEGER NOT NULL,\n" \
+"  PRIMARY KEY (run, seq)\n" \
+") WITHOUT ROWID;\n"
+
+#define NEVER_CALLED_SQL \
+"CREATE VIEW never_called AS\n" \
+"  SELECT p.run, p.name FROM coverage_procs p\n" \
+"  WHERE NOT EXISTS (SELECT 1 FROM coverage_commands c\n" \
+"    JOIN frames f ON f.id = c.frame\n" \
+"    WHERE c.run = p.run AND f.name = p.name AND c.calls > 0);\n"
 
 static const char schemaSql[] =
 "CREATE TABLE runs (\n"
@@ -127,13 +153,7 @@ static const char schemaSql[] =
 "  frame INTEGER NOT NULL REFERENCES frames(id),\n"
 "  PRIMARY KEY (run, seq)\n"
 ") WITHOUT ROWID;\n"
-"CREATE TABLE coverage_commands (\n"
-"  run INTEGER NOT NULL REFERENCES runs(id),\n"
-"  frame INTEGER NOT NULL REFERENCES frames(id),\n"
-"  calls INTEGER NOT NULL,\n"
-"  seq INTEGER NOT NULL,\n"
-"  PRIMARY KEY (run, seq)\n"
-") WITHOUT ROWID;\n"
+COVERAGE_COMMANDS_SQL
 "CREATE TABLE coverage_lines (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
 "  file TEXT NOT NULL, line INTEGER NOT NULL,\n"
@@ -177,11 +197,7 @@ static const char schemaSql[] =
 "         e.total, e.self, e.recursive\n"
 "  FROM edges e LEFT JOIN frames fc ON fc.id = e.caller\n"
 "  JOIN frames fe ON fe.id = e.callee;\n"
-"CREATE VIEW never_called AS\n"
-"  SELECT p.run, p.name FROM coverage_procs p\n"
-"  WHERE NOT EXISTS (SELECT 1 FROM coverage_commands c\n"
-"    JOIN frames f ON f.id = c.frame\n"
-"    WHERE c.run = p.run AND f.name = p.name AND c.calls > 0);\n"
+NEVER_CALLED_SQL
 "CREATE VIEW stacks AS\n"
 "  WITH RECURSIVE s(run, tree, id, stack, frame_ids) AS (\n"
 "    SELECT n.run, n.tree, n.id, f.name, CAST(n.frame AS TEXT)\n"
@@ -199,6 +215,21 @@ static const char schemaSql[] =
 "    AND n.id = s.id\n"
 "  WHERE n.self > 0;\n"
 "CREATE INDEX nodes_parent ON nodes(run, tree, parent);\n";
+
+/*
+ * Version 1 to 2: coverage_commands rebuilt with its key first, the view
+ * that reads it made again. The new table is made by the very statement
+ * of a new file, so that an upgraded file has the schema of a new one.
+ */
+
+static const char upgrade1Sql[] =
+"DROP VIEW never_called;\n"
+"ALTER TABLE coverage_commands RENAME TO coverage_commands_v1;\n"
+COVERAGE_COMMANDS_SQL
+"INSERT INTO coverage_commands (run, seq, frame, calls)\n"
+"  SELECT run, seq, frame, calls FROM coverage_commands_v1;\n"
+"DROP TABLE coverage_commands_v1;\n"
+NEVER_CALLED_SQL;
 
 /*
  * Prepared statements of a writing connection.
@@ -471,10 +502,11 @@ IntRow(
 /*
  *----------------------------------------------------------------------
  *
- * WriteSchema, ErrnoRc, RemoveDbFiles --
+ * WriteSchema, UpgradeSchema, ErrnoRc, RemoveDbFiles --
  *
  *	Write the schema, with the file's owner and version, into an empty
- *	database (inside the caller's transaction); the SQLite result code
+ *	database (inside the caller's transaction); upgrade the schema of a
+ *	file of an older version (see schemaSql); the SQLite result code
  *	that stands for a system error; remove a database file and the
  *	files SQLite keeps beside it.
  *
@@ -498,6 +530,38 @@ WriteSchema(
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 		SCHEMA_VERSION);
 	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+/*
+ * Bring a file of an older schema version up to this one, in one
+ * transaction (the caller rolls back on failure). Another process may
+ * have done it meanwhile: the version is read again inside.
+ */
+
+static int
+UpgradeSchema(
+    sqlite3 *db,
+    sqlite3_int64 deadline)
+{
+    sqlite3_int64 version;
+    char sql[64];
+    int rc;
+
+    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+	rc = IntRow(db, "PRAGMA user_version", 1, &version, deadline);
+    }
+    if (rc == SQLITE_OK && version == 1) {
+	rc = sqlite3_exec(db, upgrade1Sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+	    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", 2);
+	    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	}
+    }
+    if (rc == SQLITE_OK) {
+	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     }
     return rc;
 }
@@ -667,7 +731,9 @@ CreateDb(
  *	Open a database file and check that it is tclcprof's, of a schema
  *	version this code knows. 'create': a file that does not exist is
  *	made with the schema (CreateDb; *createdPtr, if not NULL, is then
- *	set), an empty one gets it; otherwise it must exist. Only regular
+ *	set), an empty one gets it, one of an older schema version is
+ *	upgraded (UpgradeSchema); otherwise it must exist, and is read as it
+ *	is, whatever version this code knows it is of. Only regular
  *	files (or symbolic links to them) are used: SQLite would write its
  *	journal beside a device, and block on a FIFO.
  *
@@ -767,16 +833,17 @@ OpenDb(
 		    "database (another program's SQLite file)", NULL);
 	    goto fail;
 	}
-	if (version != SCHEMA_VERSION && interp == NULL) {
+	if ((version < OLDEST_VERSION || version > SCHEMA_VERSION)
+		&& interp == NULL) {
 	    goto fail;
-	} else if (version != SCHEMA_VERSION) {
+	} else if (version < OLDEST_VERSION || version > SCHEMA_VERSION) {
 	    char buf[32];
 
 	    snprintf(buf, sizeof(buf), "%lld", (long long) version);
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("cannot use \"%s\": "
 		    "profile database schema version %lld, this tclcprof "
-		    "knows version %d", Tcl_GetString(pathObj),
-		    (long long) version, SCHEMA_VERSION));
+		    "knows versions %d to %d", Tcl_GetString(pathObj),
+		    (long long) version, OLDEST_VERSION, SCHEMA_VERSION));
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "VERSION",
 		    Tcl_GetString(pathObj), buf, NULL);
 	    goto fail;
@@ -832,6 +899,13 @@ OpenDb(
 	    }
 	    if (rc != SQLITE_OK) {
 		DbError(interp, pathObj, db, rc, "create");
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		goto fail;
+	    }
+	} else if (version < SCHEMA_VERSION) {
+	    rc = UpgradeSchema(db, deadline);
+	    if (rc != SQLITE_OK) {
+		DbError(interp, pathObj, db, rc, "upgrade");
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		goto fail;
 	    }
@@ -1799,15 +1873,17 @@ FlushRun(
     int final)
 {
     sqlite3_stmt *stmt = storePtr->stmts[ST_RUN];
-    Tcl_Obj *dropsObj = MetaGet(metaObj, "sampling", "drops");
+    Tcl_Obj *dropsObj = MetaGet(metaObj, "sampling", "drops"), *valueObj;
     double elapsed, overhead = 0;
     int haveOverhead = 0, found;
 
     elapsed = MetaDouble(metaObj, "elapsed", NULL, NULL);
     sqlite3_bind_int64(stmt, 1, storePtr->runId);
-    BindObj(stmt, 2, MetaGet(metaObj, "label", NULL));
+    valueObj = MetaGet(metaObj, "label", NULL);
+    BindObj(stmt, 2, valueObj ? valueObj : Tcl_NewObj());
     BindText(stmt, 3, final ? "complete" : "running");
-    BindObj(stmt, 4, MetaGet(metaObj, "stopped_by", NULL));
+    valueObj = MetaGet(metaObj, "stopped_by", NULL);
+    BindObj(stmt, 4, valueObj ? valueObj : Tcl_NewObj());
     if (final) {
 	sqlite3_bind_double(stmt, 5, CprofWallSeconds());
     }
@@ -2243,6 +2319,576 @@ CprofStoreLastError(
 /*
  *----------------------------------------------------------------------
  *
+ * Writing a profile value --
+ *
+ *	CprofStoreSaveData (tclcprof::save file -data profile) writes a
+ *	profile value, such as tclcprof::data returns (a merge of runs
+ *	among them), to a file as a new run, in one transaction: its call
+ *	trees, call sites, events and coverage as a run of its mode would
+ *	have written them, and its meta. The value is checked first, as a
+ *	report checks -data (::tclcprof::mergelib::CheckSave); what is
+ *	written is read back as the same value (children in another order).
+ *
+ *----------------------------------------------------------------------
+ */
+
+enum {
+    DK_NAME, DK_KIND, DK_TCLKIND, DK_MODULE, DK_SELF, DK_TOTAL, DK_CALLS,
+    DK_TOTAL_NS, DK_SELF_NS, DK_MIN_NS, DK_MAX_NS, DK_SUSPENDED_NS,
+    DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_COUNT
+};
+static const char *const dataKeyNames[DK_COUNT] = {
+    "name", "kind", "tclkind", "module", "self", "total", "calls",
+    "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
+    "file", "line", "caller"
+};
+
+typedef struct DataWriter {
+    CprofStore *storePtr;
+    Tcl_Obj *keys[DK_COUNT];	/* The keys of dataKeyNames. */
+    Tcl_HashTable frames;	/* {kind name tclkind module} -> frame id. */
+} DataWriter;
+
+/*
+ * A key of a dict, or NULL.
+ */
+
+static Tcl_Obj *
+DataGet(
+    DataWriter *wPtr,
+    Tcl_Obj *dictObj,
+    int key)
+{
+    Tcl_Obj *valueObj = NULL;
+
+    if (dictObj == NULL || Tcl_DictObjGet(NULL, dictObj, wPtr->keys[key],
+	    &valueObj) != TCL_OK) {
+	return NULL;
+    }
+    return valueObj;
+}
+
+/*
+ * Bind a number (an integer, else a double; NULL when it is neither or
+ * missing).
+ */
+
+static void
+BindNumber(
+    sqlite3_stmt *stmt,
+    int index,
+    Tcl_Obj *valueObj)
+{
+    Tcl_WideInt w;
+    double d;
+
+    if (valueObj == NULL) {
+	sqlite3_bind_null(stmt, index);
+    } else if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
+	sqlite3_bind_int64(stmt, index, w);
+    } else if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
+	sqlite3_bind_double(stmt, index, d);
+    } else {
+	sqlite3_bind_null(stmt, index);
+    }
+}
+
+/*
+ * The frame id of a node or record, by kind, name, tclkind and module,
+ * added to the frames table if new.
+ */
+
+static int
+DataFrameId(
+    DataWriter *wPtr,
+    const char *kind,
+    Tcl_Obj *dictObj,
+    int64_t *idPtr)
+{
+    CprofStore *storePtr = wPtr->storePtr;
+    Tcl_Obj *parts[4], *keyObj;
+    Tcl_HashEntry *hPtr;
+    sqlite3_stmt *stmt;
+    int i, isNew, rc;
+
+    parts[0] = Tcl_NewStringObj(kind, -1);
+    parts[1] = DataGet(wPtr, dictObj, DK_NAME);
+    parts[2] = DataGet(wPtr, dictObj, DK_TCLKIND);
+    parts[3] = DataGet(wPtr, dictObj, DK_MODULE);
+    for (i = 1; i < 4; i++) {
+	if (parts[i] == NULL) {
+	    parts[i] = Tcl_NewObj();
+	}
+    }
+    keyObj = Tcl_NewListObj(4, parts);
+    Tcl_IncrRefCount(keyObj);
+    hPtr = Tcl_CreateHashEntry(&wPtr->frames, Tcl_GetString(keyObj), &isNew);
+    if (!isNew) {
+	*idPtr = (int64_t) (intptr_t) Tcl_GetHashValue(hPtr);
+	Tcl_DecrRefCount(keyObj);
+	return SQLITE_OK;
+    }
+    stmt = storePtr->stmts[ST_FRAME_GET];
+    for (i = 0; i < 4; i++) {
+	BindObj(stmt, i + 1, parts[i]);
+    }
+    rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+	*idPtr = sqlite3_column_int64(stmt, 0);
+	rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+	sqlite3_reset(stmt);
+	stmt = storePtr->stmts[ST_FRAME_PUT];
+	for (i = 0; i < 4; i++) {
+	    BindObj(stmt, i + 1, parts[i]);
+	}
+	rc = Exec(stmt);
+	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
+	stmt = storePtr->stmts[ST_FRAME_GET];
+    }
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    Tcl_DecrRefCount(keyObj);
+    if (rc != SQLITE_OK) {
+	Tcl_DeleteHashEntry(hPtr);
+	return rc;
+    }
+    Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) *idPtr);
+    return SQLITE_OK;
+}
+
+/*
+ * One call tree, depth first without recursion: ids in preorder, so that
+ * children come after their parents, the last child first (LoadTree
+ * reads the children of a node in the order of their ids, the highest
+ * first: the tree reads back in its order); a node is recursive when a
+ * node above it has its frame (counted per frame along the path).
+ */
+
+typedef struct DataLevel {
+    Tcl_Obj *childrenObj;	/* The node's children (a reference). */
+    int next;			/* The next child to write, counting down. */
+    int64_t id, frame;
+} DataLevel;
+
+static int
+DataTree(
+    DataWriter *wPtr,
+    int tree,
+    Tcl_Obj *rootObj)
+{
+    CprofStore *storePtr = wPtr->storePtr;
+    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE];
+    DataLevel *levels = NULL;
+    Tcl_HashTable onPath;	/* Frame id -> nodes of the path with it. */
+    Tcl_HashEntry *hPtr;
+    Tcl_Obj *nodeObj = rootObj, *childrenObj;
+    int depth = 0, cap = 0, rc = SQLITE_OK, isNew, k;
+    int64_t nextId = 0, parent = -1, frame = 0;
+
+    Tcl_InitHashTable(&onPath, TCL_ONE_WORD_KEYS);
+    while (nodeObj != NULL) {
+	int64_t id = nextId++;
+	int recursive = 0;
+
+	if (parent >= 0) {
+	    Tcl_Obj *kindObj = DataGet(wPtr, nodeObj, DK_KIND);
+
+	    rc = DataFrameId(wPtr, kindObj ? Tcl_GetString(kindObj) : "",
+		    nodeObj, &frame);
+	    if (rc != SQLITE_OK) {
+		break;
+	    }
+	    hPtr = Tcl_CreateHashEntry(&onPath, (char *) (intptr_t) frame,
+		    &isNew);
+	    if (isNew) {
+		Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) 0);
+	    }
+	    recursive = (intptr_t) Tcl_GetHashValue(hPtr) > 0;
+	    Tcl_SetHashValue(hPtr, (ClientData)
+		    ((intptr_t) Tcl_GetHashValue(hPtr) + 1));
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, tree);
+	sqlite3_bind_int64(stmt, 3, id);
+	if (parent >= 0) {
+	    sqlite3_bind_int64(stmt, 4, parent);
+	    sqlite3_bind_int64(stmt, 5, frame);
+	}
+	BindNumber(stmt, 6, DataGet(wPtr, nodeObj, DK_SELF));
+	BindNumber(stmt, 7, DataGet(wPtr, nodeObj, DK_TOTAL));
+	if (DataGet(wPtr, nodeObj, DK_CALLS) != NULL) {
+	    for (k = DK_CALLS; k <= DK_MAX_NS; k++) {
+		BindNumber(stmt, 8 + k - DK_CALLS, DataGet(wPtr, nodeObj, k));
+	    }
+	    sqlite3_bind_int64(stmt, 13, 0);
+	    if (DataGet(wPtr, nodeObj, DK_SUSPENDED_NS) != NULL) {
+		BindNumber(stmt, 13, DataGet(wPtr, nodeObj, DK_SUSPENDED_NS));
+	    }
+	}
+	sqlite3_bind_int(stmt, 14, recursive);
+	sqlite3_bind_int(stmt, 15, 1);
+	rc = Exec(stmt);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+
+	/*
+	 * Down to the node's children; when they are all written, up to
+	 * the next child of an ancestor.
+	 */
+
+	if (depth == cap) {
+	    cap = cap ? 2 * cap : 64;
+	    levels = (DataLevel *) ckrealloc(levels, cap * sizeof(DataLevel));
+	}
+	childrenObj = DataGet(wPtr, nodeObj, DK_CHILDREN);
+	if (childrenObj == NULL) {
+	    childrenObj = Tcl_NewObj();
+	}
+	Tcl_IncrRefCount(childrenObj);
+	if (Tcl_ListObjLength(NULL, childrenObj, &k) != TCL_OK) {
+	    k = 0;
+	}
+	levels[depth].childrenObj = childrenObj;
+	levels[depth].next = k - 1;
+	levels[depth].id = id;
+	levels[depth].frame = (parent >= 0) ? frame : 0;
+	depth++;
+	nodeObj = NULL;
+	while (depth > 0) {
+	    DataLevel *lPtr = &levels[depth - 1];
+
+	    if (lPtr->next >= 0 && Tcl_ListObjIndex(NULL, lPtr->childrenObj,
+		    lPtr->next, &nodeObj) == TCL_OK && nodeObj != NULL) {
+		lPtr->next--;
+		parent = lPtr->id;
+		break;
+	    }
+	    nodeObj = NULL;
+	    Tcl_DecrRefCount(lPtr->childrenObj);
+	    if (lPtr->frame != 0) {
+		hPtr = Tcl_FindHashEntry(&onPath,
+			(char *) (intptr_t) lPtr->frame);
+		Tcl_SetHashValue(hPtr, (ClientData)
+			((intptr_t) Tcl_GetHashValue(hPtr) - 1));
+	    }
+	    depth--;
+	}
+    }
+    while (depth > 0) {
+	Tcl_DecrRefCount(levels[--depth].childrenObj);
+    }
+    if (levels != NULL) {
+	ckfree(levels);
+    }
+    Tcl_DeleteHashTable(&onPath);
+    return rc;
+}
+
+/*
+ * The elements of a list in a dict (an empty list when it is missing).
+ */
+
+static void
+DataList(
+    Tcl_Obj *dictObj,
+    const char *key,
+    int *countPtr,
+    Tcl_Obj ***elemsPtr)
+{
+    Tcl_Obj *listObj = dictObj ? MetaGet(dictObj, key, NULL) : NULL;
+
+    if (listObj == NULL
+	    || Tcl_ListObjGetElements(NULL, listObj, countPtr, elemsPtr)
+	    != TCL_OK) {
+	*countPtr = 0;
+    }
+}
+
+static int
+DataBody(
+    DataWriter *wPtr,
+    Tcl_Obj *profileObj,
+    const char *mode)
+{
+    CprofStore *storePtr = wPtr->storePtr;
+    Tcl_Obj **rows, *covObj, *rowObj;
+    sqlite3_stmt *stmt;
+    int64_t frame;
+    int n, i, rc;
+
+    rc = DataTree(wPtr, 0, MetaGet(profileObj, "tree", NULL));
+    if (rc == SQLITE_OK && strcmp(mode, "both") == 0) {
+	rc = DataTree(wPtr, 1, MetaGet(profileObj, "exact", NULL));
+    }
+    if (rc != SQLITE_OK || strcmp(mode, "sample") == 0) {
+	return rc;
+    }
+
+    /*
+     * Call sites (not in coverage mode, whose sites are coverage lines).
+     * The elements of each list stay valid: only its elements are read.
+     */
+
+    stmt = storePtr->stmts[ST_LINE];
+    n = 0;
+    if (strcmp(mode, "coverage") != 0) {
+	DataList(profileObj, "lines", &n, &rows);
+    }
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	Tcl_Obj *callerObj;
+
+	rowObj = rows[i];
+	rc = DataFrameId(wPtr, "tcl", rowObj, &frame);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	BindObj(stmt, 3, DataGet(wPtr, rowObj, DK_FILE));
+	BindNumber(stmt, 4, DataGet(wPtr, rowObj, DK_LINE));
+	sqlite3_bind_int64(stmt, 5, frame);
+	BindNumber(stmt, 6, DataGet(wPtr, rowObj, DK_CALLS));
+	BindNumber(stmt, 7, DataGet(wPtr, rowObj, DK_TOTAL_NS));
+	BindNumber(stmt, 8, DataGet(wPtr, rowObj, DK_SELF_NS));
+	BindNumber(stmt, 9, DataGet(wPtr, rowObj, DK_MIN_NS));
+	BindNumber(stmt, 10, DataGet(wPtr, rowObj, DK_MAX_NS));
+	sqlite3_bind_int(stmt, 11, 1);
+	callerObj = DataGet(wPtr, rowObj, DK_CALLER);
+	if (callerObj != NULL) {
+	    BindObj(stmt, 12, callerObj);
+	} else {
+	    BindText(stmt, 12, "");
+	}
+	rc = Exec(stmt);
+    }
+
+    /*
+     * Events: a flat list of time, type and name.
+     */
+
+    stmt = storePtr->stmts[ST_EVENT];
+    DataList(profileObj, "events", &n, &rows);
+    for (i = 0; rc == SQLITE_OK && i + 2 < n; i += 3) {
+	Tcl_Obj *nameDict = Tcl_NewDictObj();
+
+	Tcl_IncrRefCount(nameDict);
+	Tcl_DictObjPut(NULL, nameDict, wPtr->keys[DK_NAME], rows[i + 2]);
+	rc = DataFrameId(wPtr, "tcl", nameDict, &frame);
+	Tcl_DecrRefCount(nameDict);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i / 3);
+	BindNumber(stmt, 3, rows[i]);
+	BindObj(stmt, 4, rows[i + 1]);
+	sqlite3_bind_int64(stmt, 5, frame);
+	rc = Exec(stmt);
+    }
+
+    /*
+     * Coverage.
+     */
+
+    covObj = MetaGet(profileObj, "coverage", NULL);
+    stmt = storePtr->stmts[ST_COV_CMD];
+    DataList(covObj, "commands", &n, &rows);
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	rc = DataFrameId(wPtr, "tcl", rows[i], &frame);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int64(stmt, 2, frame);
+	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_CALLS));
+	sqlite3_bind_int(stmt, 4, i);
+	rc = Exec(stmt);
+    }
+    stmt = storePtr->stmts[ST_COV_LINE];
+    DataList(covObj, "lines", &n, &rows);
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	BindObj(stmt, 2, DataGet(wPtr, rows[i], DK_FILE));
+	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_LINE));
+	BindNumber(stmt, 4, DataGet(wPtr, rows[i], DK_CALLS));
+	sqlite3_bind_int(stmt, 5, i);
+	rc = Exec(stmt);
+    }
+    DataList(covObj, "procs", &n, &rows);
+    if (rc == SQLITE_OK && n > 0) {
+	rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO coverage_procs"
+		" (run, seq, name) VALUES (?1, ?2, ?3)", -1, &stmt, NULL);
+	for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	    sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	    sqlite3_bind_int(stmt, 2, i);
+	    BindObj(stmt, 3, rows[i]);
+	    rc = Exec(stmt);
+	}
+	sqlite3_finalize(stmt);
+    }
+    return rc;
+}
+
+/*
+ * The columns of the run fixed at its start: the profile's (label, mode,
+ * clock, rate), and this process's.
+ */
+
+static Tcl_Obj *
+DataRunInfo(
+    Tcl_Interp *interp,
+    Tcl_Obj *profileObj,
+    Tcl_Obj *metaObj)
+{
+    static const char *const fromMeta[] = {
+	"label", "mode", "clock", "rate_requested", NULL
+    };
+    static const char *const globals[][2] = {
+	{"argv0", "argv0"}, {"argv", "argv"},
+	{"tcl_version", "tcl_patchLevel"}, {NULL, NULL}
+    };
+    Tcl_Obj *infoObj = Tcl_NewDictObj(), *valueObj, *cwdObj;
+    int i;
+
+    for (i = 0; fromMeta[i] != NULL; i++) {
+	valueObj = MetaGet(metaObj, fromMeta[i], NULL);
+	if (valueObj != NULL) {
+	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(fromMeta[i], -1),
+		    valueObj);
+	}
+    }
+    for (i = 0; i < 2; i++) {
+	static const char *const notNull[] = {"label", "clock"};
+
+	/*
+	 * A profile made by hand, without a label, or of samples without
+	 * their clock: the columns cannot be NULL.
+	 */
+
+	if (MetaGet(metaObj, notNull[i], NULL) == NULL) {
+	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(notNull[i], -1),
+		    Tcl_NewObj());
+	}
+    }
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("host", -1),
+	    Tcl_NewStringObj(Tcl_GetHostName(), -1));
+    for (i = 0; globals[i][0] != NULL; i++) {
+	valueObj = Tcl_GetVar2Ex(interp, globals[i][1], NULL,
+		TCL_GLOBAL_ONLY);
+	if (valueObj != NULL) {
+	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(globals[i][0], -1),
+		    valueObj);
+	}
+    }
+    cwdObj = Tcl_FSGetCwd(interp);
+    if (cwdObj != NULL) {
+	Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("cwd", -1), cwdObj);
+	Tcl_DecrRefCount(cwdObj);
+    } else {
+	Tcl_ResetResult(interp);
+    }
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("tclcprof_version", -1),
+	    Tcl_NewStringObj(PACKAGE_VERSION, -1));
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("has_lines", -1),
+	    Tcl_NewIntObj(MetaGet(profileObj, "lines", NULL) != NULL));
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("has_events", -1),
+	    Tcl_NewIntObj(MetaGet(profileObj, "events", NULL) != NULL));
+    return infoObj;
+}
+
+int
+CprofStoreSaveData(
+    Tcl_Interp *interp,
+    Tcl_Obj *pathObj,
+    Tcl_Obj *profileObj,
+    Tcl_Obj *labelObj)
+{
+    CprofStore *storePtr = NULL;
+    DataWriter writer;
+    Tcl_Obj *cmd[2], *metaObj, *infoObj;
+    int code, rc, i;
+
+    Tcl_IncrRefCount(profileObj);
+    cmd[0] = Tcl_NewStringObj("::tclcprof::mergelib::CheckSave", -1);
+    cmd[1] = profileObj;
+    Tcl_IncrRefCount(cmd[0]);
+    code = Tcl_EvalObjv(interp, 2, cmd, TCL_EVAL_GLOBAL);
+    Tcl_DecrRefCount(cmd[0]);
+    if (code != TCL_OK) {
+	Tcl_DecrRefCount(profileObj);
+	return TCL_ERROR;
+    }
+    Tcl_ResetResult(interp);
+    metaObj = Tcl_DuplicateObj(MetaGet(profileObj, "meta", NULL));
+    Tcl_IncrRefCount(metaObj);
+    if (labelObj != NULL) {
+	Tcl_DictObjPut(NULL, metaObj, Tcl_NewStringObj("label", -1),
+		labelObj);
+    }
+
+    infoObj = DataRunInfo(interp, profileObj, metaObj);
+    Tcl_IncrRefCount(infoObj);
+
+    code = CprofStoreOpen(interp, pathObj, 0, &storePtr);
+    if (code == TCL_OK) {
+	code = ConnectForWrite(interp, storePtr, interp);
+    }
+    if (code == TCL_OK) {
+	writer.storePtr = storePtr;
+	for (i = 0; i < DK_COUNT; i++) {
+	    writer.keys[i] = Tcl_NewStringObj(dataKeyNames[i], -1);
+	    Tcl_IncrRefCount(writer.keys[i]);
+	}
+	Tcl_InitHashTable(&writer.frames, TCL_STRING_KEYS);
+	rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+	    rc = InsertRun(storePtr, infoObj);
+	}
+	if (rc == SQLITE_OK) {
+	    rc = DataBody(&writer, profileObj,
+		    Tcl_GetString(MetaGet(metaObj, "mode", NULL)));
+	}
+	if (rc == SQLITE_OK) {
+	    rc = FlushRun(storePtr, metaObj, 1);
+	}
+	if (rc == SQLITE_OK) {
+	    rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
+	}
+	for (i = 0; i < DK_COUNT; i++) {
+	    Tcl_DecrRefCount(writer.keys[i]);
+	}
+	Tcl_DeleteHashTable(&writer.frames);
+	if (rc == SQLITE_OK) {
+	    Disconnect(storePtr, 1);
+	    Tcl_SetObjResult(interp, Tcl_NewWideIntObj(storePtr->runId));
+	} else {
+	    WriteFailed(interp, storePtr, rc);
+	    storePtr->runId = 0;
+	    Disconnect(storePtr, 0);
+	    code = TCL_ERROR;
+	}
+    }
+    if (code != TCL_OK && storePtr != NULL) {
+	/*
+	 * A file made by this save goes again.
+	 */
+
+	CprofStoreDiscardRun(storePtr);
+    }
+    if (storePtr != NULL) {
+	CprofStoreClose(storePtr);
+    }
+    Tcl_DecrRefCount(infoObj);
+    Tcl_DecrRefCount(metaObj);
+    Tcl_DecrRefCount(profileObj);
+    return code;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * Reading --
  *
  *	CprofStoreLoad: a run of a file as the value tclcprof::data returns
@@ -2606,6 +3252,130 @@ CprofStoreLoad(
     if (resultObj != NULL) {
 	resultObj->refCount--;	/* Handed over without being freed. */
     }
+    return resultObj;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStoreCheckRuns, CprofStoreRead --
+ *
+ *	The value of -run of tclcprof::data: a run id, a list of run ids
+ *	(each given once) or "all"; *singlePtr is set to the id when it is
+ *	one, else to 0. Errors: TCLCPROF VALUE -run value.
+ *
+ *	tclcprof::data -db files ?-run runs?: one run of one file
+ *	(CprofStoreLoad), or several merged (::tclcprof::mergelib::Read,
+ *	in merge.tcl). 'dbObj' names one file when it is the name of an
+ *	existing file (or not a list, or an empty one: no such file), else
+ *	it is a list of files; runObj
+ *	(checked) may be NULL: the latest run of each file.
+ *
+ * Results:
+ *	The profile (a new value, or the merge), or NULL with an error.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofStoreCheckRuns(
+    Tcl_Interp *interp,
+    Tcl_Obj *runObj,
+    Tcl_WideInt *singlePtr)
+{
+    Tcl_HashTable seen;
+    Tcl_Obj **ids;
+    Tcl_WideInt id = 0;
+    int n, i, isNew, dup = 0;
+
+    *singlePtr = 0;
+    if (strcmp(Tcl_GetString(runObj), "all") == 0) {
+	return TCL_OK;
+    }
+    if (Tcl_ListObjGetElements(NULL, runObj, &n, &ids) != TCL_OK || n == 0) {
+	goto bad;
+    }
+    Tcl_InitHashTable(&seen, TCL_ONE_WORD_KEYS);
+    for (i = 0; i < n && !dup; i++) {
+	if (Tcl_GetWideIntFromObj(NULL, ids[i], &id) != TCL_OK || id < 1) {
+	    Tcl_DeleteHashTable(&seen);
+	    goto bad;
+	}
+	Tcl_CreateHashEntry(&seen, (char *) (intptr_t) id, &isNew);
+	dup = !isNew;
+    }
+    Tcl_DeleteHashTable(&seen);
+    if (dup) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad value \"%s\" for -run: "
+		"run %lld is given twice", Tcl_GetString(runObj),
+		(long long) id));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run",
+		Tcl_GetString(runObj), NULL);
+	return TCL_ERROR;
+    }
+    if (n == 1) {
+	*singlePtr = id;
+    }
+    return TCL_OK;
+
+  bad:
+    Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad value \"%s\" for -run: "
+	    "expected a run id (a positive integer), a list of run ids or "
+	    "\"all\"", Tcl_GetString(runObj)));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run",
+	    Tcl_GetString(runObj), NULL);
+    return TCL_ERROR;
+}
+
+Tcl_Obj *
+CprofStoreRead(
+    Tcl_Interp *interp,
+    Tcl_Obj *dbObj,
+    Tcl_Obj *runObj)
+{
+    Tcl_StatBuf *statPtr = Tcl_AllocStatBuf();
+    Tcl_Obj *fileObj = dbObj, **files, *cmd[3], *resultObj;
+    Tcl_WideInt runId = 0;
+    int exists, n, code;
+
+    if (runObj != NULL
+	    && CprofStoreCheckRuns(interp, runObj, &runId) != TCL_OK) {
+	ckfree(statPtr);
+	return NULL;
+    }
+    exists = (Tcl_FSStat(dbObj, statPtr) == 0);
+    ckfree(statPtr);
+    if (!exists && Tcl_ListObjGetElements(NULL, dbObj, &n, &files)
+	    == TCL_OK) {
+	if (n == 1) {
+	    fileObj = files[0];
+	} else if (n > 1) {
+	    fileObj = NULL;
+	}
+    }
+    if (fileObj != NULL && (runObj == NULL || runId > 0)) {
+	Tcl_IncrRefCount(fileObj);
+	resultObj = CprofStoreLoad(interp, fileObj, runId);
+	Tcl_DecrRefCount(fileObj);
+	return resultObj;
+    }
+    cmd[0] = Tcl_NewStringObj("::tclcprof::mergelib::Read", -1);
+    cmd[1] = (fileObj != NULL) ? Tcl_NewListObj(1, &fileObj) : dbObj;
+    cmd[2] = (runObj != NULL) ? runObj : Tcl_NewObj();
+    for (n = 0; n < 3; n++) {
+	Tcl_IncrRefCount(cmd[n]);
+    }
+    code = Tcl_EvalObjv(interp, 3, cmd, TCL_EVAL_GLOBAL);
+    for (n = 0; n < 3; n++) {
+	Tcl_DecrRefCount(cmd[n]);
+    }
+    if (code != TCL_OK) {
+	return NULL;
+    }
+    resultObj = Tcl_GetObjResult(interp);
+    Tcl_IncrRefCount(resultObj);
+    Tcl_ResetResult(interp);
+    resultObj->refCount--;	/* Handed over without being freed. */
     return resultObj;
 }
 

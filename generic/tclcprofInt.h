@@ -1006,6 +1006,13 @@ MODULE_SCOPE Tcl_Obj *	CprofStoreLoad(Tcl_Interp *interp, Tcl_Obj *pathObj,
 			    Tcl_WideInt runId);
 MODULE_SCOPE Tcl_Obj *	CprofStoreRuns(Tcl_Interp *interp,
 			    Tcl_Obj *pathObj);
+MODULE_SCOPE int	CprofStoreCheckRuns(Tcl_Interp *interp,
+			    Tcl_Obj *runObj, Tcl_WideInt *singlePtr);
+MODULE_SCOPE Tcl_Obj *	CprofStoreRead(Tcl_Interp *interp, Tcl_Obj *dbObj,
+			    Tcl_Obj *runObj);
+MODULE_SCOPE int	CprofStoreSaveData(Tcl_Interp *interp,
+			    Tcl_Obj *pathObj, Tcl_Obj *profileObj,
+			    Tcl_Obj *labelObj);
 MODULE_SCOPE void	CprofStoreSetPageLimit(int pages);
 MODULE_SCOPE void	CprofStoreSetBusyTimeout(int ms);
 

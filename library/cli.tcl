@@ -4,17 +4,20 @@
 #	by "make install"; "make" builds one for the build directory):
 #
 #	    tclcprof run ?-tcltest 1? ?option value ...? script.tcl ?arg ...?
-#	    tclcprof report file ?option value ...?
-#	    tclcprof export file -format format ?option value ...?
+#	    tclcprof report file ?file ...? ?option value ...?
+#	    tclcprof export file ?file ...? -format format ?option value ...?
 #	    tclcprof diff base new ?option value ...?
+#	    tclcprof merge out in ?in ...? ?-run runs? ?-label label?
 #	    tclcprof runs file
 #	    tclcprof help
 #
 #	"run" profiles a Tcl script in this process, as tclsh would run it
 #	(the script sees its own argv0, argv and argc), and writes the run
 #	to a profile database (tclcprof.db unless -db says otherwise). The
-#	other subcommands read such a file. Each maps to the Tcl command of
-#	the same name, so options and errors are those of the man page.
+#	other subcommands read such files (report and export: the runs of
+#	several merged; merge writes such a merge as a run of its own). Each
+#	maps to the Tcl command of the same name, so options and errors are
+#	those of the man page.
 #
 #	Exit status: 0 on success, 1 on an error (its message, one line, on
 #	stderr; output that cannot be written is one), 2 on a usage error
@@ -33,9 +36,10 @@ namespace eval ::tclcprof::cli {
     # Subcommands: name -> {proc usage}. Other library files add theirs.
     variable commands {
 	run    {Run    "run ?-tcltest 1? ?option value ...? script.tcl ?arg ...?"}
-	report {Report "report file ?option value ...?"}
-	export {Export "export file -format format ?option value ...?"}
+	report {Report "report file ?file ...? ?option value ...?"}
+	export {Export "export file ?file ...? -format format ?option value ...?"}
 	diff   {Diff   "diff base new ?option value ...?"}
+	merge  {Merge  "merge out in ?in ...? ?-run runs? ?-label label?"}
 	runs   {Runs   "runs file"}
 	help   {Help   "help"}
     }
@@ -113,8 +117,11 @@ proc ::tclcprof::cli::Help {args} {
     }
     puts ""
     puts "run: profiles script.tcl (options as tclcprof::start; the run goes"
-    puts "     to -db, tclcprof.db by default). The other subcommands read a"
-    puts "     profile database; see the tclcprof(n) manual page."
+    puts "     to -db, tclcprof.db by default). The other subcommands read"
+    puts "     profile databases: report and export the latest run of each"
+    puts "     file, or -run ids or all, merged when there are several;"
+    puts "     merge writes such a merge to out as a new run. See the"
+    puts "     tclcprof(n) manual page."
     return 0
 }
 
@@ -246,29 +253,43 @@ proc ::tclcprof::cli::StartOnce {opts args} {
     set started 1
 }
 
+# Files --
+#	The leading arguments that do not start with "-" (files), and the
+#	others (options).
+
+proc ::tclcprof::cli::Files {arglist} {
+    set files {}
+    while {[llength $arglist] && ![string match -* [lindex $arglist 0]]} {
+	set arglist [lassign $arglist file]
+	lappend files $file
+    }
+    return [list $files $arglist]
+}
+
 # Report, Runs --
-#	tclcprof report file ?option value ...?
+#	tclcprof report file ?file ...? ?option value ...?
 #	tclcprof runs file
+#	Several files (or -run with several runs): their runs merged.
 
 proc ::tclcprof::cli::Report {args} {
-    if {[llength $args] < 1} {
+    lassign [Files $args] files args
+    if {[llength $files] < 1} {
 	UsageError
     }
-    set args [lassign $args file]
-    ::tclcprof::report -db $file {*}$args
+    ::tclcprof::report -db $files {*}$args
     return 0
 }
 
 # Export --
-#	tclcprof export file -format format ?option value ...?
+#	tclcprof export file ?file ...? -format format ?option value ...?
 #	Without -file, the export goes to stdout.
 
 proc ::tclcprof::cli::Export {args} {
-    if {[llength $args] < 1} {
+    lassign [Files $args] files args
+    if {[llength $files] < 1} {
 	UsageError
     }
-    set args [lassign $args file]
-    set out [::tclcprof::export -db $file {*}$args]
+    set out [::tclcprof::export -db $files {*}$args]
     if {$out ne ""} {
 	if {[dict exists [OptionDict $args] -format]
 		&& [string match p* [dict get [OptionDict $args] -format]]} {
@@ -320,6 +341,39 @@ proc ::tclcprof::cli::Diff {args} {
     }
     puts [join [::tclcprof::difflib::Text $o $result] \n]
     return [expr {[llength [dict get $result regressions]] ? 1 : 0}]
+}
+
+# Merge --
+#	tclcprof merge out in ?in ...? ?-run runs? ?-label label?
+#	The runs of the files in (the latest of each, or -run) merged and
+#	written to out as a new run: tclcprof::save out -data, of the merge
+#	that tclcprof::data -db makes (even of a single run, so that its
+#	meta says what it holds).
+
+proc ::tclcprof::cli::Merge {args} {
+    lassign [Files $args] files args
+    if {[llength $files] < 2} {
+	UsageError
+    }
+    set files [lassign $files out]
+    set spec ""
+    set label {}
+    foreach {opt v} [::tclcprof::reportlib::OptionPairs $args {-label -run}] {
+	switch -- $opt {
+	    -run {
+		set spec [::tclcprof::mergelib::RunSpec $v]
+	    }
+	    -label {
+		set label [list -label $v]
+	    }
+	}
+    }
+    set profile [::tclcprof::mergelib::Read $files $spec]
+    set id [::tclcprof::save $out -data $profile {*}$label]
+    set runs [dict get $profile meta runs]
+    puts stderr "tclcprof: $runs run[expr {$runs == 1 ? "" : "s"}] merged\
+	into run $id of $out (tclcprof report [list $out] -run $id)"
+    return 0
 }
 
 proc ::tclcprof::cli::Runs {args} {

@@ -4,8 +4,10 @@
 #	test by test, and report what got slower or faster, or is called
 #	more or less often, per test and per command, sorted by impact.
 #
-#	A side of the comparison is a profile database (all its runs) or,
-#	with -db, one run of a database. Runs are grouped by key: the test
+#	A side of the comparison is a profile database (all its runs) or a
+#	list of them (all their runs), or, with -db (a file or a list of
+#	files), one run id, several or "all": those runs of the files,
+#	merged into one (merge.tcl). Runs are grouped by key: the test
 #	they profile (test_file and test_name, from
 #	tclcprof::tcltest::enable), else their label, else "(run)"; runs of
 #	the same key on one side are repetitions, reduced to one figure per
@@ -195,42 +197,55 @@ proc ::tclcprof::difflib::Html {base new o} {
 proc ::tclcprof::difflib::Side {spec o} {
     set metric [dict get $o -metric]
     if {[dict exists $o -db]} {
-	set file [dict get $o -db]
-	if {![string is entier -strict $spec] || $spec < 1} {
+	# Runs of the files of -db, merged into one (merge.tcl).
+	set files [::tclcprof::mergelib::Files [dict get $o -db]]
+	if {[catch {::tclcprof::mergelib::RunSpec $spec} ids]} {
 	    Fail [list VALUE run $spec] "bad run \"$spec\": with -db, the\
-		two sides are run ids"
+		two sides are run ids (or lists of them, or all)"
 	}
-	set runs [lmap r [::tclcprof::runs -db $file] {
-	    if {[dict get $r id] != $spec} continue
-	    set r
-	}]
-	if {![llength $runs]} {
-	    Fail [list DB NORUN $file $spec] "no run $spec in \"$file\""
-	}
-	set source "$file run $spec"
+	set parts [::tclcprof::mergelib::Parts $files $ids]
+	set source "[join $files {, }] run[expr {[llength $ids] == 1
+	    ? "" : "s"}] [join $ids {, }]"
     } else {
-	set file $spec
-	set runs [::tclcprof::runs -db $file]
-	if {![llength $runs]} {
-	    Fail [list DB NORUN $file 0] "no runs in \"$file\""
+	# All the runs of a file, or of a list of files.
+	set parts {}
+	foreach file [::tclcprof::mergelib::Files $spec] {
+	    set runs [::tclcprof::runs -db $file]
+	    if {![llength $runs]} {
+		Fail [list DB NORUN $file 0] "no runs in \"$file\""
+	    }
+	    foreach r $runs {
+		lappend parts [dict merge $r [list file $file]]
+	    }
 	}
-	set source $file
+	set source [join [::tclcprof::mergelib::Files $spec] {, }]
     }
     set groups {}
     set units {}
-    foreach r $runs {
-	if {[dict get $r status] ne "complete"} {
-	    continue
-	}
+    set complete [lmap r $parts {
+	if {[dict get $r status] ne "complete"} continue
+	set r
+    }]
+    if {[dict exists $o -db]} {
+	# The runs of a side compared as one, whatever their labels.
+	set reps [expr {[llength $complete] ? [list $complete] : {}}]
+    } else {
+	set reps [lmap r $complete {list $r}]
+    }
+    foreach rep $reps {
+	set r [lindex $rep 0]
 	if {[dict exists $o -db]} {
-	    # Two runs of one file: compared with each other, whatever
-	    # their labels.
 	    set key run
-	    set label "run $spec"
+	    set label "run [join $ids {, }]"
 	} else {
 	    lassign [Key $r] key label
 	}
-	set profile [::tclcprof::data -db $file -run [dict get $r id]]
+	if {[llength $rep] == 1} {
+	    set profile [::tclcprof::data -db [dict get $r file] \
+		-run [dict get $r id]]
+	} else {
+	    set profile [::tclcprof::mergelib::MergeParts $rep]
+	}
 	lassign [Figures $profile $metric] unit figures
 	if {$unit eq ""} {
 	    continue
@@ -247,7 +262,7 @@ proc ::tclcprof::difflib::Side {spec o} {
 	Fail [list VALUE -metric $metric] "-metric $metric is in different\
 	    units in the runs of \"$source\" (exact and sampled runs)"
     }
-    return [dict create source $source runs [llength $runs] \
+    return [dict create source $source runs [llength $parts] \
 	groups $groups unit [lindex [dict keys $units] 0]]
 }
 

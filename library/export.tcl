@@ -87,7 +87,7 @@ namespace eval ::tclcprof::exportlib {
 # ::tclcprof::export --
 #
 #	tclcprof::export -format FORMAT ?-file PATH? ?-data PROFILE?
-#	    ?-db FILE ?-run ID?? ?-view auto|samples|exact? ?-min PCT?
+#	    ?-db FILES ?-run IDS?? ?-view auto|samples|exact? ?-min PCT?
 #	    ?-base PROFILE | -basedb FILE ?-baserun ID?? ?-normalize 0|1?
 #
 # Results:

@@ -224,10 +224,8 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 		}
 	    }
 	    -run {
-		if {![string is entier -strict $v] || $v < 1} {
-		    Fail [list VALUE $opt $v] "bad value \"$v\" for -run:\
-			    expected a run id (a positive integer)"
-		}
+		# A run id, a list of them or all (merge.tcl).
+		::tclcprof::mergelib::RunSpec $v
 	    }
 	}
 	dict set o $opt $v
@@ -1568,6 +1566,23 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
 
     if {[dict exists $meta label] && [dict get $meta label] ne ""} {
 	lappend lines "label: [Escape [dict get $meta label]]"
+    }
+    if {[dict exists $meta merged] && [string is list [dict get $meta merged]]} {
+	# A merge of runs (merge.tcl): how many, from how many files.
+	set files {}
+	foreach part [dict get $meta merged] {
+	    if {![catch {dict get $part file} file]} {
+		dict set files $file 1
+	    }
+	}
+	set runs [expr {[dict exists $meta runs]
+		? [dict get $meta runs] : [llength [dict get $meta merged]]}]
+	set line "merged: [Escape $runs] run[expr {$runs == 1 ? "" : "s"}]"
+	if {[dict size $files]} {
+	    append line " from [dict size $files]\
+		    file[expr {[dict size $files] == 1 ? "" : "s"}]"
+	}
+	lappend lines $line
     }
     lappend lines {*}[ExactHeader $meta]
     set doubts [Doubts $meta]

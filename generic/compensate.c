@@ -1,8 +1,7 @@
 /*
  * compensate.c --
  *
- *	The clock of exact timing and the profiler's cost per call: whether
- *	the time-stamp counter can be used, and CprofExactCalibrate, which
+ *	The profiler's cost per call: CprofExactCalibrate, which
  *	measures how much of each call's measured time is the profiler's
  *	(once per process, clock and capture) so that exact.c can take it
  *	out.
@@ -29,69 +28,6 @@ static struct {
 } calibCache[3][3];		/* Monotonic, thread CPU, TSC; by
 				 * capture (enum CprofCaptureKind). */
 TCL_DECLARE_MUTEX(calibMutex)
-
-/*
- * The time-stamp counter: 1 usable, -1 not, 0 not known yet; and its
- * nanoseconds per tick, measured once per process.
- */
-
-static int tscState = 0;
-static double tscNsPerTick = 1.0;
-
-/*
- * Whether the time-stamp counter can time elapsed intervals here: an x86
- * processor that says its counter runs at a constant rate through power
- * states. Its rate is measured against CLOCK_MONOTONIC over 2 ms, once.
- */
-
-static int
-TscUsable(void)
-{
-#ifdef HAVE_TSC
-    Tcl_MutexLock(&calibMutex);
-    if (tscState == 0) {
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[4096];
-	int constant = 0, nonstop = 0;
-
-	tscState = -1;
-	if (f != NULL) {
-	    while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "flags", 5) == 0) {
-		    constant = strstr(line, " constant_tsc") != NULL;
-		    nonstop = strstr(line, " nonstop_tsc") != NULL;
-		    break;
-		}
-	    }
-	    fclose(f);
-	}
-	if (constant && nonstop && getenv("TCLCPROF_NO_TSC") == NULL) {
-	    uint64_t m0 = CprofClockNs(CLOCK_MONOTONIC), t0 = __rdtsc();
-	    uint64_t m1, t1;
-
-	    do {
-		m1 = CprofClockNs(CLOCK_MONOTONIC);
-		t1 = __rdtsc();
-	    } while (m1 - m0 < 2000000);
-	    if (t1 > t0) {
-		tscNsPerTick = (double) (m1 - m0) / (double) (t1 - t0);
-		tscState = 1;
-	    }
-	}
-    }
-    Tcl_MutexUnlock(&calibMutex);
-    return tscState == 1;
-#else
-    return 0;
-#endif
-}
-
-
-double
-CprofExactTscNsPerTick(void)
-{
-    return TscUsable() ? tscNsPerTick : 0.0;
-}
 
 /*
  *----------------------------------------------------------------------
@@ -241,7 +177,7 @@ CprofExactCalibrate(
 {
     CprofExact *exactPtr = &statePtr->exact, keep;
     Tcl_Interp *interp = statePtr->interp;
-    int which = (clock == CPROF_CLOCK_CPU) ? 1 : TscUsable() ? 2 : 0;
+    int which = (clock == CPROF_CLOCK_CPU) ? 1 : CprofExactTscNsPerTick() > 0.0 ? 2 : 0;
     Tcl_InterpState saved;
     int64_t best[5], t, rawNop = INT64_MAX, refNs;
     int round, i, ok = 1;
@@ -260,7 +196,7 @@ CprofExactCalibrate(
     exactPtr->clockId = (which == 1) ? CLOCK_THREAD_CPUTIME_ID
 	    : CLOCK_MONOTONIC;
     exactPtr->tsc = (which == 2);
-    exactPtr->nsPerTick = exactPtr->tsc ? tscNsPerTick : 1.0;
+    exactPtr->nsPerTick = exactPtr->tsc ? CprofExactTscNsPerTick() : 1.0;
 
     Tcl_MutexLock(&calibMutex);
     if (calibCache[which][capture].valid) {

@@ -51,6 +51,70 @@
 #include "exactInt.h"
 #include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+/*
+ * The time-stamp counter: 1 usable, -1 not, 0 not known yet; and its
+ * nanoseconds per tick, measured once per process.
+ */
+
+static int tscState = 0;
+static double tscNsPerTick = 1.0;
+TCL_DECLARE_MUTEX(tscMutex)
+
+/*
+ * Whether the time-stamp counter can time elapsed intervals here: an x86
+ * processor that says its counter runs at a constant rate through power
+ * states. Its rate is measured against CLOCK_MONOTONIC over 2 ms, once.
+ */
+
+static int
+TscUsable(void)
+{
+#ifdef HAVE_TSC
+    Tcl_MutexLock(&tscMutex);
+    if (tscState == 0) {
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	int constant = 0, nonstop = 0;
+
+	tscState = -1;
+	if (f != NULL) {
+	    while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "flags", 5) == 0) {
+		    constant = strstr(line, " constant_tsc") != NULL;
+		    nonstop = strstr(line, " nonstop_tsc") != NULL;
+		    break;
+		}
+	    }
+	    fclose(f);
+	}
+	if (constant && nonstop && getenv("TCLCPROF_NO_TSC") == NULL) {
+	    uint64_t m0 = CprofClockNs(CLOCK_MONOTONIC), t0 = __rdtsc();
+	    uint64_t m1, t1;
+
+	    do {
+		m1 = CprofClockNs(CLOCK_MONOTONIC);
+		t1 = __rdtsc();
+	    } while (m1 - m0 < 2000000);
+	    if (t1 > t0) {
+		tscNsPerTick = (double) (m1 - m0) / (double) (t1 - t0);
+		tscState = 1;
+	    }
+	}
+    }
+    Tcl_MutexUnlock(&tscMutex);
+    return tscState == 1;
+#else
+    return 0;
+#endif
+}
+
+double
+CprofExactTscNsPerTick(void)
+{
+    return TscUsable() ? tscNsPerTick : 0.0;
+}
 
 /*
  *----------------------------------------------------------------------

@@ -1,10 +1,10 @@
 /*
  * exactInt.h --
  *
- *	What the files of exact timing share (exact.c collects, compensate.c
- *	measures the clock and the profiler's cost per call, exactread.c
- *	turns the data into values): the clock read and its conversion to
- *	nanoseconds.
+ *	What the files of exact timing share (exact.c collects and chooses
+ *	the clock, compensate.c measures the profiler's cost per call,
+ *	exactread.c turns the data into values): the clock read and its
+ *	conversion to nanoseconds.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -51,8 +51,8 @@ TicksToNs(
 }
 
 /*
- * compensate.c: nanoseconds per tick of the time-stamp counter, or 0 when
- * it cannot time elapsed intervals here.
+ * exact.c: nanoseconds per tick of the time-stamp counter, or 0 when it
+ * cannot time elapsed intervals here.
  */
 
 MODULE_SCOPE double	CprofExactTscNsPerTick(void);

@@ -1,7 +1,11 @@
 /*
  * store.c --
  *
- *	Profiles in SQLite: one database file holds many runs. A running
+ *	Profiles in SQLite: one database file holds many runs. This file
+ *	has the files and connections (the schema and its upgrades, making
+ *	and opening a file safely, busy handling, errors); what is written
+ *	and read is in storewrite.c, storedata.c and storeread.c
+ *	(storeInt.h). A running
  *	profile with -db is written by flushes, each one transaction that
  *	brings the file up to date with the data in memory; a stopped one by
  *	tclcprof::save. Profiles are read back (tclcprof::data -db) as the
@@ -45,8 +49,7 @@
  * this file, and for a DISCLAIMER OF ALL WARRANTIES.
  */
 
-#include "tclcprofInt.h"
-#include <sqlite3.h>
+#include "storeInt.h"
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -231,15 +234,6 @@ COVERAGE_COMMANDS_SQL
 "DROP TABLE coverage_commands_v1;\n"
 NEVER_CALLED_SQL;
 
-/*
- * Prepared statements of a writing connection.
- */
-
-enum {
-    ST_FRAME_GET, ST_FRAME_PUT, ST_NODE, ST_LINE, ST_EVENT, ST_COV_CMD,
-    ST_COV_LINE, ST_RUN, ST_COUNT
-};
-
 static const char *const stmtSql[ST_COUNT] = {
     "SELECT id FROM frames WHERE kind = ?1 AND name = ?2 AND tclkind = ?3"
 	" AND module = ?4 AND file = '' AND line = 0",
@@ -270,56 +264,6 @@ static const char *const stmtSql[ST_COUNT] = {
 	" overhead_pct = ?13, meta = ?14 WHERE id = ?1"
 };
 
-static void		Disconnect(CprofStore *storePtr, int checkpoint);
-
-/*
- * What was last written of a call-tree node, and of a call site.
- */
-
-typedef struct NodeRec {
-    int64_t parent;		/* Index of the parent node, -1 for the root. */
-    int64_t frame;		/* Database frame id (0: the root). */
-    int64_t self, total;
-    CprofFigures fig;
-    int hasFig;
-    int shown;
-} NodeRec;
-
-typedef struct ShadowTree {
-    NodeRec *recs;
-    int count, cap;
-} ShadowTree;
-
-struct CprofStore {
-    sqlite3 *db;
-    Tcl_Obj *pathObj;		/* As given. */
-    pid_t pid;			/* The process that opened it. */
-    int direct;			/* -commit direct. */
-    Tcl_WideInt runId;		/* The run being written, or 0. */
-    sqlite3_stmt *stmts[ST_COUNT];
-    Tcl_HashTable frameIds;	/* (isC, nameId, module or kind) -> id. */
-    int64_t *treeFrames;	/* Sampled tree frame index -> id, or 0. */
-    int numTreeFrames;
-    ShadowTree trees[2];
-    CprofLineValues *lines;	/* Call sites as last written. */
-    int numLines, capLines;
-    CprofNameCalls *cmdCalls;	/* Coverage: calls (and kind) by name id,
-				 * as written. */
-    int numCmdCalls;
-    uint64_t *siteHits;		/* Coverage: calls by site, written. */
-    int numSiteHits;
-    int eventsWritten;		/* Events of the buffer written. */
-    int clearPending;		/* The run's rows must go first (reset). */
-    int flushes;		/* Successful flushes. */
-    double lastFlushMs;		/* How long the last one took. */
-    Tcl_Obj *lastErrorObj;	/* Message of the last failure, or NULL. */
-    int lastErrorRc;		/* Its SQLite result code. */
-    int haveIdentity;		/* The file's device and inode are known: */
-    unsigned long long device;	/* as first opened, to tell a file */
-    unsigned long long inode;	/* deleted or replaced meanwhile. */
-    int created;		/* The file did not exist: this store made it
-				 * (CreateDb). */
-};
 
 /*
  * Test hook: a limit on the pages of connections opened from now on, to
@@ -359,8 +303,8 @@ CprofStoreSetBusyTimeout(
  *----------------------------------------------------------------------
  */
 
-static const char *
-ErrorClass(
+const char *
+CprofDbErrorClass(
     int rc)
 {
     switch (rc & 0xff) {
@@ -388,8 +332,8 @@ ErrorClass(
     }
 }
 
-static int
-DbError(
+int
+CprofDbError(
     Tcl_Interp *interp,
     Tcl_Obj *pathObj,
     sqlite3 *db,
@@ -401,14 +345,14 @@ DbError(
     if (interp != NULL) {
 	Tcl_SetObjResult(interp, Tcl_ObjPrintf("cannot %s profile database "
 		"\"%s\": %s", doing, Tcl_GetString(pathObj), msg));
-	Tcl_SetErrorCode(interp, "TCLCPROF", "DB", ErrorClass(rc),
+	Tcl_SetErrorCode(interp, "TCLCPROF", "DB", CprofDbErrorClass(rc),
 		Tcl_GetString(pathObj), NULL);
     }
     return TCL_ERROR;
 }
 
-static int
-FormatError(
+int
+CprofDbFormatError(
     Tcl_Interp *interp,
     Tcl_Obj *pathObj,
     const char *class,
@@ -665,7 +609,7 @@ CreateDb(
 	    *fallbackPtr = 1;
 	    return TCL_OK;
 	}
-	return DbError(interp, pathObj, NULL, ErrnoRc(err), "open");
+	return CprofDbError(interp, pathObj, NULL, ErrnoRc(err), "open");
     }
     close(fd);
 
@@ -685,7 +629,7 @@ CreateDb(
 	}
     }
     if (rc != SQLITE_OK) {
-	DbError(interp, pathObj, db, rc, "create");
+	CprofDbError(interp, pathObj, db, rc, "create");
     }
     if (db != NULL) {
 	sqlite3_close_v2(db);
@@ -714,7 +658,7 @@ CreateDb(
 		rc = ErrnoRc(err);
 	    }
 	    if (rc != SQLITE_OK) {
-		DbError(interp, pathObj, NULL, rc, "create");
+		CprofDbError(interp, pathObj, NULL, rc, "create");
 	    }
 	}
     }
@@ -744,8 +688,8 @@ CreateDb(
  *----------------------------------------------------------------------
  */
 
-static int
-OpenDb(
+int
+CprofDbOpen(
     Tcl_Interp *interp,
     Tcl_Obj *pathObj,
     int create,
@@ -765,7 +709,7 @@ OpenDb(
 	 * A NUL in the name (Tcl's encoding of it): no file has one.
 	 */
 
-	return FormatError(interp, pathObj, "OPEN",
+	return CprofDbFormatError(interp, pathObj, "OPEN",
 		"the file name contains a NUL character", NULL);
     }
     native = Tcl_TranslateFileName(interp, Tcl_GetString(pathObj), &ds);
@@ -779,12 +723,12 @@ OpenDb(
     if (stat(native, &st) == 0) {
 	if (!S_ISREG(st.st_mode)) {
 	    Tcl_DStringFree(&ds);
-	    return FormatError(interp, pathObj, "OPEN", S_ISDIR(st.st_mode)
+	    return CprofDbFormatError(interp, pathObj, "OPEN", S_ISDIR(st.st_mode)
 		    ? "it is a directory" : "not a regular file", NULL);
 	}
     } else if (!create) {
 	Tcl_DStringFree(&ds);
-	return FormatError(interp, pathObj, "OPEN", "no such file", NULL);
+	return CprofDbFormatError(interp, pathObj, "OPEN", "no such file", NULL);
     } else if (errno == ENOENT) {
 	if (CreateDb(interp, pathObj, native, &created, &fallback)
 		!= TCL_OK) {
@@ -800,7 +744,7 @@ OpenDb(
 	    : SQLITE_OPEN_READONLY);
     rc = sqlite3_open_v2(native, &db, flags, NULL);
     if (rc != SQLITE_OK) {
-	DbError(interp, pathObj, db, rc, "open");
+	CprofDbError(interp, pathObj, db, rc, "open");
 	goto fail;
     }
     deadline = MonotonicMs() + busyTimeoutMs;
@@ -820,16 +764,16 @@ OpenDb(
     tables = header[2];
     if (rc != SQLITE_OK) {
 	if ((rc & 0xff) == SQLITE_NOTADB) {
-	    FormatError(interp, pathObj, "FOREIGN",
+	    CprofDbFormatError(interp, pathObj, "FOREIGN",
 		    "not a tclcprof profile database (not SQLite)", NULL);
 	} else {
-	    DbError(interp, pathObj, db, rc, "read");
+	    CprofDbError(interp, pathObj, db, rc, "read");
 	}
 	goto fail;
     }
     if (tables > 0 || appId != 0) {
 	if (appId != APPLICATION_ID) {
-	    FormatError(interp, pathObj, "FOREIGN", "not a tclcprof profile "
+	    CprofDbFormatError(interp, pathObj, "FOREIGN", "not a tclcprof profile "
 		    "database (another program's SQLite file)", NULL);
 	    goto fail;
 	}
@@ -849,7 +793,7 @@ OpenDb(
 	    goto fail;
 	}
     } else if (!create) {
-	FormatError(interp, pathObj, "FOREIGN",
+	CprofDbFormatError(interp, pathObj, "FOREIGN",
 		"not a tclcprof profile database (empty)", NULL);
 	goto fail;
     }
@@ -876,7 +820,7 @@ OpenDb(
 	    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	}
 	if (rc != SQLITE_OK) {
-	    DbError(interp, pathObj, db, rc, "open");
+	    CprofDbError(interp, pathObj, db, rc, "open");
 	    goto fail;
 	}
 	if (tables == 0) {
@@ -898,14 +842,14 @@ OpenDb(
 		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	    }
 	    if (rc != SQLITE_OK) {
-		DbError(interp, pathObj, db, rc, "create");
+		CprofDbError(interp, pathObj, db, rc, "create");
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		goto fail;
 	    }
 	} else if (version < SCHEMA_VERSION) {
 	    rc = UpgradeSchema(db, deadline);
 	    if (rc != SQLITE_OK) {
-		DbError(interp, pathObj, db, rc, "upgrade");
+		CprofDbError(interp, pathObj, db, rc, "upgrade");
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		goto fail;
 	    }
@@ -947,8 +891,8 @@ OpenDb(
  *----------------------------------------------------------------------
  */
 
-static void
-ForgetShadows(
+void
+CprofDbForgetShadows(
     CprofStore *storePtr)
 {
     Tcl_DeleteHashTable(&storePtr->frameIds);
@@ -1014,8 +958,8 @@ SameFile(
     return same;
 }
 
-static int
-Connect(
+int
+CprofDbConnect(
     Tcl_Interp *interp,
     CprofStore *storePtr)
 {
@@ -1024,7 +968,7 @@ Connect(
     if (!SameFile(interp, storePtr)) {
 	return TCL_ERROR;
     }
-    if (OpenDb(interp, storePtr->pathObj, 1, storePtr->direct,
+    if (CprofDbOpen(interp, storePtr->pathObj, 1, storePtr->direct,
 	    &storePtr->db, &storePtr->created) != TCL_OK) {
 	storePtr->db = NULL;
 	return TCL_ERROR;
@@ -1045,16 +989,16 @@ Connect(
 	rc = sqlite3_prepare_v3(storePtr->db, stmtSql[i], -1,
 		SQLITE_PREPARE_PERSISTENT, &storePtr->stmts[i], NULL);
 	if (rc != SQLITE_OK) {
-	    DbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
-	    Disconnect(storePtr, 0);
+	    CprofDbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
+	    CprofDbDisconnect(storePtr, 0);
 	    return TCL_ERROR;
 	}
     }
     return TCL_OK;
 }
 
-static void
-Disconnect(
+void
+CprofDbDisconnect(
     CprofStore *storePtr,
     int checkpoint)
 {
@@ -1091,11 +1035,11 @@ CprofStoreOpen(
     storePtr->pid = getpid();
     storePtr->direct = direct;
     Tcl_InitHashTable(&storePtr->frameIds, 3);
-    if (Connect(interp, storePtr) != TCL_OK) {
+    if (CprofDbConnect(interp, storePtr) != TCL_OK) {
 	CprofStoreClose(storePtr);
 	return TCL_ERROR;
     }
-    Disconnect(storePtr, 0);
+    CprofDbDisconnect(storePtr, 0);
     *storePtrPtr = storePtr;
     return TCL_OK;
 }
@@ -1106,7 +1050,7 @@ CprofStoreClose(
 {
     int i;
 
-    Disconnect(storePtr, 0);
+    CprofDbDisconnect(storePtr, 0);
     Tcl_DeleteHashTable(&storePtr->frameIds);
     Tcl_DecrRefCount(storePtr->pathObj);
     if (storePtr->lastErrorObj) {
@@ -1172,7 +1116,7 @@ CprofStoreDiscardRun(
     char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld",
 	    (long long) storePtr->runId);
 
-    if (Connect(NULL, storePtr) == TCL_OK) {
+    if (CprofDbConnect(NULL, storePtr) == TCL_OK) {
 	if (sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)
 		== SQLITE_OK) {
 	    if (storePtr->runId != 0) {
@@ -1194,7 +1138,7 @@ CprofStoreDiscardRun(
 	 * the last connection.
 	 */
 
-	Disconnect(storePtr, 1);
+	CprofDbDisconnect(storePtr, 1);
 	if (storePtr->created && runs == 0) {
 	    Tcl_DString ds;
 	    const char *native = Tcl_TranslateFileName(NULL,
@@ -1243,7 +1187,7 @@ CprofStoreClear(
     storePtr->clearPending = 1;
     storePtr->eventsWritten = 0;
     storePtr->numTreeFrames = 0;
-    ForgetShadows(storePtr);
+    CprofDbForgetShadows(storePtr);
 }
 
 /*
@@ -1254,8 +1198,8 @@ CprofStoreClear(
  *----------------------------------------------------------------------
  */
 
-static void
-BindText(
+void
+CprofDbBindText(
     sqlite3_stmt *stmt,
     int index,
     const char *text)
@@ -1263,8 +1207,8 @@ BindText(
     sqlite3_bind_text(stmt, index, text ? text : "", -1, SQLITE_TRANSIENT);
 }
 
-static void
-BindObj(
+void
+CprofDbBindObj(
     sqlite3_stmt *stmt,
     int index,
     Tcl_Obj *objPtr)
@@ -1284,8 +1228,8 @@ BindObj(
  * Step a statement that returns no row, and reset it.
  */
 
-static int
-Exec(
+int
+CprofDbExec(
     sqlite3_stmt *stmt)
 {
     int rc = sqlite3_step(stmt);
@@ -1293,2120 +1237,4 @@ Exec(
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * FrameId --
- *
- *	The database id of a frame, added to the frames table if new, and
- *	cached per connection. Tcl frames are keyed by name and kind, C
- *	frames by name and module.
- *
- *----------------------------------------------------------------------
- */
-
-static int
-FrameId(
-    CprofStore *storePtr,
-    int isC,
-    int nameId,
-    int aux,
-    int64_t *idPtr)
-{
-    int key[3], isNew, rc;
-    Tcl_HashEntry *hPtr;
-    sqlite3_stmt *stmt;
-    const char *name, *module = "", *tclkind = "";
-
-    key[0] = isC;
-    key[1] = nameId;
-    key[2] = aux;
-    hPtr = Tcl_CreateHashEntry(&storePtr->frameIds, (char *) key, &isNew);
-    if (!isNew) {
-	*idPtr = (int64_t) (intptr_t) Tcl_GetHashValue(hPtr);
-	return SQLITE_OK;
-    }
-    name = CprofNameString(nameId);
-    if (isC) {
-	module = aux >= 0 ? CprofNameString(aux) : "";
-    } else {
-	tclkind = CprofKindName(aux);
-    }
-    stmt = storePtr->stmts[ST_FRAME_GET];
-    BindText(stmt, 1, isC ? "c" : "tcl");
-    BindText(stmt, 2, name ? name : "?");
-    BindText(stmt, 3, tclkind);
-    BindText(stmt, 4, module);
-    rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-	*idPtr = sqlite3_column_int64(stmt, 0);
-	rc = SQLITE_OK;
-    } else if (rc == SQLITE_DONE) {
-	sqlite3_reset(stmt);
-	stmt = storePtr->stmts[ST_FRAME_PUT];
-	BindText(stmt, 1, isC ? "c" : "tcl");
-	BindText(stmt, 2, name ? name : "?");
-	BindText(stmt, 3, tclkind);
-	BindText(stmt, 4, module);
-	rc = Exec(stmt);
-	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
-	stmt = storePtr->stmts[ST_FRAME_GET];
-    }
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt);
-    if (rc != SQLITE_OK) {
-	Tcl_DeleteHashEntry(hPtr);
-	return rc;
-    }
-    Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) *idPtr);
-    return SQLITE_OK;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * WriteNode --
- *
- *	Write node 'i' of tree 'tree' if it differs from what was last
- *	written (or is new). Nodes are written in index order, parents
- *	before children; a new node is marked recursive when an ancestor
- *	has the same frame.
- *
- *----------------------------------------------------------------------
- */
-
-static int
-WriteNode(
-    CprofStore *storePtr,
-    int tree,
-    int i,
-    const NodeRec *recPtr)
-{
-    ShadowTree *shPtr = &storePtr->trees[tree];
-    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE];
-    int isNew = (i >= shPtr->count), recursive = 0, rc;
-
-    if (!isNew && memcmp(&shPtr->recs[i], recPtr, sizeof(NodeRec)) == 0) {
-	return SQLITE_OK;
-    }
-    if (isNew && recPtr->frame != 0) {
-	int64_t p;
-
-	for (p = recPtr->parent; p > 0; p = shPtr->recs[p].parent) {
-	    if (shPtr->recs[p].frame == recPtr->frame) {
-		recursive = 1;
-		break;
-	    }
-	}
-    }
-    sqlite3_bind_int64(stmt, 1, storePtr->runId);
-    sqlite3_bind_int(stmt, 2, tree);
-    sqlite3_bind_int(stmt, 3, i);
-    if (recPtr->parent >= 0) {
-	sqlite3_bind_int64(stmt, 4, recPtr->parent);
-    }
-    if (recPtr->frame != 0) {
-	sqlite3_bind_int64(stmt, 5, recPtr->frame);
-    }
-    sqlite3_bind_int64(stmt, 6, recPtr->self);
-    sqlite3_bind_int64(stmt, 7, recPtr->total);
-    if (recPtr->hasFig) {
-	sqlite3_bind_int64(stmt, 8, (sqlite3_int64) recPtr->fig.calls);
-	sqlite3_bind_int64(stmt, 9, recPtr->fig.totalNs);
-	sqlite3_bind_int64(stmt, 10, recPtr->fig.selfNs);
-	sqlite3_bind_int64(stmt, 11, recPtr->fig.minNs);
-	sqlite3_bind_int64(stmt, 12, recPtr->fig.maxNs);
-	sqlite3_bind_int64(stmt, 13, recPtr->fig.suspendedNs);
-    }
-    sqlite3_bind_int(stmt, 14, recursive);
-    sqlite3_bind_int(stmt, 15, recPtr->shown);
-    rc = Exec(stmt);
-    if (rc != SQLITE_OK) {
-	return rc;
-    }
-    if (isNew) {
-	if (i >= shPtr->cap) {
-	    int cap = shPtr->cap ? 2 * shPtr->cap : 1024;
-
-	    while (cap <= i) {
-		cap *= 2;
-	    }
-	    shPtr->recs = (NodeRec *) ckrealloc(shPtr->recs,
-		    cap * sizeof(NodeRec));
-	    shPtr->cap = cap;
-	}
-	shPtr->count = i + 1;
-    }
-    shPtr->recs[i] = *recPtr;
-    return SQLITE_OK;
-}
-
-/*
- * Grow an array of 'size'-byte elements to hold 'need', zeroing the new
- * part.
- */
-
-static void
-GrowZero(
-    void **arrayPtr,
-    int *numPtr,
-    int need,
-    size_t size)
-{
-    if (need > *numPtr) {
-	*arrayPtr = ckrealloc(*arrayPtr, need * size);
-	memset((char *) *arrayPtr + *numPtr * size, 0,
-		(need - *numPtr) * size);
-	*numPtr = need;
-    }
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * FlushSampleTree, FlushExactTree --
- *
- *	Bring tree 'tree' of the run up to date with the sampled call tree
- *	(with the exact figures of mode both on its Tcl nodes), or with the
- *	exact call tree.
- *
- *----------------------------------------------------------------------
- */
-
-static int
-FlushSampleTree(
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    int tree)
-{
-    CprofTree *treePtr = &statePtr->tree;
-    CprofExact *exactPtr = (statePtr->options.mode == CPROF_MODE_BOTH)
-	    ? &statePtr->exact : NULL;
-    ShadowTree *shPtr = &storePtr->trees[tree];
-    int i, rc;
-
-    GrowZero((void **) &storePtr->treeFrames, &storePtr->numTreeFrames,
-	    treePtr->numFrames, sizeof(int64_t));
-    for (i = 0; i < treePtr->numNodes; i++) {
-	CprofNode *nPtr = &treePtr->nodes[i];
-	NodeRec rec;
-
-	memset(&rec, 0, sizeof(rec));
-	rec.parent = nPtr->parent;
-	if (i < shPtr->count) {
-	    rec.frame = shPtr->recs[i].frame;
-	} else if (nPtr->frame >= 0) {
-	    int64_t *idPtr = &storePtr->treeFrames[nPtr->frame];
-
-	    if (*idPtr == 0) {
-		CprofFrameDef *fPtr = &treePtr->frames[nPtr->frame];
-
-		rc = FrameId(storePtr, fPtr->isC, fPtr->nameId,
-			fPtr->isC ? fPtr->moduleId : fPtr->tclKind, idPtr);
-		if (rc != SQLITE_OK) {
-		    return rc;
-		}
-	    }
-	    rec.frame = *idPtr;
-	}
-	rec.self = (int64_t) nPtr->self;
-	rec.total = (int64_t) nPtr->total;
-	rec.hasFig = exactPtr != NULL && nPtr->exact > 0
-		&& CprofExactNodeValues(exactPtr, nPtr->exact, &rec.fig);
-	rec.shown = 1;
-	rc = WriteNode(storePtr, tree, i, &rec);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-    }
-    return SQLITE_OK;
-}
-
-static int
-FlushExactTree(
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    int tree)
-{
-    CprofExact *exactPtr = &statePtr->exact;
-    ShadowTree *shPtr = &storePtr->trees[tree];
-    int n = exactPtr->numNodes, i, rc = SQLITE_OK;
-    int64_t *adj = (int64_t *) ckalloc(n * sizeof(int64_t));
-    int64_t *self = (int64_t *) ckalloc(n * sizeof(int64_t));
-    unsigned char *shown = (unsigned char *) ckalloc(n);
-
-    CprofExactAdjust(exactPtr, adj, self, shown);
-    for (i = 0; i < n && rc == SQLITE_OK; i++) {
-	CprofExactNode *nPtr = &exactPtr->nodes[i];
-	NodeRec rec;
-
-	memset(&rec, 0, sizeof(rec));
-	rec.parent = nPtr->parent;
-	if (i < shPtr->count) {
-	    rec.frame = shPtr->recs[i].frame;
-	} else if (i > 0) {
-	    rc = FrameId(storePtr, 0, nPtr->nameId, nPtr->kind, &rec.frame);
-	    if (rc != SQLITE_OK) {
-		break;
-	    }
-	}
-	rec.self = self[i];
-	rec.total = adj[i];
-	CprofExactFiguresOf(exactPtr, i, adj[i], self[i], &rec.fig);
-	rec.hasFig = 1;
-	rec.shown = shown[i];
-	rc = WriteNode(storePtr, tree, i, &rec);
-    }
-    ckfree(adj);
-    ckfree(self);
-    ckfree(shown);
-    return rc;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * FlushLines, FlushCoverage, FlushEvents --
- *
- *	Call sites, coverage counts and events of exact timing and coverage.
- *
- *----------------------------------------------------------------------
- */
-
-typedef struct LineRow {
-    CprofLineValues v;
-    int shown;
-} LineRow;
-
-static int
-FlushLines(
-    CprofStore *storePtr,
-    CprofState *statePtr)
-{
-    CprofExact *exactPtr = &statePtr->exact;
-    LineRow *rows = (LineRow *) storePtr->lines;
-    sqlite3_stmt *stmt = storePtr->stmts[ST_LINE];
-    int i, rc;
-
-    if (exactPtr->numLineRecs > storePtr->capLines) {
-	int cap = storePtr->capLines ? storePtr->capLines : 256;
-
-	while (cap < exactPtr->numLineRecs) {
-	    cap *= 2;
-	}
-	rows = (LineRow *) ckrealloc(rows, cap * sizeof(LineRow));
-	storePtr->lines = (CprofLineValues *) rows;
-	storePtr->capLines = cap;
-    }
-    for (i = 0; i < exactPtr->numLineRecs; i++) {
-	LineRow row;
-	int64_t frame;
-	const char *file;
-
-	memset(&row, 0, sizeof(row));
-	row.shown = CprofExactLineValues(exactPtr, i, &row.v);
-	if (i < storePtr->numLines
-		&& memcmp(&rows[i], &row, sizeof(row)) == 0) {
-	    continue;
-	}
-	rc = FrameId(storePtr, 0, row.v.nameId, row.v.kind, &frame);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-	file = CprofNameString(row.v.fileId);
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int(stmt, 2, i);
-	BindText(stmt, 3, file);
-	sqlite3_bind_int(stmt, 4, row.v.line);
-	sqlite3_bind_int64(stmt, 5, frame);
-	sqlite3_bind_int64(stmt, 6, (sqlite3_int64) row.v.calls);
-	sqlite3_bind_int64(stmt, 7, row.v.totalNs);
-	sqlite3_bind_int64(stmt, 8, row.v.selfNs);
-	sqlite3_bind_int64(stmt, 9, row.v.minNs);
-	sqlite3_bind_int64(stmt, 10, row.v.maxNs);
-	sqlite3_bind_int(stmt, 11, row.shown);
-	BindText(stmt, 12, row.v.callerId >= 0
-		? CprofNameString(row.v.callerId) : "");
-	rc = Exec(stmt);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-	rows[i] = row;
-	if (i >= storePtr->numLines) {
-	    storePtr->numLines = i + 1;
-	}
-    }
-    return SQLITE_OK;
-}
-
-static int
-FlushCoverage(
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    int withProcs)
-{
-    CprofExact *exactPtr = &statePtr->exact;
-    sqlite3_stmt *stmt;
-    int i, rc;
-
-    GrowZero((void **) &storePtr->cmdCalls, &storePtr->numCmdCalls,
-	    exactPtr->numNameCalls, sizeof(CprofNameCalls));
-    stmt = storePtr->stmts[ST_COV_CMD];
-    for (i = 0; i < exactPtr->numNameCalls; i++) {
-	uint64_t calls = exactPtr->nameCalls[i].calls;
-	int64_t frame;
-
-	if (calls == storePtr->cmdCalls[i].calls
-		&& exactPtr->nameCalls[i].kind == storePtr->cmdCalls[i].kind) {
-	    continue;
-	}
-	rc = FrameId(storePtr, 0, i, exactPtr->nameCalls[i].kind, &frame);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int64(stmt, 2, frame);
-	sqlite3_bind_int64(stmt, 3, (sqlite3_int64) calls);
-	sqlite3_bind_int(stmt, 4, i);
-	rc = Exec(stmt);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-	storePtr->cmdCalls[i] = exactPtr->nameCalls[i];
-    }
-
-    GrowZero((void **) &storePtr->siteHits, &storePtr->numSiteHits,
-	    exactPtr->numSites, sizeof(uint64_t));
-    stmt = storePtr->stmts[ST_COV_LINE];
-    for (i = 0; i < exactPtr->numSites; i++) {
-	uint64_t hits = exactPtr->siteHits[i];
-
-	if (hits == storePtr->siteHits[i]) {
-	    continue;
-	}
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	BindText(stmt, 2, CprofNameString(exactPtr->sites[i].fileId));
-	sqlite3_bind_int(stmt, 3, exactPtr->sites[i].line);
-	sqlite3_bind_int64(stmt, 4, (sqlite3_int64) hits);
-	sqlite3_bind_int(stmt, 5, i);
-	rc = Exec(stmt);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-	storePtr->siteHits[i] = hits;
-    }
-
-    /*
-     * The procedures defined: read once, when the run ends (as
-     * tclcprof::data reads them when it is called).
-     */
-
-    if (withProcs) {
-	Tcl_Obj *procsObj = CprofDefinedProcs(statePtr->interp), **pv;
-	sqlite3_stmt *ins = NULL;
-	char *sql;
-	int pc;
-
-	Tcl_IncrRefCount(procsObj);
-	Tcl_ListObjGetElements(NULL, procsObj, &pc, &pv);
-	sql = sqlite3_mprintf("DELETE FROM coverage_procs WHERE run = %lld",
-		(long long) storePtr->runId);
-	rc = sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
-	sqlite3_free(sql);
-	if (rc == SQLITE_OK) {
-	    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO"
-		    " coverage_procs (run, seq, name) VALUES (?1, ?2, ?3)",
-		    -1, &ins, NULL);
-	}
-	for (i = 0; rc == SQLITE_OK && i < pc; i++) {
-	    sqlite3_bind_int64(ins, 1, storePtr->runId);
-	    sqlite3_bind_int(ins, 2, i);
-	    BindObj(ins, 3, pv[i]);
-	    rc = Exec(ins);
-	}
-	sqlite3_finalize(ins);
-	Tcl_DecrRefCount(procsObj);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-    }
-    return SQLITE_OK;
-}
-
-static int
-FlushEvents(
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    int final,
-    int *writtenPtr)
-{
-    CprofExact *exactPtr = &statePtr->exact;
-    CprofStack *stackPtr = &statePtr->levels.stack;
-    sqlite3_stmt *stmt = storePtr->stmts[ST_EVENT];
-    int limit = exactPtr->numEvents, i, rc;
-
-    /*
-     * An ensemble's enter event is renamed (or taken back) when the
-     * subcommand is entered: leave it for the next flush.
-     */
-
-    if (!final && stackPtr->depth > 0) {
-	CprofFrame *topPtr = &stackPtr->frames[stackPtr->depth - 1];
-
-	if ((topPtr->flags & CPROF_FRAME_FOLD) && topPtr->eventIndex >= 0
-		&& topPtr->eventIndex < limit) {
-	    limit = topPtr->eventIndex;
-	}
-    }
-    for (i = storePtr->eventsWritten; i < limit; i++) {
-	CprofEvent *evPtr = &exactPtr->events[i];
-	int64_t frame;
-	char type[2];
-
-	if (evPtr->type == 0) {
-	    continue;
-	}
-	rc = FrameId(storePtr, 0, evPtr->nameId, evPtr->kind, &frame);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-	type[0] = (char) evPtr->type;
-	type[1] = '\0';
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int(stmt, 2, i);
-	sqlite3_bind_int64(stmt, 3, CprofExactTicksToNs(statePtr,
-		(int64_t) evPtr->ns));
-	BindText(stmt, 4, type);
-	sqlite3_bind_int64(stmt, 5, frame);
-	rc = Exec(stmt);
-	if (rc != SQLITE_OK) {
-	    return rc;
-	}
-    }
-    *writtenPtr = limit > storePtr->eventsWritten ? limit
-	    : storePtr->eventsWritten;
-    return SQLITE_OK;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * FlushRun --
- *
- *	The run's row: its figures from the profile's meta (kept whole, as
- *	the meta of the profile read back).
- *
- *----------------------------------------------------------------------
- */
-
-static Tcl_Obj *
-MetaGet(
-    Tcl_Obj *dictObj,
-    const char *key1,
-    const char *key2)
-{
-    Tcl_Obj *keyObj = Tcl_NewStringObj(key1, -1), *valueObj = NULL;
-
-    Tcl_IncrRefCount(keyObj);
-    if (Tcl_DictObjGet(NULL, dictObj, keyObj, &valueObj) != TCL_OK) {
-	valueObj = NULL;
-    }
-    Tcl_DecrRefCount(keyObj);
-    if (valueObj != NULL && key2 != NULL) {
-	return MetaGet(valueObj, key2, NULL);
-    }
-    return valueObj;
-}
-
-static double
-MetaDouble(
-    Tcl_Obj *dictObj,
-    const char *key1,
-    const char *key2,
-    int *foundPtr)
-{
-    Tcl_Obj *valueObj = MetaGet(dictObj, key1, key2);
-    double d;
-
-    if (valueObj == NULL || Tcl_GetDoubleFromObj(NULL, valueObj, &d)
-	    != TCL_OK) {
-	if (foundPtr) {
-	    *foundPtr = 0;
-	}
-	return 0;
-    }
-    if (foundPtr) {
-	*foundPtr = 1;
-    }
-    return d;
-}
-
-static void
-BindMetaNumber(
-    sqlite3_stmt *stmt,
-    int index,
-    Tcl_Obj *metaObj,
-    const char *key1,
-    const char *key2)
-{
-    Tcl_Obj *valueObj = MetaGet(metaObj, key1, key2);
-    Tcl_WideInt w;
-    double d;
-
-    if (valueObj == NULL) {
-	sqlite3_bind_null(stmt, index);
-    } else if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
-	sqlite3_bind_int64(stmt, index, w);
-    } else if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
-	sqlite3_bind_double(stmt, index, d);
-    } else {
-	sqlite3_bind_null(stmt, index);
-    }
-}
-
-static int
-FlushRun(
-    CprofStore *storePtr,
-    Tcl_Obj *metaObj,
-    int final)
-{
-    sqlite3_stmt *stmt = storePtr->stmts[ST_RUN];
-    Tcl_Obj *dropsObj = MetaGet(metaObj, "sampling", "drops"), *valueObj;
-    double elapsed, overhead = 0;
-    int haveOverhead = 0, found;
-
-    elapsed = MetaDouble(metaObj, "elapsed", NULL, NULL);
-    sqlite3_bind_int64(stmt, 1, storePtr->runId);
-    valueObj = MetaGet(metaObj, "label", NULL);
-    BindObj(stmt, 2, valueObj ? valueObj : Tcl_NewObj());
-    BindText(stmt, 3, final ? "complete" : "running");
-    valueObj = MetaGet(metaObj, "stopped_by", NULL);
-    BindObj(stmt, 4, valueObj ? valueObj : Tcl_NewObj());
-    if (final) {
-	sqlite3_bind_double(stmt, 5, CprofWallSeconds());
-    }
-    sqlite3_bind_double(stmt, 6, elapsed);
-    BindMetaNumber(stmt, 7, metaObj, "rate_achieved", NULL);
-    BindMetaNumber(stmt, 8, metaObj, "samples", NULL);
-    BindMetaNumber(stmt, 9, metaObj, "weight", NULL);
-    if (dropsObj != NULL) {
-	Tcl_DictSearch search;
-	Tcl_Obj *keyObj, *valueObj;
-	Tcl_WideInt sum = 0, w;
-	int done;
-
-	if (Tcl_DictObjFirst(NULL, dropsObj, &search, &keyObj, &valueObj,
-		&done) == TCL_OK) {
-	    for (; !done; Tcl_DictObjNext(&search, &keyObj, &valueObj,
-		    &done)) {
-		if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
-		    sum += w;
-		}
-	    }
-	    Tcl_DictObjDone(&search);
-	}
-	sqlite3_bind_int64(stmt, 10, sum);
-    }
-    BindMetaNumber(stmt, 11, metaObj, "sampling", "splice_rate");
-    BindMetaNumber(stmt, 12, metaObj, "calls", NULL);
-
-    /*
-     * The profiler's share of the run, estimated: the signal handler's
-     * time per sample, and exact timing's cost per call as compensation
-     * measured it.
-     */
-
-    if (elapsed > 0) {
-	Tcl_Obj *handlerObj = MetaGet(metaObj, "sampling", "handler");
-	Tcl_Obj *compObj = MetaGet(metaObj, "exact", "compensation");
-
-	if (handlerObj != NULL) {
-	    double signals = MetaDouble(metaObj, "sampling", "signals",
-		    &found);
-	    double mean = MetaDouble(handlerObj, "mean_ns", NULL, NULL);
-
-	    if (found) {
-		overhead += signals * mean / (elapsed * 1e9) * 100;
-		haveOverhead = 1;
-	    }
-	}
-	if (compObj != NULL) {
-	    double callNs = MetaDouble(compObj, "call_ns", NULL, &found);
-
-	    if (found) {
-		overhead += MetaDouble(metaObj, "calls", NULL, NULL) * callNs
-			/ (elapsed * 1e9) * 100;
-		haveOverhead = 1;
-	    }
-	}
-    }
-    if (haveOverhead) {
-	sqlite3_bind_double(stmt, 13, ((int) (overhead * 100 + 0.5)) / 100.0);
-    }
-    BindObj(stmt, 14, metaObj);
-    return Exec(stmt);
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * InsertRun, CprofStoreBeginRun --
- *
- *	Add a run to the file and make it the one flushes write. 'infoObj'
- *	is a dict of the run's columns fixed at its start (label, mode,
- *	clock, host, argv0, argv, cwd, tcl_version, tclcprof_version,
- *	rate_requested, test_file, test_name, has_lines, has_events,
- *	parent_run, start_time); the pid is the caller's, the start time
- *	now unless given.
- *
- *----------------------------------------------------------------------
- */
-
-static int
-InsertRun(
-    CprofStore *storePtr,
-    Tcl_Obj *infoObj)
-{
-    static const struct {
-	const char *name;
-	int type;		/* SQLITE_TEXT, SQLITE_INTEGER, SQLITE_FLOAT */
-    } columns[] = {
-	{"label", SQLITE_TEXT}, {"mode", SQLITE_TEXT},
-	{"clock", SQLITE_TEXT}, {"host", SQLITE_TEXT},
-	{"argv0", SQLITE_TEXT}, {"argv", SQLITE_TEXT}, {"cwd", SQLITE_TEXT},
-	{"tcl_version", SQLITE_TEXT}, {"tclcprof_version", SQLITE_TEXT},
-	{"rate_requested", SQLITE_FLOAT}, {"test_file", SQLITE_TEXT},
-	{"test_name", SQLITE_TEXT}, {"has_lines", SQLITE_INTEGER},
-	{"has_events", SQLITE_INTEGER}, {"parent_run", SQLITE_INTEGER},
-	{NULL, 0}
-    };
-    sqlite3_stmt *stmt = NULL;
-    Tcl_DString sql;
-    int i, rc;
-
-    Tcl_DStringInit(&sql);
-    Tcl_DStringAppend(&sql, "INSERT INTO runs (status, start_time, pid", -1);
-    for (i = 0; columns[i].name != NULL; i++) {
-	Tcl_DStringAppend(&sql, ", ", 2);
-	Tcl_DStringAppend(&sql, columns[i].name, -1);
-    }
-    Tcl_DStringAppend(&sql, ") VALUES ('running', ?1, ?2", -1);
-    for (i = 0; columns[i].name != NULL; i++) {
-	char buf[16];
-
-	snprintf(buf, sizeof(buf), ", ?%d", i + 3);
-	Tcl_DStringAppend(&sql, buf, -1);
-    }
-    Tcl_DStringAppend(&sql, ")", 1);
-    rc = sqlite3_prepare_v2(storePtr->db, Tcl_DStringValue(&sql), -1, &stmt,
-	    NULL);
-    Tcl_DStringFree(&sql);
-    if (rc == SQLITE_OK) {
-	double start = MetaDouble(infoObj, "start_time", NULL, &i);
-
-	sqlite3_bind_double(stmt, 1, i ? start : CprofWallSeconds());
-	sqlite3_bind_int64(stmt, 2, (sqlite3_int64) getpid());
-	for (i = 0; columns[i].name != NULL; i++) {
-	    Tcl_Obj *valueObj = MetaGet(infoObj, columns[i].name, NULL);
-	    Tcl_WideInt w;
-	    double d;
-
-	    if (valueObj == NULL) {
-		continue;
-	    }
-	    if (columns[i].type == SQLITE_INTEGER) {
-		if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
-		    sqlite3_bind_int64(stmt, i + 3, w);
-		}
-	    } else if (columns[i].type == SQLITE_FLOAT) {
-		if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
-		    sqlite3_bind_double(stmt, i + 3, d);
-		}
-	    } else {
-		BindObj(stmt, i + 3, valueObj);
-	    }
-	}
-	rc = Exec(stmt);
-	sqlite3_finalize(stmt);
-    }
-    if (rc == SQLITE_OK) {
-	storePtr->runId = sqlite3_last_insert_rowid(storePtr->db);
-	storePtr->pid = getpid();
-	storePtr->eventsWritten = 0;
-	storePtr->clearPending = 0;
-	storePtr->numTreeFrames = 0;
-	ForgetShadows(storePtr);
-    }
-    return rc;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * FlushBody, CprofStoreFlush --
- *
- *	Bring the run in the file up to date with the profile in memory, in
- *	one transaction (Write). 'metaObj' is the profile's meta; 'final': the run
- *	is over (its end time and the procedures defined are written).
- *
- * Results:
- *	TCL_OK, or TCL_ERROR with a TCLCPROF DB error in interp (if not
- *	NULL) and in the store's last error; the data in memory is kept and
- *	the next flush writes everything again.
- *
- *----------------------------------------------------------------------
- */
-
-static int
-FlushBody(
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    Tcl_Obj *metaObj,
-    int final,
-    int *eventsPtr)
-{
-    int mode = statePtr->options.mode, rc = SQLITE_OK;
-    sqlite3 *db = storePtr->db;
-
-    if (storePtr->clearPending) {
-	static const char *const tables[] = {
-	    "nodes", "lines", "events", "coverage_commands",
-	    "coverage_lines", "coverage_procs", NULL
-	};
-	int i;
-
-	for (i = 0; rc == SQLITE_OK && tables[i] != NULL; i++) {
-	    char *sql = sqlite3_mprintf("DELETE FROM %s WHERE run = %lld",
-		    tables[i], (long long) storePtr->runId);
-
-	    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-	    sqlite3_free(sql);
-	}
-    }
-    if (rc == SQLITE_OK) {
-	switch (mode) {
-	case CPROF_MODE_SAMPLE:
-	    rc = FlushSampleTree(storePtr, statePtr, 0);
-	    break;
-	case CPROF_MODE_EXACT:
-	    rc = FlushExactTree(storePtr, statePtr, 0);
-	    break;
-	case CPROF_MODE_BOTH:
-	    rc = FlushSampleTree(storePtr, statePtr, 0);
-	    if (rc == SQLITE_OK) {
-		rc = FlushExactTree(storePtr, statePtr, 1);
-	    }
-	    break;
-	}
-    }
-    if (rc == SQLITE_OK && mode != CPROF_MODE_SAMPLE) {
-	if (statePtr->options.lines && mode != CPROF_MODE_COVERAGE) {
-	    rc = FlushLines(storePtr, statePtr);
-	}
-	if (rc == SQLITE_OK && statePtr->options.events) {
-	    rc = FlushEvents(storePtr, statePtr, final, eventsPtr);
-	}
-	if (rc == SQLITE_OK) {
-	    /*
-	     * The procedures defined are read when the run ends, unless it
-	     * ends with its interpreter deleted: they are gone by then.
-	     */
-
-	    rc = FlushCoverage(storePtr, statePtr, final
-		    && !Tcl_InterpDeleted(statePtr->interp));
-	}
-    }
-    if (rc == SQLITE_OK) {
-	rc = FlushRun(storePtr, metaObj, final);
-    }
-    return rc;
-}
-
-/*
- * Record a failure of a write: the error (in interp, and as the store's
- * last error), the transaction rolled back, the shadows forgotten.
- */
-
-static void
-WriteFailed(
-    Tcl_Interp *interp,
-    CprofStore *storePtr,
-    int rc)
-{
-    Tcl_Obj *msgObj = Tcl_ObjPrintf("cannot write profile database \"%s\": %s",
-	    Tcl_GetString(storePtr->pathObj), storePtr->db
-	    ? sqlite3_errmsg(storePtr->db) : sqlite3_errstr(rc));
-
-    DbError(interp, storePtr->pathObj, storePtr->db, rc, "write");
-    if (storePtr->lastErrorObj) {
-	Tcl_DecrRefCount(storePtr->lastErrorObj);
-    }
-    storePtr->lastErrorObj = msgObj;
-    Tcl_IncrRefCount(msgObj);
-    storePtr->lastErrorRc = rc;
-    if (storePtr->db != NULL) {
-	sqlite3_exec(storePtr->db, "ROLLBACK", NULL, NULL, NULL);
-    }
-    storePtr->numTreeFrames = 0;
-    ForgetShadows(storePtr);
-}
-
-static void
-WriteDone(
-    CprofStore *storePtr,
-    int events,
-    uint64_t t0)
-{
-    storePtr->eventsWritten = events;
-    storePtr->clearPending = 0;
-    storePtr->flushes++;
-    storePtr->lastFlushMs = (CprofClockNs(CLOCK_MONOTONIC) - t0) / 1e6;
-    if (storePtr->lastErrorObj) {
-	Tcl_DecrRefCount(storePtr->lastErrorObj);
-	storePtr->lastErrorObj = NULL;
-    }
-}
-
-/*
- * Open the store's file for a write, the error recorded as the store's
- * last error too.
- */
-
-static int
-ConnectForWrite(
-    Tcl_Interp *interp,
-    CprofStore *storePtr,
-    Tcl_Interp *scratchInterp)
-{
-    Tcl_Interp *useInterp = interp ? interp : scratchInterp;
-    Tcl_InterpState saved = NULL;
-    int code;
-
-    if (interp == NULL) {
-	saved = Tcl_SaveInterpState(scratchInterp, TCL_OK);
-    }
-    code = Connect(useInterp, storePtr);
-    if (code != TCL_OK) {
-	Tcl_Obj *msgObj = Tcl_GetObjResult(useInterp);
-
-	if (storePtr->lastErrorObj) {
-	    Tcl_DecrRefCount(storePtr->lastErrorObj);
-	}
-	storePtr->lastErrorObj = Tcl_DuplicateObj(msgObj);
-	Tcl_IncrRefCount(storePtr->lastErrorObj);
-	storePtr->lastErrorRc = SQLITE_CANTOPEN;
-	storePtr->numTreeFrames = 0;
-	ForgetShadows(storePtr);
-    }
-    if (saved != NULL) {
-	Tcl_RestoreInterpState(scratchInterp, saved);
-    }
-    return code;
-}
-
-/*
- * One write, one transaction: a new run (infoObj not NULL) and/or the
- * current profile (statePtr not NULL; 'final': the run's last state). On
- * failure nothing of it is in the file and a new run has no id.
- */
-
-static int
-Write(
-    Tcl_Interp *interp,
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    Tcl_Obj *infoObj,
-    Tcl_Obj *metaObj,
-    int final)
-{
-    int rc, events = storePtr->eventsWritten;
-    uint64_t t0 = CprofClockNs(CLOCK_MONOTONIC);
-
-    if (ConnectForWrite(interp, storePtr,
-	    statePtr ? statePtr->interp : NULL) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && infoObj != NULL) {
-	rc = InsertRun(storePtr, infoObj);
-	events = 0;
-    }
-    if (rc == SQLITE_OK && statePtr != NULL) {
-	rc = FlushBody(storePtr, statePtr, metaObj, final, &events);
-    }
-    if (rc == SQLITE_OK) {
-	rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
-    }
-    if (rc != SQLITE_OK) {
-	WriteFailed(interp, storePtr, rc);
-	if (infoObj != NULL) {
-	    storePtr->runId = 0;
-	}
-	Disconnect(storePtr, 0);
-	return TCL_ERROR;
-    }
-    if (statePtr != NULL) {
-	WriteDone(storePtr, events, t0);
-    }
-    Disconnect(storePtr, final);
-    return TCL_OK;
-}
-
-int
-CprofStoreBeginRun(
-    Tcl_Interp *interp,
-    CprofStore *storePtr,
-    Tcl_Obj *infoObj)
-{
-    return Write(interp, storePtr, NULL, infoObj, NULL, 0);
-}
-
-int
-CprofStoreFlush(
-    Tcl_Interp *interp,
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    Tcl_Obj *metaObj,
-    int final)
-{
-    return Write(interp, storePtr, statePtr, NULL, metaObj, final);
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofStoreSave --
- *
- *	Write a profile whole as a new run, in one transaction: the run is
- *	in the file complete, or not at all.
- *
- *----------------------------------------------------------------------
- */
-
-int
-CprofStoreSave(
-    Tcl_Interp *interp,
-    CprofStore *storePtr,
-    CprofState *statePtr,
-    Tcl_Obj *infoObj,
-    Tcl_Obj *metaObj)
-{
-    return Write(interp, storePtr, statePtr, infoObj, metaObj, 1);
-}
-
-/*
- * The error of the last failed flush as a Tcl error (for a flush made
- * without an interpreter to report to).
- */
-
-int
-CprofStoreLastError(
-    Tcl_Interp *interp,
-    CprofStore *storePtr)
-{
-    if (storePtr->lastErrorObj == NULL) {
-	return TCL_OK;
-    }
-    Tcl_SetObjResult(interp, storePtr->lastErrorObj);
-    Tcl_SetErrorCode(interp, "TCLCPROF", "DB",
-	    ErrorClass(storePtr->lastErrorRc),
-	    Tcl_GetString(storePtr->pathObj), NULL);
-    return TCL_ERROR;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * Writing a profile value --
- *
- *	CprofStoreSaveData (tclcprof::save file -data profile) writes a
- *	profile value, such as tclcprof::data returns (a merge of runs
- *	among them), to a file as a new run, in one transaction: its call
- *	trees, call sites, events and coverage as a run of its mode would
- *	have written them, and its meta. The value is checked first, as a
- *	report checks -data (::tclcprof::mergelib::CheckSave); what is
- *	written is read back as the same value (children in another order).
- *
- *----------------------------------------------------------------------
- */
-
-enum {
-    DK_NAME, DK_KIND, DK_TCLKIND, DK_MODULE, DK_SELF, DK_TOTAL, DK_CALLS,
-    DK_TOTAL_NS, DK_SELF_NS, DK_MIN_NS, DK_MAX_NS, DK_SUSPENDED_NS,
-    DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_COUNT
-};
-static const char *const dataKeyNames[DK_COUNT] = {
-    "name", "kind", "tclkind", "module", "self", "total", "calls",
-    "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
-    "file", "line", "caller"
-};
-
-typedef struct DataWriter {
-    CprofStore *storePtr;
-    Tcl_Obj *keys[DK_COUNT];	/* The keys of dataKeyNames. */
-    Tcl_HashTable frames;	/* {kind name tclkind module} -> frame id. */
-} DataWriter;
-
-/*
- * A key of a dict, or NULL.
- */
-
-static Tcl_Obj *
-DataGet(
-    DataWriter *wPtr,
-    Tcl_Obj *dictObj,
-    int key)
-{
-    Tcl_Obj *valueObj = NULL;
-
-    if (dictObj == NULL || Tcl_DictObjGet(NULL, dictObj, wPtr->keys[key],
-	    &valueObj) != TCL_OK) {
-	return NULL;
-    }
-    return valueObj;
-}
-
-/*
- * Bind a number (an integer, else a double; NULL when it is neither or
- * missing).
- */
-
-static void
-BindNumber(
-    sqlite3_stmt *stmt,
-    int index,
-    Tcl_Obj *valueObj)
-{
-    Tcl_WideInt w;
-    double d;
-
-    if (valueObj == NULL) {
-	sqlite3_bind_null(stmt, index);
-    } else if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
-	sqlite3_bind_int64(stmt, index, w);
-    } else if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
-	sqlite3_bind_double(stmt, index, d);
-    } else {
-	sqlite3_bind_null(stmt, index);
-    }
-}
-
-/*
- * The frame id of a node or record, by kind, name, tclkind and module,
- * added to the frames table if new.
- */
-
-static int
-DataFrameId(
-    DataWriter *wPtr,
-    const char *kind,
-    Tcl_Obj *dictObj,
-    int64_t *idPtr)
-{
-    CprofStore *storePtr = wPtr->storePtr;
-    Tcl_Obj *parts[4], *keyObj;
-    Tcl_HashEntry *hPtr;
-    sqlite3_stmt *stmt;
-    int i, isNew, rc;
-
-    parts[0] = Tcl_NewStringObj(kind, -1);
-    parts[1] = DataGet(wPtr, dictObj, DK_NAME);
-    parts[2] = DataGet(wPtr, dictObj, DK_TCLKIND);
-    parts[3] = DataGet(wPtr, dictObj, DK_MODULE);
-    for (i = 1; i < 4; i++) {
-	if (parts[i] == NULL) {
-	    parts[i] = Tcl_NewObj();
-	}
-    }
-    keyObj = Tcl_NewListObj(4, parts);
-    Tcl_IncrRefCount(keyObj);
-    hPtr = Tcl_CreateHashEntry(&wPtr->frames, Tcl_GetString(keyObj), &isNew);
-    if (!isNew) {
-	*idPtr = (int64_t) (intptr_t) Tcl_GetHashValue(hPtr);
-	Tcl_DecrRefCount(keyObj);
-	return SQLITE_OK;
-    }
-    stmt = storePtr->stmts[ST_FRAME_GET];
-    for (i = 0; i < 4; i++) {
-	BindObj(stmt, i + 1, parts[i]);
-    }
-    rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-	*idPtr = sqlite3_column_int64(stmt, 0);
-	rc = SQLITE_OK;
-    } else if (rc == SQLITE_DONE) {
-	sqlite3_reset(stmt);
-	stmt = storePtr->stmts[ST_FRAME_PUT];
-	for (i = 0; i < 4; i++) {
-	    BindObj(stmt, i + 1, parts[i]);
-	}
-	rc = Exec(stmt);
-	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
-	stmt = storePtr->stmts[ST_FRAME_GET];
-    }
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt);
-    Tcl_DecrRefCount(keyObj);
-    if (rc != SQLITE_OK) {
-	Tcl_DeleteHashEntry(hPtr);
-	return rc;
-    }
-    Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) *idPtr);
-    return SQLITE_OK;
-}
-
-/*
- * One call tree, depth first without recursion: ids in preorder, so that
- * children come after their parents, the last child first (LoadTree
- * reads the children of a node in the order of their ids, the highest
- * first: the tree reads back in its order); a node is recursive when a
- * node above it has its frame (counted per frame along the path).
- */
-
-typedef struct DataLevel {
-    Tcl_Obj *childrenObj;	/* The node's children (a reference). */
-    int next;			/* The next child to write, counting down. */
-    int64_t id, frame;
-} DataLevel;
-
-static int
-DataTree(
-    DataWriter *wPtr,
-    int tree,
-    Tcl_Obj *rootObj)
-{
-    CprofStore *storePtr = wPtr->storePtr;
-    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE];
-    DataLevel *levels = NULL;
-    Tcl_HashTable onPath;	/* Frame id -> nodes of the path with it. */
-    Tcl_HashEntry *hPtr;
-    Tcl_Obj *nodeObj = rootObj, *childrenObj;
-    int depth = 0, cap = 0, rc = SQLITE_OK, isNew, k;
-    int64_t nextId = 0, parent = -1, frame = 0;
-
-    Tcl_InitHashTable(&onPath, TCL_ONE_WORD_KEYS);
-    while (nodeObj != NULL) {
-	int64_t id = nextId++;
-	int recursive = 0;
-
-	if (parent >= 0) {
-	    Tcl_Obj *kindObj = DataGet(wPtr, nodeObj, DK_KIND);
-
-	    rc = DataFrameId(wPtr, kindObj ? Tcl_GetString(kindObj) : "",
-		    nodeObj, &frame);
-	    if (rc != SQLITE_OK) {
-		break;
-	    }
-	    hPtr = Tcl_CreateHashEntry(&onPath, (char *) (intptr_t) frame,
-		    &isNew);
-	    if (isNew) {
-		Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) 0);
-	    }
-	    recursive = (intptr_t) Tcl_GetHashValue(hPtr) > 0;
-	    Tcl_SetHashValue(hPtr, (ClientData)
-		    ((intptr_t) Tcl_GetHashValue(hPtr) + 1));
-	}
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int(stmt, 2, tree);
-	sqlite3_bind_int64(stmt, 3, id);
-	if (parent >= 0) {
-	    sqlite3_bind_int64(stmt, 4, parent);
-	    sqlite3_bind_int64(stmt, 5, frame);
-	}
-	BindNumber(stmt, 6, DataGet(wPtr, nodeObj, DK_SELF));
-	BindNumber(stmt, 7, DataGet(wPtr, nodeObj, DK_TOTAL));
-	if (DataGet(wPtr, nodeObj, DK_CALLS) != NULL) {
-	    for (k = DK_CALLS; k <= DK_MAX_NS; k++) {
-		BindNumber(stmt, 8 + k - DK_CALLS, DataGet(wPtr, nodeObj, k));
-	    }
-	    sqlite3_bind_int64(stmt, 13, 0);
-	    if (DataGet(wPtr, nodeObj, DK_SUSPENDED_NS) != NULL) {
-		BindNumber(stmt, 13, DataGet(wPtr, nodeObj, DK_SUSPENDED_NS));
-	    }
-	}
-	sqlite3_bind_int(stmt, 14, recursive);
-	sqlite3_bind_int(stmt, 15, 1);
-	rc = Exec(stmt);
-	if (rc != SQLITE_OK) {
-	    break;
-	}
-
-	/*
-	 * Down to the node's children; when they are all written, up to
-	 * the next child of an ancestor.
-	 */
-
-	if (depth == cap) {
-	    cap = cap ? 2 * cap : 64;
-	    levels = (DataLevel *) ckrealloc(levels, cap * sizeof(DataLevel));
-	}
-	childrenObj = DataGet(wPtr, nodeObj, DK_CHILDREN);
-	if (childrenObj == NULL) {
-	    childrenObj = Tcl_NewObj();
-	}
-	Tcl_IncrRefCount(childrenObj);
-	if (Tcl_ListObjLength(NULL, childrenObj, &k) != TCL_OK) {
-	    k = 0;
-	}
-	levels[depth].childrenObj = childrenObj;
-	levels[depth].next = k - 1;
-	levels[depth].id = id;
-	levels[depth].frame = (parent >= 0) ? frame : 0;
-	depth++;
-	nodeObj = NULL;
-	while (depth > 0) {
-	    DataLevel *lPtr = &levels[depth - 1];
-
-	    if (lPtr->next >= 0 && Tcl_ListObjIndex(NULL, lPtr->childrenObj,
-		    lPtr->next, &nodeObj) == TCL_OK && nodeObj != NULL) {
-		lPtr->next--;
-		parent = lPtr->id;
-		break;
-	    }
-	    nodeObj = NULL;
-	    Tcl_DecrRefCount(lPtr->childrenObj);
-	    if (lPtr->frame != 0) {
-		hPtr = Tcl_FindHashEntry(&onPath,
-			(char *) (intptr_t) lPtr->frame);
-		Tcl_SetHashValue(hPtr, (ClientData)
-			((intptr_t) Tcl_GetHashValue(hPtr) - 1));
-	    }
-	    depth--;
-	}
-    }
-    while (depth > 0) {
-	Tcl_DecrRefCount(levels[--depth].childrenObj);
-    }
-    if (levels != NULL) {
-	ckfree(levels);
-    }
-    Tcl_DeleteHashTable(&onPath);
-    return rc;
-}
-
-/*
- * The elements of a list in a dict (an empty list when it is missing).
- */
-
-static void
-DataList(
-    Tcl_Obj *dictObj,
-    const char *key,
-    int *countPtr,
-    Tcl_Obj ***elemsPtr)
-{
-    Tcl_Obj *listObj = dictObj ? MetaGet(dictObj, key, NULL) : NULL;
-
-    if (listObj == NULL
-	    || Tcl_ListObjGetElements(NULL, listObj, countPtr, elemsPtr)
-	    != TCL_OK) {
-	*countPtr = 0;
-    }
-}
-
-static int
-DataBody(
-    DataWriter *wPtr,
-    Tcl_Obj *profileObj,
-    const char *mode)
-{
-    CprofStore *storePtr = wPtr->storePtr;
-    Tcl_Obj **rows, *covObj, *rowObj;
-    sqlite3_stmt *stmt;
-    int64_t frame;
-    int n, i, rc;
-
-    rc = DataTree(wPtr, 0, MetaGet(profileObj, "tree", NULL));
-    if (rc == SQLITE_OK && strcmp(mode, "both") == 0) {
-	rc = DataTree(wPtr, 1, MetaGet(profileObj, "exact", NULL));
-    }
-    if (rc != SQLITE_OK || strcmp(mode, "sample") == 0) {
-	return rc;
-    }
-
-    /*
-     * Call sites (not in coverage mode, whose sites are coverage lines).
-     * The elements of each list stay valid: only its elements are read.
-     */
-
-    stmt = storePtr->stmts[ST_LINE];
-    n = 0;
-    if (strcmp(mode, "coverage") != 0) {
-	DataList(profileObj, "lines", &n, &rows);
-    }
-    for (i = 0; rc == SQLITE_OK && i < n; i++) {
-	Tcl_Obj *callerObj;
-
-	rowObj = rows[i];
-	rc = DataFrameId(wPtr, "tcl", rowObj, &frame);
-	if (rc != SQLITE_OK) {
-	    break;
-	}
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int(stmt, 2, i);
-	BindObj(stmt, 3, DataGet(wPtr, rowObj, DK_FILE));
-	BindNumber(stmt, 4, DataGet(wPtr, rowObj, DK_LINE));
-	sqlite3_bind_int64(stmt, 5, frame);
-	BindNumber(stmt, 6, DataGet(wPtr, rowObj, DK_CALLS));
-	BindNumber(stmt, 7, DataGet(wPtr, rowObj, DK_TOTAL_NS));
-	BindNumber(stmt, 8, DataGet(wPtr, rowObj, DK_SELF_NS));
-	BindNumber(stmt, 9, DataGet(wPtr, rowObj, DK_MIN_NS));
-	BindNumber(stmt, 10, DataGet(wPtr, rowObj, DK_MAX_NS));
-	sqlite3_bind_int(stmt, 11, 1);
-	callerObj = DataGet(wPtr, rowObj, DK_CALLER);
-	if (callerObj != NULL) {
-	    BindObj(stmt, 12, callerObj);
-	} else {
-	    BindText(stmt, 12, "");
-	}
-	rc = Exec(stmt);
-    }
-
-    /*
-     * Events: a flat list of time, type and name.
-     */
-
-    stmt = storePtr->stmts[ST_EVENT];
-    DataList(profileObj, "events", &n, &rows);
-    for (i = 0; rc == SQLITE_OK && i + 2 < n; i += 3) {
-	Tcl_Obj *nameDict = Tcl_NewDictObj();
-
-	Tcl_IncrRefCount(nameDict);
-	Tcl_DictObjPut(NULL, nameDict, wPtr->keys[DK_NAME], rows[i + 2]);
-	rc = DataFrameId(wPtr, "tcl", nameDict, &frame);
-	Tcl_DecrRefCount(nameDict);
-	if (rc != SQLITE_OK) {
-	    break;
-	}
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int(stmt, 2, i / 3);
-	BindNumber(stmt, 3, rows[i]);
-	BindObj(stmt, 4, rows[i + 1]);
-	sqlite3_bind_int64(stmt, 5, frame);
-	rc = Exec(stmt);
-    }
-
-    /*
-     * Coverage.
-     */
-
-    covObj = MetaGet(profileObj, "coverage", NULL);
-    stmt = storePtr->stmts[ST_COV_CMD];
-    DataList(covObj, "commands", &n, &rows);
-    for (i = 0; rc == SQLITE_OK && i < n; i++) {
-	rc = DataFrameId(wPtr, "tcl", rows[i], &frame);
-	if (rc != SQLITE_OK) {
-	    break;
-	}
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int64(stmt, 2, frame);
-	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_CALLS));
-	sqlite3_bind_int(stmt, 4, i);
-	rc = Exec(stmt);
-    }
-    stmt = storePtr->stmts[ST_COV_LINE];
-    DataList(covObj, "lines", &n, &rows);
-    for (i = 0; rc == SQLITE_OK && i < n; i++) {
-	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	BindObj(stmt, 2, DataGet(wPtr, rows[i], DK_FILE));
-	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_LINE));
-	BindNumber(stmt, 4, DataGet(wPtr, rows[i], DK_CALLS));
-	sqlite3_bind_int(stmt, 5, i);
-	rc = Exec(stmt);
-    }
-    DataList(covObj, "procs", &n, &rows);
-    if (rc == SQLITE_OK && n > 0) {
-	rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO coverage_procs"
-		" (run, seq, name) VALUES (?1, ?2, ?3)", -1, &stmt, NULL);
-	for (i = 0; rc == SQLITE_OK && i < n; i++) {
-	    sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	    sqlite3_bind_int(stmt, 2, i);
-	    BindObj(stmt, 3, rows[i]);
-	    rc = Exec(stmt);
-	}
-	sqlite3_finalize(stmt);
-    }
-    return rc;
-}
-
-/*
- * The columns of the run fixed at its start: the profile's (label, mode,
- * clock, rate), and this process's.
- */
-
-static Tcl_Obj *
-DataRunInfo(
-    Tcl_Interp *interp,
-    Tcl_Obj *profileObj,
-    Tcl_Obj *metaObj)
-{
-    static const char *const fromMeta[] = {
-	"label", "mode", "clock", "rate_requested", NULL
-    };
-    static const char *const globals[][2] = {
-	{"argv0", "argv0"}, {"argv", "argv"},
-	{"tcl_version", "tcl_patchLevel"}, {NULL, NULL}
-    };
-    Tcl_Obj *infoObj = Tcl_NewDictObj(), *valueObj, *cwdObj;
-    int i;
-
-    for (i = 0; fromMeta[i] != NULL; i++) {
-	valueObj = MetaGet(metaObj, fromMeta[i], NULL);
-	if (valueObj != NULL) {
-	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(fromMeta[i], -1),
-		    valueObj);
-	}
-    }
-    for (i = 0; i < 2; i++) {
-	static const char *const notNull[] = {"label", "clock"};
-
-	/*
-	 * A profile made by hand, without a label, or of samples without
-	 * their clock: the columns cannot be NULL.
-	 */
-
-	if (MetaGet(metaObj, notNull[i], NULL) == NULL) {
-	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(notNull[i], -1),
-		    Tcl_NewObj());
-	}
-    }
-    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("host", -1),
-	    Tcl_NewStringObj(Tcl_GetHostName(), -1));
-    for (i = 0; globals[i][0] != NULL; i++) {
-	valueObj = Tcl_GetVar2Ex(interp, globals[i][1], NULL,
-		TCL_GLOBAL_ONLY);
-	if (valueObj != NULL) {
-	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(globals[i][0], -1),
-		    valueObj);
-	}
-    }
-    cwdObj = Tcl_FSGetCwd(interp);
-    if (cwdObj != NULL) {
-	Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("cwd", -1), cwdObj);
-	Tcl_DecrRefCount(cwdObj);
-    } else {
-	Tcl_ResetResult(interp);
-    }
-    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("tclcprof_version", -1),
-	    Tcl_NewStringObj(PACKAGE_VERSION, -1));
-    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("has_lines", -1),
-	    Tcl_NewIntObj(MetaGet(profileObj, "lines", NULL) != NULL));
-    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("has_events", -1),
-	    Tcl_NewIntObj(MetaGet(profileObj, "events", NULL) != NULL));
-    return infoObj;
-}
-
-int
-CprofStoreSaveData(
-    Tcl_Interp *interp,
-    Tcl_Obj *pathObj,
-    Tcl_Obj *profileObj,
-    Tcl_Obj *labelObj)
-{
-    CprofStore *storePtr = NULL;
-    DataWriter writer;
-    Tcl_Obj *cmd[2], *metaObj, *infoObj;
-    int code, rc, i;
-
-    Tcl_IncrRefCount(profileObj);
-    cmd[0] = Tcl_NewStringObj("::tclcprof::mergelib::CheckSave", -1);
-    cmd[1] = profileObj;
-    Tcl_IncrRefCount(cmd[0]);
-    code = Tcl_EvalObjv(interp, 2, cmd, TCL_EVAL_GLOBAL);
-    Tcl_DecrRefCount(cmd[0]);
-    if (code != TCL_OK) {
-	Tcl_DecrRefCount(profileObj);
-	return TCL_ERROR;
-    }
-    Tcl_ResetResult(interp);
-    metaObj = Tcl_DuplicateObj(MetaGet(profileObj, "meta", NULL));
-    Tcl_IncrRefCount(metaObj);
-    if (labelObj != NULL) {
-	Tcl_DictObjPut(NULL, metaObj, Tcl_NewStringObj("label", -1),
-		labelObj);
-    }
-
-    infoObj = DataRunInfo(interp, profileObj, metaObj);
-    Tcl_IncrRefCount(infoObj);
-
-    code = CprofStoreOpen(interp, pathObj, 0, &storePtr);
-    if (code == TCL_OK) {
-	code = ConnectForWrite(interp, storePtr, interp);
-    }
-    if (code == TCL_OK) {
-	writer.storePtr = storePtr;
-	for (i = 0; i < DK_COUNT; i++) {
-	    writer.keys[i] = Tcl_NewStringObj(dataKeyNames[i], -1);
-	    Tcl_IncrRefCount(writer.keys[i]);
-	}
-	Tcl_InitHashTable(&writer.frames, TCL_STRING_KEYS);
-	rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc == SQLITE_OK) {
-	    rc = InsertRun(storePtr, infoObj);
-	}
-	if (rc == SQLITE_OK) {
-	    rc = DataBody(&writer, profileObj,
-		    Tcl_GetString(MetaGet(metaObj, "mode", NULL)));
-	}
-	if (rc == SQLITE_OK) {
-	    rc = FlushRun(storePtr, metaObj, 1);
-	}
-	if (rc == SQLITE_OK) {
-	    rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
-	}
-	for (i = 0; i < DK_COUNT; i++) {
-	    Tcl_DecrRefCount(writer.keys[i]);
-	}
-	Tcl_DeleteHashTable(&writer.frames);
-	if (rc == SQLITE_OK) {
-	    Disconnect(storePtr, 1);
-	    Tcl_SetObjResult(interp, Tcl_NewWideIntObj(storePtr->runId));
-	} else {
-	    WriteFailed(interp, storePtr, rc);
-	    storePtr->runId = 0;
-	    Disconnect(storePtr, 0);
-	    code = TCL_ERROR;
-	}
-    }
-    if (code != TCL_OK && storePtr != NULL) {
-	/*
-	 * A file made by this save goes again.
-	 */
-
-	CprofStoreDiscardRun(storePtr);
-    }
-    if (storePtr != NULL) {
-	CprofStoreClose(storePtr);
-    }
-    Tcl_DecrRefCount(infoObj);
-    Tcl_DecrRefCount(metaObj);
-    Tcl_DecrRefCount(profileObj);
-    return code;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * Reading --
- *
- *	CprofStoreLoad: a run of a file as the value tclcprof::data returns
- *	(the latest run when runId is 0). CprofStoreRuns: the runs of a
- *	file.
- *
- *----------------------------------------------------------------------
- */
-
-#define PUT(d, k, v) \
-    Tcl_DictObjPut(NULL, (d), Tcl_NewStringObj((k), -1), (v))
-
-static Tcl_Obj *
-ColumnObj(
-    sqlite3_stmt *stmt,
-    int col)
-{
-    switch (sqlite3_column_type(stmt, col)) {
-    case SQLITE_INTEGER:
-	return Tcl_NewWideIntObj(sqlite3_column_int64(stmt, col));
-    case SQLITE_FLOAT:
-	return Tcl_NewDoubleObj(sqlite3_column_double(stmt, col));
-    case SQLITE_NULL:
-	return Tcl_NewObj();
-    default:
-	return Tcl_NewStringObj((const char *) sqlite3_column_text(stmt, col),
-		sqlite3_column_bytes(stmt, col));
-    }
-}
-
-/*
- * One call tree, built from its rows bottom up: children have higher ids
- * than their parents.
- */
-
-static int
-LoadTree(
-    sqlite3 *db,
-    Tcl_WideInt runId,
-    int tree,
-    Tcl_Obj **treeObjPtr)
-{
-    static const char *const figKeys[] = {
-	"calls", "total_ns", "self_ns", "min_ns", "max_ns"
-    };
-    sqlite3_stmt *stmt;
-    Tcl_HashTable pending;	/* Node id -> its list of children. */
-    Tcl_HashEntry *hPtr;
-    Tcl_HashSearch search;
-    Tcl_Obj *rootObj = NULL;
-    int rc, isNew, k;
-
-    rc = sqlite3_prepare_v2(db, "SELECT n.id, n.parent, f.kind, f.name,"
-	    " f.tclkind, f.module, n.self, n.total, n.calls, n.total_ns,"
-	    " n.self_ns, n.min_ns, n.max_ns, n.suspended_ns"
-	    " FROM nodes n LEFT JOIN frames f ON f.id = n.frame"
-	    " WHERE n.run = ?1 AND n.tree = ?2 AND n.shown"
-	    " ORDER BY n.id DESC", -1, &stmt, NULL);
-    if (rc != SQLITE_OK) {
-	return rc;
-    }
-    sqlite3_bind_int64(stmt, 1, runId);
-    sqlite3_bind_int(stmt, 2, tree);
-    Tcl_InitHashTable(&pending, TCL_ONE_WORD_KEYS);
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-	Tcl_Obj *dictObj = Tcl_NewDictObj(), *childrenObj;
-	sqlite3_int64 id = sqlite3_column_int64(stmt, 0);
-
-	if (sqlite3_column_type(stmt, 1) == SQLITE_NULL) {
-	    PUT(dictObj, "name", Tcl_NewObj());
-	    PUT(dictObj, "kind", Tcl_NewStringObj("root", -1));
-	} else {
-	    const char *kind = (const char *) sqlite3_column_text(stmt, 2);
-
-	    PUT(dictObj, "name", ColumnObj(stmt, 3));
-	    PUT(dictObj, "kind", ColumnObj(stmt, 2));
-	    if (kind != NULL && strcmp(kind, "c") == 0) {
-		PUT(dictObj, "module", ColumnObj(stmt, 5));
-	    } else {
-		PUT(dictObj, "tclkind", ColumnObj(stmt, 4));
-	    }
-	}
-	PUT(dictObj, "self", ColumnObj(stmt, 6));
-	PUT(dictObj, "total", ColumnObj(stmt, 7));
-	if (sqlite3_column_type(stmt, 8) != SQLITE_NULL) {
-	    for (k = 0; k < 5; k++) {
-		PUT(dictObj, figKeys[k], ColumnObj(stmt, 8 + k));
-	    }
-	    if (sqlite3_column_int64(stmt, 13) > 0) {
-		PUT(dictObj, "suspended_ns", ColumnObj(stmt, 13));
-	    }
-	}
-	hPtr = Tcl_FindHashEntry(&pending, (char *) (intptr_t) id);
-	if (hPtr != NULL) {
-	    childrenObj = Tcl_GetHashValue(hPtr);
-	    Tcl_DeleteHashEntry(hPtr);
-	    PUT(dictObj, "children", childrenObj);
-	    Tcl_DecrRefCount(childrenObj);
-	} else {
-	    PUT(dictObj, "children", Tcl_NewObj());
-	}
-	if (sqlite3_column_type(stmt, 1) == SQLITE_NULL) {
-	    if (rootObj != NULL) {
-		Tcl_DecrRefCount(rootObj);
-	    }
-	    rootObj = dictObj;
-	    Tcl_IncrRefCount(rootObj);
-	    continue;
-	}
-	hPtr = Tcl_CreateHashEntry(&pending,
-		(char *) (intptr_t) sqlite3_column_int64(stmt, 1), &isNew);
-	if (isNew) {
-	    childrenObj = Tcl_NewListObj(0, NULL);
-	    Tcl_IncrRefCount(childrenObj);
-	    Tcl_SetHashValue(hPtr, childrenObj);
-	} else {
-	    childrenObj = Tcl_GetHashValue(hPtr);
-	}
-	Tcl_ListObjAppendElement(NULL, childrenObj, dictObj);
-    }
-    sqlite3_finalize(stmt);
-    for (hPtr = Tcl_FirstHashEntry(&pending, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
-    }
-    Tcl_DeleteHashTable(&pending);
-    if (rc != SQLITE_DONE) {
-	if (rootObj != NULL) {
-	    Tcl_DecrRefCount(rootObj);
-	}
-	return rc;
-    }
-    if (rootObj == NULL) {
-	rootObj = Tcl_NewDictObj();
-	PUT(rootObj, "name", Tcl_NewObj());
-	PUT(rootObj, "kind", Tcl_NewStringObj("root", -1));
-	PUT(rootObj, "self", Tcl_NewIntObj(0));
-	PUT(rootObj, "total", Tcl_NewIntObj(0));
-	PUT(rootObj, "children", Tcl_NewObj());
-	Tcl_IncrRefCount(rootObj);
-    }
-    *treeObjPtr = rootObj;
-    rootObj->refCount--;	/* Handed over without being freed. */
-    return SQLITE_OK;
-}
-
-/*
- * Rows of a query (with ?1 bound to the run) as a list of dicts with the
- * given keys, one per column.
- */
-
-static int
-LoadRows(
-    sqlite3 *db,
-    const char *sql,
-    Tcl_WideInt runId,
-    const char *const *keys,
-    Tcl_Obj **listObjPtr)
-{
-    sqlite3_stmt *stmt;
-    Tcl_Obj *listObj;
-    int rc, k;
-
-    rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
-    if (rc != SQLITE_OK) {
-	return rc;
-    }
-    sqlite3_bind_int64(stmt, 1, runId);
-    listObj = Tcl_NewListObj(0, NULL);
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-	Tcl_Obj *dictObj = Tcl_NewDictObj();
-
-	for (k = 0; keys[k] != NULL; k++) {
-	    PUT(dictObj, keys[k], ColumnObj(stmt, k));
-	}
-	Tcl_ListObjAppendElement(NULL, listObj, dictObj);
-    }
-    sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) {
-	Tcl_DecrRefCount(listObj);
-	return rc;
-    }
-    *listObjPtr = listObj;
-    return SQLITE_OK;
-}
-
-static int
-NoRun(
-    Tcl_Interp *interp,
-    Tcl_Obj *pathObj,
-    Tcl_WideInt runId)
-{
-    char buf[32];
-
-    snprintf(buf, sizeof(buf), "%lld", (long long) runId);
-    if (runId == 0) {
-	Tcl_SetObjResult(interp, Tcl_ObjPrintf("no runs in \"%s\"",
-		Tcl_GetString(pathObj)));
-    } else {
-	Tcl_SetObjResult(interp, Tcl_ObjPrintf("no run %s in \"%s\"", buf,
-		Tcl_GetString(pathObj)));
-    }
-    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "NORUN",
-	    Tcl_GetString(pathObj), buf, NULL);
-    return TCL_ERROR;
-}
-
-Tcl_Obj *
-CprofStoreLoad(
-    Tcl_Interp *interp,
-    Tcl_Obj *pathObj,
-    Tcl_WideInt runId)
-{
-    static const char *const lineKeys[] = {
-	"file", "line", "name", "tclkind", "caller", "calls", "total_ns",
-	"self_ns", "min_ns", "max_ns", NULL
-    };
-    static const char *const cmdKeys[] = {"name", "tclkind", "calls", NULL};
-    static const char *const covLineKeys[] = {"file", "line", "calls", NULL};
-    sqlite3 *db;
-    sqlite3_stmt *stmt;
-    Tcl_Obj *resultObj = NULL, *metaObj = NULL, *treeObj, *listObj;
-    char *mode = NULL;
-    int rc, hasLines = 0, hasEvents = 0;
-
-    if (OpenDb(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
-	return NULL;
-    }
-    rc = sqlite3_prepare_v2(db, runId > 0 ? "SELECT id, mode, meta,"
-	    " has_lines, has_events FROM runs WHERE id = ?1"
-	    : "SELECT id, mode, meta, has_lines, has_events FROM runs"
-	    " ORDER BY id DESC LIMIT 1", -1, &stmt, NULL);
-    if (rc != SQLITE_OK) {
-	goto dbError;
-    }
-    if (runId > 0) {
-	sqlite3_bind_int64(stmt, 1, runId);
-    }
-    rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-	runId = sqlite3_column_int64(stmt, 0);
-	mode = sqlite3_mprintf("%s", sqlite3_column_text(stmt, 1));
-	metaObj = ColumnObj(stmt, 2);
-	Tcl_IncrRefCount(metaObj);
-	hasLines = sqlite3_column_int(stmt, 3);
-	hasEvents = sqlite3_column_int(stmt, 4);
-	rc = SQLITE_OK;
-    }
-    sqlite3_finalize(stmt);
-    if (rc == SQLITE_DONE) {
-	NoRun(interp, pathObj, runId);
-	goto done;
-    }
-    if (rc != SQLITE_OK) {
-	goto dbError;
-    }
-
-    resultObj = Tcl_NewDictObj();
-    Tcl_IncrRefCount(resultObj);
-    PUT(resultObj, "meta", metaObj);
-    rc = LoadTree(db, runId, 0, &treeObj);
-    if (rc != SQLITE_OK) {
-	goto dbError;
-    }
-    PUT(resultObj, "tree", treeObj);
-    if (strcmp(mode, "both") == 0) {
-	rc = LoadTree(db, runId, 1, &treeObj);
-	if (rc != SQLITE_OK) {
-	    goto dbError;
-	}
-	PUT(resultObj, "exact", treeObj);
-    }
-    if (strcmp(mode, "sample") != 0) {
-	Tcl_Obj *covObj;
-
-	if (hasLines && strcmp(mode, "coverage") != 0) {
-	    rc = LoadRows(db, "SELECT l.file, l.line, f.name, f.tclkind,"
-		    " l.caller, l.calls, l.total_ns, l.self_ns, l.min_ns,"
-		    " l.max_ns"
-		    " FROM lines l JOIN frames f ON f.id = l.frame"
-		    " WHERE l.run = ?1 AND l.shown ORDER BY l.id", runId,
-		    lineKeys, &listObj);
-	    if (rc != SQLITE_OK) {
-		goto dbError;
-	    }
-	    PUT(resultObj, "lines", listObj);
-	}
-	if (hasEvents) {
-	    rc = sqlite3_prepare_v2(db, "SELECT e.ns, e.type, f.name FROM"
-		    " events e JOIN frames f ON f.id = e.frame WHERE"
-		    " e.run = ?1 ORDER BY e.seq", -1, &stmt, NULL);
-	    if (rc != SQLITE_OK) {
-		goto dbError;
-	    }
-	    sqlite3_bind_int64(stmt, 1, runId);
-	    listObj = Tcl_NewListObj(0, NULL);
-	    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		int k;
-
-		for (k = 0; k < 3; k++) {
-		    Tcl_ListObjAppendElement(NULL, listObj,
-			    ColumnObj(stmt, k));
-		}
-	    }
-	    sqlite3_finalize(stmt);
-	    if (rc != SQLITE_DONE) {
-		Tcl_DecrRefCount(listObj);
-		goto dbError;
-	    }
-	    PUT(resultObj, "events", listObj);
-	}
-	covObj = Tcl_NewDictObj();
-	PUT(resultObj, "coverage", covObj);
-	rc = LoadRows(db, "SELECT f.name, f.tclkind, c.calls FROM"
-		" coverage_commands c JOIN frames f ON f.id = c.frame"
-		" WHERE c.run = ?1 AND c.calls > 0 ORDER BY c.seq", runId,
-		cmdKeys, &listObj);
-	if (rc != SQLITE_OK) {
-	    goto dbError;
-	}
-	PUT(covObj, "commands", listObj);
-	rc = sqlite3_prepare_v2(db, "SELECT name FROM coverage_procs"
-		" WHERE run = ?1 ORDER BY seq", -1, &stmt, NULL);
-	if (rc != SQLITE_OK) {
-	    goto dbError;
-	}
-	sqlite3_bind_int64(stmt, 1, runId);
-	listObj = Tcl_NewListObj(0, NULL);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-	    Tcl_ListObjAppendElement(NULL, listObj, ColumnObj(stmt, 0));
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-	    Tcl_DecrRefCount(listObj);
-	    goto dbError;
-	}
-	PUT(covObj, "procs", listObj);
-	rc = LoadRows(db, "SELECT file, line, calls FROM coverage_lines"
-		" WHERE run = ?1 AND calls > 0 ORDER BY seq", runId, covLineKeys,
-		&listObj);
-	if (rc != SQLITE_OK) {
-	    goto dbError;
-	}
-	PUT(covObj, "lines", listObj);
-    }
-    goto done;
-
-  dbError:
-    DbError(interp, pathObj, db, rc, "read");
-    if (resultObj != NULL) {
-	Tcl_DecrRefCount(resultObj);
-	resultObj = NULL;
-    }
-
-  done:
-    if (metaObj != NULL) {
-	Tcl_DecrRefCount(metaObj);
-    }
-    sqlite3_free(mode);
-    sqlite3_close_v2(db);
-    if (resultObj != NULL) {
-	resultObj->refCount--;	/* Handed over without being freed. */
-    }
-    return resultObj;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofStoreCheckRuns, CprofStoreRead --
- *
- *	The value of -run of tclcprof::data: a run id, a list of run ids
- *	(each given once) or "all"; *singlePtr is set to the id when it is
- *	one, else to 0. Errors: TCLCPROF VALUE -run value.
- *
- *	tclcprof::data -db files ?-run runs?: one run of one file
- *	(CprofStoreLoad), or several merged (::tclcprof::mergelib::Read,
- *	in merge.tcl). 'dbObj' names one file when it is the name of an
- *	existing file (or not a list, or an empty one: no such file), else
- *	it is a list of files; runObj
- *	(checked) may be NULL: the latest run of each file.
- *
- * Results:
- *	The profile (a new value, or the merge), or NULL with an error.
- *
- *----------------------------------------------------------------------
- */
-
-int
-CprofStoreCheckRuns(
-    Tcl_Interp *interp,
-    Tcl_Obj *runObj,
-    Tcl_WideInt *singlePtr)
-{
-    Tcl_HashTable seen;
-    Tcl_Obj **ids;
-    Tcl_WideInt id = 0;
-    int n, i, isNew, dup = 0;
-
-    *singlePtr = 0;
-    if (strcmp(Tcl_GetString(runObj), "all") == 0) {
-	return TCL_OK;
-    }
-    if (Tcl_ListObjGetElements(NULL, runObj, &n, &ids) != TCL_OK || n == 0) {
-	goto bad;
-    }
-    Tcl_InitHashTable(&seen, TCL_ONE_WORD_KEYS);
-    for (i = 0; i < n && !dup; i++) {
-	if (Tcl_GetWideIntFromObj(NULL, ids[i], &id) != TCL_OK || id < 1) {
-	    Tcl_DeleteHashTable(&seen);
-	    goto bad;
-	}
-	Tcl_CreateHashEntry(&seen, (char *) (intptr_t) id, &isNew);
-	dup = !isNew;
-    }
-    Tcl_DeleteHashTable(&seen);
-    if (dup) {
-	Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad value \"%s\" for -run: "
-		"run %lld is given twice", Tcl_GetString(runObj),
-		(long long) id));
-	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run",
-		Tcl_GetString(runObj), NULL);
-	return TCL_ERROR;
-    }
-    if (n == 1) {
-	*singlePtr = id;
-    }
-    return TCL_OK;
-
-  bad:
-    Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad value \"%s\" for -run: "
-	    "expected a run id (a positive integer), a list of run ids or "
-	    "\"all\"", Tcl_GetString(runObj)));
-    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run",
-	    Tcl_GetString(runObj), NULL);
-    return TCL_ERROR;
-}
-
-Tcl_Obj *
-CprofStoreRead(
-    Tcl_Interp *interp,
-    Tcl_Obj *dbObj,
-    Tcl_Obj *runObj)
-{
-    Tcl_StatBuf *statPtr = Tcl_AllocStatBuf();
-    Tcl_Obj *fileObj = dbObj, **files, *cmd[3], *resultObj;
-    Tcl_WideInt runId = 0;
-    int exists, n, code;
-
-    if (runObj != NULL
-	    && CprofStoreCheckRuns(interp, runObj, &runId) != TCL_OK) {
-	ckfree(statPtr);
-	return NULL;
-    }
-    exists = (Tcl_FSStat(dbObj, statPtr) == 0);
-    ckfree(statPtr);
-    if (!exists && Tcl_ListObjGetElements(NULL, dbObj, &n, &files)
-	    == TCL_OK) {
-	if (n == 1) {
-	    fileObj = files[0];
-	} else if (n > 1) {
-	    fileObj = NULL;
-	}
-    }
-    if (fileObj != NULL && (runObj == NULL || runId > 0)) {
-	Tcl_IncrRefCount(fileObj);
-	resultObj = CprofStoreLoad(interp, fileObj, runId);
-	Tcl_DecrRefCount(fileObj);
-	return resultObj;
-    }
-    cmd[0] = Tcl_NewStringObj("::tclcprof::mergelib::Read", -1);
-    cmd[1] = (fileObj != NULL) ? Tcl_NewListObj(1, &fileObj) : dbObj;
-    cmd[2] = (runObj != NULL) ? runObj : Tcl_NewObj();
-    for (n = 0; n < 3; n++) {
-	Tcl_IncrRefCount(cmd[n]);
-    }
-    code = Tcl_EvalObjv(interp, 3, cmd, TCL_EVAL_GLOBAL);
-    for (n = 0; n < 3; n++) {
-	Tcl_DecrRefCount(cmd[n]);
-    }
-    if (code != TCL_OK) {
-	return NULL;
-    }
-    resultObj = Tcl_GetObjResult(interp);
-    Tcl_IncrRefCount(resultObj);
-    Tcl_ResetResult(interp);
-    resultObj->refCount--;	/* Handed over without being freed. */
-    return resultObj;
-}
-
-Tcl_Obj *
-CprofStoreRuns(
-    Tcl_Interp *interp,
-    Tcl_Obj *pathObj)
-{
-    static const char *const keys[] = {
-	"id", "label", "status", "stopped_by", "start_time", "end_time",
-	"elapsed", "pid", "parent_run", "host", "argv0", "argv", "mode",
-	"clock", "rate_requested", "rate_achieved", "samples", "weight",
-	"drops", "splice_rate", "calls", "overhead_pct", "test_file",
-	"test_name", NULL
-    };
-    sqlite3 *db;
-    Tcl_Obj *listObj;
-    int rc;
-
-    if (OpenDb(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
-	return NULL;
-    }
-    rc = LoadRows(db, "SELECT id, label, status, stopped_by, start_time,"
-	    " end_time, elapsed, pid, parent_run, host, argv0, argv, mode,"
-	    " clock, rate_requested, rate_achieved, samples, weight, drops,"
-	    " splice_rate, calls, overhead_pct, test_file, test_name"
-	    " FROM runs WHERE ?1 = ?1 ORDER BY id", 0, keys, &listObj);
-    if (rc != SQLITE_OK) {
-	DbError(interp, pathObj, db, rc, "read");
-	listObj = NULL;
-    }
-    sqlite3_close_v2(db);
-    return listObj;
 }

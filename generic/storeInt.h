@@ -1,0 +1,128 @@
+/*
+ * storeInt.h --
+ *
+ *	What the files of the store share: a connection's state (struct
+ *	CprofStore) and the helpers each file offers the others.
+ *
+ *	    store.c	files and connections: the schema and its
+ *			upgrades, creating and opening a file safely, busy
+ *			handling, errors
+ *	    storewrite.c	a run written by flushes and save: what
+ *			changed since the last write
+ *	    storedata.c	a profile value (a merge) written as a run
+ *	    storeread.c	runs read back as profile values, listed, merged
+ *
+ *	From the top: storedata.c (which writes through storewrite.c's
+ *	run rows), storeread.c, storewrite.c, store.c; no file calls one
+ *	above it.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _STOREINT_H
+#define _STOREINT_H
+
+#include "tclcprofInt.h"
+#include <sqlite3.h>
+
+/*
+ * Prepared statements of a writing connection.
+ */
+
+enum {
+    ST_FRAME_GET, ST_FRAME_PUT, ST_NODE, ST_LINE, ST_EVENT, ST_COV_CMD,
+    ST_COV_LINE, ST_RUN, ST_COUNT
+};
+
+/*
+ * What was last written of a call-tree node, and of a call site.
+ */
+
+typedef struct NodeRec {
+    int64_t parent;		/* Index of the parent node, -1 for the root. */
+    int64_t frame;		/* Database frame id (0: the root). */
+    int64_t self, total;
+    CprofFigures fig;
+    int hasFig;
+    int shown;
+} NodeRec;
+
+typedef struct ShadowTree {
+    NodeRec *recs;
+    int count, cap;
+} ShadowTree;
+
+struct CprofStore {
+    sqlite3 *db;
+    Tcl_Obj *pathObj;		/* As given. */
+    pid_t pid;			/* The process that opened it. */
+    int direct;			/* -commit direct. */
+    Tcl_WideInt runId;		/* The run being written, or 0. */
+    sqlite3_stmt *stmts[ST_COUNT];
+    Tcl_HashTable frameIds;	/* (isC, nameId, module or kind) -> id. */
+    int64_t *treeFrames;	/* Sampled tree frame index -> id, or 0. */
+    int numTreeFrames;
+    ShadowTree trees[2];
+    CprofLineValues *lines;	/* Call sites as last written. */
+    int numLines, capLines;
+    CprofNameCalls *cmdCalls;	/* Coverage: calls (and kind) by name id,
+				 * as written. */
+    int numCmdCalls;
+    uint64_t *siteHits;		/* Coverage: calls by site, written. */
+    int numSiteHits;
+    int eventsWritten;		/* Events of the buffer written. */
+    int clearPending;		/* The run's rows must go first (reset). */
+    int flushes;		/* Successful flushes. */
+    double lastFlushMs;		/* How long the last one took. */
+    Tcl_Obj *lastErrorObj;	/* Message of the last failure, or NULL. */
+    int lastErrorRc;		/* Its SQLite result code. */
+    int haveIdentity;		/* The file's device and inode are known: */
+    unsigned long long device;	/* as first opened, to tell a file */
+    unsigned long long inode;	/* deleted or replaced meanwhile. */
+    int created;		/* The file did not exist: this store made it
+				 * (CreateDb). */
+};
+
+/*
+ * store.c
+ */
+
+MODULE_SCOPE const char *CprofDbErrorClass(int rc);
+MODULE_SCOPE int	CprofDbError(Tcl_Interp *interp, Tcl_Obj *pathObj,
+			    sqlite3 *db, int rc, const char *doing);
+MODULE_SCOPE int	CprofDbFormatError(Tcl_Interp *interp,
+			    Tcl_Obj *pathObj, const char *class,
+			    const char *message, const char *extra);
+MODULE_SCOPE int	CprofDbOpen(Tcl_Interp *interp, Tcl_Obj *pathObj,
+			    int create, int direct, sqlite3 **dbPtr,
+			    int *createdPtr);
+MODULE_SCOPE int	CprofDbConnect(Tcl_Interp *interp,
+			    CprofStore *storePtr);
+MODULE_SCOPE void	CprofDbDisconnect(CprofStore *storePtr,
+			    int checkpoint);
+MODULE_SCOPE void	CprofDbForgetShadows(CprofStore *storePtr);
+MODULE_SCOPE void	CprofDbBindText(sqlite3_stmt *stmt, int index,
+			    const char *text);
+MODULE_SCOPE void	CprofDbBindObj(sqlite3_stmt *stmt, int index,
+			    Tcl_Obj *objPtr);
+MODULE_SCOPE int	CprofDbExec(sqlite3_stmt *stmt);
+
+/*
+ * storewrite.c
+ */
+
+MODULE_SCOPE Tcl_Obj *	CprofDbMetaGet(Tcl_Obj *dictObj, const char *key1,
+			    const char *key2);
+MODULE_SCOPE int	CprofDbConnectForWrite(Tcl_Interp *interp,
+			    CprofStore *storePtr, Tcl_Interp *scratchInterp);
+MODULE_SCOPE int	CprofDbInsertRun(CprofStore *storePtr,
+			    Tcl_Obj *infoObj);
+MODULE_SCOPE int	CprofDbFlushRun(CprofStore *storePtr, Tcl_Obj *metaObj,
+			    int final);
+MODULE_SCOPE void	CprofDbWriteFailed(Tcl_Interp *interp,
+			    CprofStore *storePtr, int rc);
+
+#endif /* _STOREINT_H */

@@ -1,0 +1,588 @@
+/*
+ * storedata.c --
+ *
+ *	A profile value written to a file as a new run (tclcprof::save
+ *	-data, tclcprof merge).
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "storeInt.h"
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <errno.h>
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Writing a profile value --
+ *
+ *	CprofStoreSaveData (tclcprof::save file -data profile) writes a
+ *	profile value, such as tclcprof::data returns (a merge of runs
+ *	among them), to a file as a new run, in one transaction: its call
+ *	trees, call sites, events and coverage as a run of its mode would
+ *	have written them, and its meta. The value is checked first, as a
+ *	report checks -data (::tclcprof::mergelib::CheckSave); what is
+ *	written is read back as the same value (children in another order).
+ *
+ *----------------------------------------------------------------------
+ */
+
+enum {
+    DK_NAME, DK_KIND, DK_TCLKIND, DK_MODULE, DK_SELF, DK_TOTAL, DK_CALLS,
+    DK_TOTAL_NS, DK_SELF_NS, DK_MIN_NS, DK_MAX_NS, DK_SUSPENDED_NS,
+    DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_COUNT
+};
+static const char *const dataKeyNames[DK_COUNT] = {
+    "name", "kind", "tclkind", "module", "self", "total", "calls",
+    "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
+    "file", "line", "caller"
+};
+
+typedef struct DataWriter {
+    CprofStore *storePtr;
+    Tcl_Obj *keys[DK_COUNT];	/* The keys of dataKeyNames. */
+    Tcl_HashTable frames;	/* {kind name tclkind module} -> frame id. */
+} DataWriter;
+
+/*
+ * A key of a dict, or NULL.
+ */
+
+static Tcl_Obj *
+DataGet(
+    DataWriter *wPtr,
+    Tcl_Obj *dictObj,
+    int key)
+{
+    Tcl_Obj *valueObj = NULL;
+
+    if (dictObj == NULL || Tcl_DictObjGet(NULL, dictObj, wPtr->keys[key],
+	    &valueObj) != TCL_OK) {
+	return NULL;
+    }
+    return valueObj;
+}
+
+/*
+ * Bind a number (an integer, else a double; NULL when it is neither or
+ * missing).
+ */
+
+static void
+BindNumber(
+    sqlite3_stmt *stmt,
+    int index,
+    Tcl_Obj *valueObj)
+{
+    Tcl_WideInt w;
+    double d;
+
+    if (valueObj == NULL) {
+	sqlite3_bind_null(stmt, index);
+    } else if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
+	sqlite3_bind_int64(stmt, index, w);
+    } else if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
+	sqlite3_bind_double(stmt, index, d);
+    } else {
+	sqlite3_bind_null(stmt, index);
+    }
+}
+
+/*
+ * The frame id of a node or record, by kind, name, tclkind and module,
+ * added to the frames table if new.
+ */
+
+static int
+DataFrameId(
+    DataWriter *wPtr,
+    const char *kind,
+    Tcl_Obj *dictObj,
+    int64_t *idPtr)
+{
+    CprofStore *storePtr = wPtr->storePtr;
+    Tcl_Obj *parts[4], *keyObj;
+    Tcl_HashEntry *hPtr;
+    sqlite3_stmt *stmt;
+    int i, isNew, rc;
+
+    parts[0] = Tcl_NewStringObj(kind, -1);
+    parts[1] = DataGet(wPtr, dictObj, DK_NAME);
+    parts[2] = DataGet(wPtr, dictObj, DK_TCLKIND);
+    parts[3] = DataGet(wPtr, dictObj, DK_MODULE);
+    for (i = 1; i < 4; i++) {
+	if (parts[i] == NULL) {
+	    parts[i] = Tcl_NewObj();
+	}
+    }
+    keyObj = Tcl_NewListObj(4, parts);
+    Tcl_IncrRefCount(keyObj);
+    hPtr = Tcl_CreateHashEntry(&wPtr->frames, Tcl_GetString(keyObj), &isNew);
+    if (!isNew) {
+	*idPtr = (int64_t) (intptr_t) Tcl_GetHashValue(hPtr);
+	Tcl_DecrRefCount(keyObj);
+	return SQLITE_OK;
+    }
+    stmt = storePtr->stmts[ST_FRAME_GET];
+    for (i = 0; i < 4; i++) {
+	CprofDbBindObj(stmt, i + 1, parts[i]);
+    }
+    rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+	*idPtr = sqlite3_column_int64(stmt, 0);
+	rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+	sqlite3_reset(stmt);
+	stmt = storePtr->stmts[ST_FRAME_PUT];
+	for (i = 0; i < 4; i++) {
+	    CprofDbBindObj(stmt, i + 1, parts[i]);
+	}
+	rc = CprofDbExec(stmt);
+	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
+	stmt = storePtr->stmts[ST_FRAME_GET];
+    }
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    Tcl_DecrRefCount(keyObj);
+    if (rc != SQLITE_OK) {
+	Tcl_DeleteHashEntry(hPtr);
+	return rc;
+    }
+    Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) *idPtr);
+    return SQLITE_OK;
+}
+
+/*
+ * One call tree, depth first without recursion: ids in preorder, so that
+ * children come after their parents, the last child first (LoadTree
+ * reads the children of a node in the order of their ids, the highest
+ * first: the tree reads back in its order); a node is recursive when a
+ * node above it has its frame (counted per frame along the path).
+ */
+
+typedef struct DataLevel {
+    Tcl_Obj *childrenObj;	/* The node's children (a reference). */
+    int next;			/* The next child to write, counting down. */
+    int64_t id, frame;
+} DataLevel;
+
+static int
+DataTree(
+    DataWriter *wPtr,
+    int tree,
+    Tcl_Obj *rootObj)
+{
+    CprofStore *storePtr = wPtr->storePtr;
+    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE];
+    DataLevel *levels = NULL;
+    Tcl_HashTable onPath;	/* Frame id -> nodes of the path with it. */
+    Tcl_HashEntry *hPtr;
+    Tcl_Obj *nodeObj = rootObj, *childrenObj;
+    int depth = 0, cap = 0, rc = SQLITE_OK, isNew, k;
+    int64_t nextId = 0, parent = -1, frame = 0;
+
+    Tcl_InitHashTable(&onPath, TCL_ONE_WORD_KEYS);
+    while (nodeObj != NULL) {
+	int64_t id = nextId++;
+	int recursive = 0;
+
+	if (parent >= 0) {
+	    Tcl_Obj *kindObj = DataGet(wPtr, nodeObj, DK_KIND);
+
+	    rc = DataFrameId(wPtr, kindObj ? Tcl_GetString(kindObj) : "",
+		    nodeObj, &frame);
+	    if (rc != SQLITE_OK) {
+		break;
+	    }
+	    hPtr = Tcl_CreateHashEntry(&onPath, (char *) (intptr_t) frame,
+		    &isNew);
+	    if (isNew) {
+		Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) 0);
+	    }
+	    recursive = (intptr_t) Tcl_GetHashValue(hPtr) > 0;
+	    Tcl_SetHashValue(hPtr, (ClientData)
+		    ((intptr_t) Tcl_GetHashValue(hPtr) + 1));
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, tree);
+	sqlite3_bind_int64(stmt, 3, id);
+	if (parent >= 0) {
+	    sqlite3_bind_int64(stmt, 4, parent);
+	    sqlite3_bind_int64(stmt, 5, frame);
+	}
+	BindNumber(stmt, 6, DataGet(wPtr, nodeObj, DK_SELF));
+	BindNumber(stmt, 7, DataGet(wPtr, nodeObj, DK_TOTAL));
+	if (DataGet(wPtr, nodeObj, DK_CALLS) != NULL) {
+	    for (k = DK_CALLS; k <= DK_MAX_NS; k++) {
+		BindNumber(stmt, 8 + k - DK_CALLS, DataGet(wPtr, nodeObj, k));
+	    }
+	    sqlite3_bind_int64(stmt, 13, 0);
+	    if (DataGet(wPtr, nodeObj, DK_SUSPENDED_NS) != NULL) {
+		BindNumber(stmt, 13, DataGet(wPtr, nodeObj, DK_SUSPENDED_NS));
+	    }
+	}
+	sqlite3_bind_int(stmt, 14, recursive);
+	sqlite3_bind_int(stmt, 15, 1);
+	rc = CprofDbExec(stmt);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+
+	/*
+	 * Down to the node's children; when they are all written, up to
+	 * the next child of an ancestor.
+	 */
+
+	if (depth == cap) {
+	    cap = cap ? 2 * cap : 64;
+	    levels = (DataLevel *) ckrealloc(levels, cap * sizeof(DataLevel));
+	}
+	childrenObj = DataGet(wPtr, nodeObj, DK_CHILDREN);
+	if (childrenObj == NULL) {
+	    childrenObj = Tcl_NewObj();
+	}
+	Tcl_IncrRefCount(childrenObj);
+	if (Tcl_ListObjLength(NULL, childrenObj, &k) != TCL_OK) {
+	    k = 0;
+	}
+	levels[depth].childrenObj = childrenObj;
+	levels[depth].next = k - 1;
+	levels[depth].id = id;
+	levels[depth].frame = (parent >= 0) ? frame : 0;
+	depth++;
+	nodeObj = NULL;
+	while (depth > 0) {
+	    DataLevel *lPtr = &levels[depth - 1];
+
+	    if (lPtr->next >= 0 && Tcl_ListObjIndex(NULL, lPtr->childrenObj,
+		    lPtr->next, &nodeObj) == TCL_OK && nodeObj != NULL) {
+		lPtr->next--;
+		parent = lPtr->id;
+		break;
+	    }
+	    nodeObj = NULL;
+	    Tcl_DecrRefCount(lPtr->childrenObj);
+	    if (lPtr->frame != 0) {
+		hPtr = Tcl_FindHashEntry(&onPath,
+			(char *) (intptr_t) lPtr->frame);
+		Tcl_SetHashValue(hPtr, (ClientData)
+			((intptr_t) Tcl_GetHashValue(hPtr) - 1));
+	    }
+	    depth--;
+	}
+    }
+    while (depth > 0) {
+	Tcl_DecrRefCount(levels[--depth].childrenObj);
+    }
+    if (levels != NULL) {
+	ckfree(levels);
+    }
+    Tcl_DeleteHashTable(&onPath);
+    return rc;
+}
+
+/*
+ * The elements of a list in a dict (an empty list when it is missing).
+ */
+
+static void
+DataList(
+    Tcl_Obj *dictObj,
+    const char *key,
+    int *countPtr,
+    Tcl_Obj ***elemsPtr)
+{
+    Tcl_Obj *listObj = dictObj ? CprofDbMetaGet(dictObj, key, NULL) : NULL;
+
+    if (listObj == NULL
+	    || Tcl_ListObjGetElements(NULL, listObj, countPtr, elemsPtr)
+	    != TCL_OK) {
+	*countPtr = 0;
+    }
+}
+
+static int
+DataBody(
+    DataWriter *wPtr,
+    Tcl_Obj *profileObj,
+    const char *mode)
+{
+    CprofStore *storePtr = wPtr->storePtr;
+    Tcl_Obj **rows, *covObj, *rowObj;
+    sqlite3_stmt *stmt;
+    int64_t frame;
+    int n, i, rc;
+
+    rc = DataTree(wPtr, 0, CprofDbMetaGet(profileObj, "tree", NULL));
+    if (rc == SQLITE_OK && strcmp(mode, "both") == 0) {
+	rc = DataTree(wPtr, 1, CprofDbMetaGet(profileObj, "exact", NULL));
+    }
+    if (rc != SQLITE_OK || strcmp(mode, "sample") == 0) {
+	return rc;
+    }
+
+    /*
+     * Call sites (not in coverage mode, whose sites are coverage lines).
+     * The elements of each list stay valid: only its elements are read.
+     */
+
+    stmt = storePtr->stmts[ST_LINE];
+    n = 0;
+    if (strcmp(mode, "coverage") != 0) {
+	DataList(profileObj, "lines", &n, &rows);
+    }
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	Tcl_Obj *callerObj;
+
+	rowObj = rows[i];
+	rc = DataFrameId(wPtr, "tcl", rowObj, &frame);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	CprofDbBindObj(stmt, 3, DataGet(wPtr, rowObj, DK_FILE));
+	BindNumber(stmt, 4, DataGet(wPtr, rowObj, DK_LINE));
+	sqlite3_bind_int64(stmt, 5, frame);
+	BindNumber(stmt, 6, DataGet(wPtr, rowObj, DK_CALLS));
+	BindNumber(stmt, 7, DataGet(wPtr, rowObj, DK_TOTAL_NS));
+	BindNumber(stmt, 8, DataGet(wPtr, rowObj, DK_SELF_NS));
+	BindNumber(stmt, 9, DataGet(wPtr, rowObj, DK_MIN_NS));
+	BindNumber(stmt, 10, DataGet(wPtr, rowObj, DK_MAX_NS));
+	sqlite3_bind_int(stmt, 11, 1);
+	callerObj = DataGet(wPtr, rowObj, DK_CALLER);
+	if (callerObj != NULL) {
+	    CprofDbBindObj(stmt, 12, callerObj);
+	} else {
+	    CprofDbBindText(stmt, 12, "");
+	}
+	rc = CprofDbExec(stmt);
+    }
+
+    /*
+     * Events: a flat list of time, type and name.
+     */
+
+    stmt = storePtr->stmts[ST_EVENT];
+    DataList(profileObj, "events", &n, &rows);
+    for (i = 0; rc == SQLITE_OK && i + 2 < n; i += 3) {
+	Tcl_Obj *nameDict = Tcl_NewDictObj();
+
+	Tcl_IncrRefCount(nameDict);
+	Tcl_DictObjPut(NULL, nameDict, wPtr->keys[DK_NAME], rows[i + 2]);
+	rc = DataFrameId(wPtr, "tcl", nameDict, &frame);
+	Tcl_DecrRefCount(nameDict);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i / 3);
+	BindNumber(stmt, 3, rows[i]);
+	CprofDbBindObj(stmt, 4, rows[i + 1]);
+	sqlite3_bind_int64(stmt, 5, frame);
+	rc = CprofDbExec(stmt);
+    }
+
+    /*
+     * Coverage.
+     */
+
+    covObj = CprofDbMetaGet(profileObj, "coverage", NULL);
+    stmt = storePtr->stmts[ST_COV_CMD];
+    DataList(covObj, "commands", &n, &rows);
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	rc = DataFrameId(wPtr, "tcl", rows[i], &frame);
+	if (rc != SQLITE_OK) {
+	    break;
+	}
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int64(stmt, 2, frame);
+	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_CALLS));
+	sqlite3_bind_int(stmt, 4, i);
+	rc = CprofDbExec(stmt);
+    }
+    stmt = storePtr->stmts[ST_COV_LINE];
+    DataList(covObj, "lines", &n, &rows);
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	CprofDbBindObj(stmt, 2, DataGet(wPtr, rows[i], DK_FILE));
+	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_LINE));
+	BindNumber(stmt, 4, DataGet(wPtr, rows[i], DK_CALLS));
+	sqlite3_bind_int(stmt, 5, i);
+	rc = CprofDbExec(stmt);
+    }
+    DataList(covObj, "procs", &n, &rows);
+    if (rc == SQLITE_OK && n > 0) {
+	rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO coverage_procs"
+		" (run, seq, name) VALUES (?1, ?2, ?3)", -1, &stmt, NULL);
+	for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	    sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	    sqlite3_bind_int(stmt, 2, i);
+	    CprofDbBindObj(stmt, 3, rows[i]);
+	    rc = CprofDbExec(stmt);
+	}
+	sqlite3_finalize(stmt);
+    }
+    return rc;
+}
+
+/*
+ * The columns of the run fixed at its start: the profile's (label, mode,
+ * clock, rate), and this process's.
+ */
+
+static Tcl_Obj *
+DataRunInfo(
+    Tcl_Interp *interp,
+    Tcl_Obj *profileObj,
+    Tcl_Obj *metaObj)
+{
+    static const char *const fromMeta[] = {
+	"label", "mode", "clock", "rate_requested", NULL
+    };
+    static const char *const globals[][2] = {
+	{"argv0", "argv0"}, {"argv", "argv"},
+	{"tcl_version", "tcl_patchLevel"}, {NULL, NULL}
+    };
+    Tcl_Obj *infoObj = Tcl_NewDictObj(), *valueObj, *cwdObj;
+    int i;
+
+    for (i = 0; fromMeta[i] != NULL; i++) {
+	valueObj = CprofDbMetaGet(metaObj, fromMeta[i], NULL);
+	if (valueObj != NULL) {
+	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(fromMeta[i], -1),
+		    valueObj);
+	}
+    }
+    for (i = 0; i < 2; i++) {
+	static const char *const notNull[] = {"label", "clock"};
+
+	/*
+	 * A profile made by hand, without a label, or of samples without
+	 * their clock: the columns cannot be NULL.
+	 */
+
+	if (CprofDbMetaGet(metaObj, notNull[i], NULL) == NULL) {
+	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(notNull[i], -1),
+		    Tcl_NewObj());
+	}
+    }
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("host", -1),
+	    Tcl_NewStringObj(Tcl_GetHostName(), -1));
+    for (i = 0; globals[i][0] != NULL; i++) {
+	valueObj = Tcl_GetVar2Ex(interp, globals[i][1], NULL,
+		TCL_GLOBAL_ONLY);
+	if (valueObj != NULL) {
+	    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj(globals[i][0], -1),
+		    valueObj);
+	}
+    }
+    cwdObj = Tcl_FSGetCwd(interp);
+    if (cwdObj != NULL) {
+	Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("cwd", -1), cwdObj);
+	Tcl_DecrRefCount(cwdObj);
+    } else {
+	Tcl_ResetResult(interp);
+    }
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("tclcprof_version", -1),
+	    Tcl_NewStringObj(PACKAGE_VERSION, -1));
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("has_lines", -1),
+	    Tcl_NewIntObj(CprofDbMetaGet(profileObj, "lines", NULL) != NULL));
+    Tcl_DictObjPut(NULL, infoObj, Tcl_NewStringObj("has_events", -1),
+	    Tcl_NewIntObj(CprofDbMetaGet(profileObj, "events", NULL) != NULL));
+    return infoObj;
+}
+
+int
+CprofStoreSaveData(
+    Tcl_Interp *interp,
+    Tcl_Obj *pathObj,
+    Tcl_Obj *profileObj,
+    Tcl_Obj *labelObj)
+{
+    CprofStore *storePtr = NULL;
+    DataWriter writer;
+    Tcl_Obj *cmd[2], *metaObj, *infoObj;
+    int code, rc, i;
+
+    Tcl_IncrRefCount(profileObj);
+    cmd[0] = Tcl_NewStringObj("::tclcprof::mergelib::CheckSave", -1);
+    cmd[1] = profileObj;
+    Tcl_IncrRefCount(cmd[0]);
+    code = Tcl_EvalObjv(interp, 2, cmd, TCL_EVAL_GLOBAL);
+    Tcl_DecrRefCount(cmd[0]);
+    if (code != TCL_OK) {
+	Tcl_DecrRefCount(profileObj);
+	return TCL_ERROR;
+    }
+    Tcl_ResetResult(interp);
+    metaObj = Tcl_DuplicateObj(CprofDbMetaGet(profileObj, "meta", NULL));
+    Tcl_IncrRefCount(metaObj);
+    if (labelObj != NULL) {
+	Tcl_DictObjPut(NULL, metaObj, Tcl_NewStringObj("label", -1),
+		labelObj);
+    }
+
+    infoObj = DataRunInfo(interp, profileObj, metaObj);
+    Tcl_IncrRefCount(infoObj);
+
+    code = CprofStoreOpen(interp, pathObj, 0, &storePtr);
+    if (code == TCL_OK) {
+	code = CprofDbConnectForWrite(interp, storePtr, interp);
+    }
+    if (code == TCL_OK) {
+	writer.storePtr = storePtr;
+	for (i = 0; i < DK_COUNT; i++) {
+	    writer.keys[i] = Tcl_NewStringObj(dataKeyNames[i], -1);
+	    Tcl_IncrRefCount(writer.keys[i]);
+	}
+	Tcl_InitHashTable(&writer.frames, TCL_STRING_KEYS);
+	rc = sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+	    rc = CprofDbInsertRun(storePtr, infoObj);
+	}
+	if (rc == SQLITE_OK) {
+	    rc = DataBody(&writer, profileObj,
+		    Tcl_GetString(CprofDbMetaGet(metaObj, "mode", NULL)));
+	}
+	if (rc == SQLITE_OK) {
+	    rc = CprofDbFlushRun(storePtr, metaObj, 1);
+	}
+	if (rc == SQLITE_OK) {
+	    rc = sqlite3_exec(storePtr->db, "COMMIT", NULL, NULL, NULL);
+	}
+	for (i = 0; i < DK_COUNT; i++) {
+	    Tcl_DecrRefCount(writer.keys[i]);
+	}
+	Tcl_DeleteHashTable(&writer.frames);
+	if (rc == SQLITE_OK) {
+	    CprofDbDisconnect(storePtr, 1);
+	    Tcl_SetObjResult(interp, Tcl_NewWideIntObj(storePtr->runId));
+	} else {
+	    CprofDbWriteFailed(interp, storePtr, rc);
+	    storePtr->runId = 0;
+	    CprofDbDisconnect(storePtr, 0);
+	    code = TCL_ERROR;
+	}
+    }
+    if (code != TCL_OK && storePtr != NULL) {
+	/*
+	 * A file made by this save goes again.
+	 */
+
+	CprofStoreDiscardRun(storePtr);
+    }
+    if (storePtr != NULL) {
+	CprofStoreClose(storePtr);
+    }
+    Tcl_DecrRefCount(infoObj);
+    Tcl_DecrRefCount(metaObj);
+    Tcl_DecrRefCount(profileObj);
+    return code;
+}
+

@@ -1,0 +1,542 @@
+/*
+ * storeread.c --
+ *
+ *	Runs read back as the value tclcprof::data returns, runs listed, and
+ *	several runs (of several files) read and merged into one profile.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "storeInt.h"
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <errno.h>
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Reading --
+ *
+ *	CprofStoreLoad: a run of a file as the value tclcprof::data returns
+ *	(the latest run when runId is 0). CprofStoreRuns: the runs of a
+ *	file.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define PUT(d, k, v) \
+    Tcl_DictObjPut(NULL, (d), Tcl_NewStringObj((k), -1), (v))
+
+static Tcl_Obj *
+ColumnObj(
+    sqlite3_stmt *stmt,
+    int col)
+{
+    switch (sqlite3_column_type(stmt, col)) {
+    case SQLITE_INTEGER:
+	return Tcl_NewWideIntObj(sqlite3_column_int64(stmt, col));
+    case SQLITE_FLOAT:
+	return Tcl_NewDoubleObj(sqlite3_column_double(stmt, col));
+    case SQLITE_NULL:
+	return Tcl_NewObj();
+    default:
+	return Tcl_NewStringObj((const char *) sqlite3_column_text(stmt, col),
+		sqlite3_column_bytes(stmt, col));
+    }
+}
+
+/*
+ * One call tree, built from its rows bottom up: children have higher ids
+ * than their parents.
+ */
+
+static int
+LoadTree(
+    sqlite3 *db,
+    Tcl_WideInt runId,
+    int tree,
+    Tcl_Obj **treeObjPtr)
+{
+    static const char *const figKeys[] = {
+	"calls", "total_ns", "self_ns", "min_ns", "max_ns"
+    };
+    sqlite3_stmt *stmt;
+    Tcl_HashTable pending;	/* Node id -> its list of children. */
+    Tcl_HashEntry *hPtr;
+    Tcl_HashSearch search;
+    Tcl_Obj *rootObj = NULL;
+    int rc, isNew, k;
+
+    rc = sqlite3_prepare_v2(db, "SELECT n.id, n.parent, f.kind, f.name,"
+	    " f.tclkind, f.module, n.self, n.total, n.calls, n.total_ns,"
+	    " n.self_ns, n.min_ns, n.max_ns, n.suspended_ns"
+	    " FROM nodes n LEFT JOIN frames f ON f.id = n.frame"
+	    " WHERE n.run = ?1 AND n.tree = ?2 AND n.shown"
+	    " ORDER BY n.id DESC", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    sqlite3_bind_int64(stmt, 1, runId);
+    sqlite3_bind_int(stmt, 2, tree);
+    Tcl_InitHashTable(&pending, TCL_ONE_WORD_KEYS);
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	Tcl_Obj *dictObj = Tcl_NewDictObj(), *childrenObj;
+	sqlite3_int64 id = sqlite3_column_int64(stmt, 0);
+
+	if (sqlite3_column_type(stmt, 1) == SQLITE_NULL) {
+	    PUT(dictObj, "name", Tcl_NewObj());
+	    PUT(dictObj, "kind", Tcl_NewStringObj("root", -1));
+	} else {
+	    const char *kind = (const char *) sqlite3_column_text(stmt, 2);
+
+	    PUT(dictObj, "name", ColumnObj(stmt, 3));
+	    PUT(dictObj, "kind", ColumnObj(stmt, 2));
+	    if (kind != NULL && strcmp(kind, "c") == 0) {
+		PUT(dictObj, "module", ColumnObj(stmt, 5));
+	    } else {
+		PUT(dictObj, "tclkind", ColumnObj(stmt, 4));
+	    }
+	}
+	PUT(dictObj, "self", ColumnObj(stmt, 6));
+	PUT(dictObj, "total", ColumnObj(stmt, 7));
+	if (sqlite3_column_type(stmt, 8) != SQLITE_NULL) {
+	    for (k = 0; k < 5; k++) {
+		PUT(dictObj, figKeys[k], ColumnObj(stmt, 8 + k));
+	    }
+	    if (sqlite3_column_int64(stmt, 13) > 0) {
+		PUT(dictObj, "suspended_ns", ColumnObj(stmt, 13));
+	    }
+	}
+	hPtr = Tcl_FindHashEntry(&pending, (char *) (intptr_t) id);
+	if (hPtr != NULL) {
+	    childrenObj = Tcl_GetHashValue(hPtr);
+	    Tcl_DeleteHashEntry(hPtr);
+	    PUT(dictObj, "children", childrenObj);
+	    Tcl_DecrRefCount(childrenObj);
+	} else {
+	    PUT(dictObj, "children", Tcl_NewObj());
+	}
+	if (sqlite3_column_type(stmt, 1) == SQLITE_NULL) {
+	    if (rootObj != NULL) {
+		Tcl_DecrRefCount(rootObj);
+	    }
+	    rootObj = dictObj;
+	    Tcl_IncrRefCount(rootObj);
+	    continue;
+	}
+	hPtr = Tcl_CreateHashEntry(&pending,
+		(char *) (intptr_t) sqlite3_column_int64(stmt, 1), &isNew);
+	if (isNew) {
+	    childrenObj = Tcl_NewListObj(0, NULL);
+	    Tcl_IncrRefCount(childrenObj);
+	    Tcl_SetHashValue(hPtr, childrenObj);
+	} else {
+	    childrenObj = Tcl_GetHashValue(hPtr);
+	}
+	Tcl_ListObjAppendElement(NULL, childrenObj, dictObj);
+    }
+    sqlite3_finalize(stmt);
+    for (hPtr = Tcl_FirstHashEntry(&pending, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DeleteHashTable(&pending);
+    if (rc != SQLITE_DONE) {
+	if (rootObj != NULL) {
+	    Tcl_DecrRefCount(rootObj);
+	}
+	return rc;
+    }
+    if (rootObj == NULL) {
+	rootObj = Tcl_NewDictObj();
+	PUT(rootObj, "name", Tcl_NewObj());
+	PUT(rootObj, "kind", Tcl_NewStringObj("root", -1));
+	PUT(rootObj, "self", Tcl_NewIntObj(0));
+	PUT(rootObj, "total", Tcl_NewIntObj(0));
+	PUT(rootObj, "children", Tcl_NewObj());
+	Tcl_IncrRefCount(rootObj);
+    }
+    *treeObjPtr = rootObj;
+    rootObj->refCount--;	/* Handed over without being freed. */
+    return SQLITE_OK;
+}
+
+/*
+ * Rows of a query (with ?1 bound to the run) as a list of dicts with the
+ * given keys, one per column.
+ */
+
+static int
+LoadRows(
+    sqlite3 *db,
+    const char *sql,
+    Tcl_WideInt runId,
+    const char *const *keys,
+    Tcl_Obj **listObjPtr)
+{
+    sqlite3_stmt *stmt;
+    Tcl_Obj *listObj;
+    int rc, k;
+
+    rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    sqlite3_bind_int64(stmt, 1, runId);
+    listObj = Tcl_NewListObj(0, NULL);
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	Tcl_Obj *dictObj = Tcl_NewDictObj();
+
+	for (k = 0; keys[k] != NULL; k++) {
+	    PUT(dictObj, keys[k], ColumnObj(stmt, k));
+	}
+	Tcl_ListObjAppendElement(NULL, listObj, dictObj);
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) {
+	Tcl_DecrRefCount(listObj);
+	return rc;
+    }
+    *listObjPtr = listObj;
+    return SQLITE_OK;
+}
+
+static int
+NoRun(
+    Tcl_Interp *interp,
+    Tcl_Obj *pathObj,
+    Tcl_WideInt runId)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "%lld", (long long) runId);
+    if (runId == 0) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("no runs in \"%s\"",
+		Tcl_GetString(pathObj)));
+    } else {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("no run %s in \"%s\"", buf,
+		Tcl_GetString(pathObj)));
+    }
+    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "NORUN",
+	    Tcl_GetString(pathObj), buf, NULL);
+    return TCL_ERROR;
+}
+
+Tcl_Obj *
+CprofStoreLoad(
+    Tcl_Interp *interp,
+    Tcl_Obj *pathObj,
+    Tcl_WideInt runId)
+{
+    static const char *const lineKeys[] = {
+	"file", "line", "name", "tclkind", "caller", "calls", "total_ns",
+	"self_ns", "min_ns", "max_ns", NULL
+    };
+    static const char *const cmdKeys[] = {"name", "tclkind", "calls", NULL};
+    static const char *const covLineKeys[] = {"file", "line", "calls", NULL};
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    Tcl_Obj *resultObj = NULL, *metaObj = NULL, *treeObj, *listObj;
+    char *mode = NULL;
+    int rc, hasLines = 0, hasEvents = 0;
+
+    if (CprofDbOpen(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
+	return NULL;
+    }
+    rc = sqlite3_prepare_v2(db, runId > 0 ? "SELECT id, mode, meta,"
+	    " has_lines, has_events FROM runs WHERE id = ?1"
+	    : "SELECT id, mode, meta, has_lines, has_events FROM runs"
+	    " ORDER BY id DESC LIMIT 1", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	goto dbError;
+    }
+    if (runId > 0) {
+	sqlite3_bind_int64(stmt, 1, runId);
+    }
+    rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+	runId = sqlite3_column_int64(stmt, 0);
+	mode = sqlite3_mprintf("%s", sqlite3_column_text(stmt, 1));
+	metaObj = ColumnObj(stmt, 2);
+	Tcl_IncrRefCount(metaObj);
+	hasLines = sqlite3_column_int(stmt, 3);
+	hasEvents = sqlite3_column_int(stmt, 4);
+	rc = SQLITE_OK;
+    }
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_DONE) {
+	NoRun(interp, pathObj, runId);
+	goto done;
+    }
+    if (rc != SQLITE_OK) {
+	goto dbError;
+    }
+
+    resultObj = Tcl_NewDictObj();
+    Tcl_IncrRefCount(resultObj);
+    PUT(resultObj, "meta", metaObj);
+    rc = LoadTree(db, runId, 0, &treeObj);
+    if (rc != SQLITE_OK) {
+	goto dbError;
+    }
+    PUT(resultObj, "tree", treeObj);
+    if (strcmp(mode, "both") == 0) {
+	rc = LoadTree(db, runId, 1, &treeObj);
+	if (rc != SQLITE_OK) {
+	    goto dbError;
+	}
+	PUT(resultObj, "exact", treeObj);
+    }
+    if (strcmp(mode, "sample") != 0) {
+	Tcl_Obj *covObj;
+
+	if (hasLines && strcmp(mode, "coverage") != 0) {
+	    rc = LoadRows(db, "SELECT l.file, l.line, f.name, f.tclkind,"
+		    " l.caller, l.calls, l.total_ns, l.self_ns, l.min_ns,"
+		    " l.max_ns"
+		    " FROM lines l JOIN frames f ON f.id = l.frame"
+		    " WHERE l.run = ?1 AND l.shown ORDER BY l.id", runId,
+		    lineKeys, &listObj);
+	    if (rc != SQLITE_OK) {
+		goto dbError;
+	    }
+	    PUT(resultObj, "lines", listObj);
+	}
+	if (hasEvents) {
+	    rc = sqlite3_prepare_v2(db, "SELECT e.ns, e.type, f.name FROM"
+		    " events e JOIN frames f ON f.id = e.frame WHERE"
+		    " e.run = ?1 ORDER BY e.seq", -1, &stmt, NULL);
+	    if (rc != SQLITE_OK) {
+		goto dbError;
+	    }
+	    sqlite3_bind_int64(stmt, 1, runId);
+	    listObj = Tcl_NewListObj(0, NULL);
+	    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		int k;
+
+		for (k = 0; k < 3; k++) {
+		    Tcl_ListObjAppendElement(NULL, listObj,
+			    ColumnObj(stmt, k));
+		}
+	    }
+	    sqlite3_finalize(stmt);
+	    if (rc != SQLITE_DONE) {
+		Tcl_DecrRefCount(listObj);
+		goto dbError;
+	    }
+	    PUT(resultObj, "events", listObj);
+	}
+	covObj = Tcl_NewDictObj();
+	PUT(resultObj, "coverage", covObj);
+	rc = LoadRows(db, "SELECT f.name, f.tclkind, c.calls FROM"
+		" coverage_commands c JOIN frames f ON f.id = c.frame"
+		" WHERE c.run = ?1 AND c.calls > 0 ORDER BY c.seq", runId,
+		cmdKeys, &listObj);
+	if (rc != SQLITE_OK) {
+	    goto dbError;
+	}
+	PUT(covObj, "commands", listObj);
+	rc = sqlite3_prepare_v2(db, "SELECT name FROM coverage_procs"
+		" WHERE run = ?1 ORDER BY seq", -1, &stmt, NULL);
+	if (rc != SQLITE_OK) {
+	    goto dbError;
+	}
+	sqlite3_bind_int64(stmt, 1, runId);
+	listObj = Tcl_NewListObj(0, NULL);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	    Tcl_ListObjAppendElement(NULL, listObj, ColumnObj(stmt, 0));
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE) {
+	    Tcl_DecrRefCount(listObj);
+	    goto dbError;
+	}
+	PUT(covObj, "procs", listObj);
+	rc = LoadRows(db, "SELECT file, line, calls FROM coverage_lines"
+		" WHERE run = ?1 AND calls > 0 ORDER BY seq", runId, covLineKeys,
+		&listObj);
+	if (rc != SQLITE_OK) {
+	    goto dbError;
+	}
+	PUT(covObj, "lines", listObj);
+    }
+    goto done;
+
+  dbError:
+    CprofDbError(interp, pathObj, db, rc, "read");
+    if (resultObj != NULL) {
+	Tcl_DecrRefCount(resultObj);
+	resultObj = NULL;
+    }
+
+  done:
+    if (metaObj != NULL) {
+	Tcl_DecrRefCount(metaObj);
+    }
+    sqlite3_free(mode);
+    sqlite3_close_v2(db);
+    if (resultObj != NULL) {
+	resultObj->refCount--;	/* Handed over without being freed. */
+    }
+    return resultObj;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStoreCheckRuns, CprofStoreRead --
+ *
+ *	The value of -run of tclcprof::data: a run id, a list of run ids
+ *	(each given once) or "all"; *singlePtr is set to the id when it is
+ *	one, else to 0. Errors: TCLCPROF VALUE -run value.
+ *
+ *	tclcprof::data -db files ?-run runs?: one run of one file
+ *	(CprofStoreLoad), or several merged (::tclcprof::mergelib::Read,
+ *	in merge.tcl). 'dbObj' names one file when it is the name of an
+ *	existing file (or not a list, or an empty one: no such file), else
+ *	it is a list of files; runObj
+ *	(checked) may be NULL: the latest run of each file.
+ *
+ * Results:
+ *	The profile (a new value, or the merge), or NULL with an error.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofStoreCheckRuns(
+    Tcl_Interp *interp,
+    Tcl_Obj *runObj,
+    Tcl_WideInt *singlePtr)
+{
+    Tcl_HashTable seen;
+    Tcl_Obj **ids;
+    Tcl_WideInt id = 0;
+    int n, i, isNew, dup = 0;
+
+    *singlePtr = 0;
+    if (strcmp(Tcl_GetString(runObj), "all") == 0) {
+	return TCL_OK;
+    }
+    if (Tcl_ListObjGetElements(NULL, runObj, &n, &ids) != TCL_OK || n == 0) {
+	goto bad;
+    }
+    Tcl_InitHashTable(&seen, TCL_ONE_WORD_KEYS);
+    for (i = 0; i < n && !dup; i++) {
+	if (Tcl_GetWideIntFromObj(NULL, ids[i], &id) != TCL_OK || id < 1) {
+	    Tcl_DeleteHashTable(&seen);
+	    goto bad;
+	}
+	Tcl_CreateHashEntry(&seen, (char *) (intptr_t) id, &isNew);
+	dup = !isNew;
+    }
+    Tcl_DeleteHashTable(&seen);
+    if (dup) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad value \"%s\" for -run: "
+		"run %lld is given twice", Tcl_GetString(runObj),
+		(long long) id));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run",
+		Tcl_GetString(runObj), NULL);
+	return TCL_ERROR;
+    }
+    if (n == 1) {
+	*singlePtr = id;
+    }
+    return TCL_OK;
+
+  bad:
+    Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad value \"%s\" for -run: "
+	    "expected a run id (a positive integer), a list of run ids or "
+	    "\"all\"", Tcl_GetString(runObj)));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run",
+	    Tcl_GetString(runObj), NULL);
+    return TCL_ERROR;
+}
+
+Tcl_Obj *
+CprofStoreRead(
+    Tcl_Interp *interp,
+    Tcl_Obj *dbObj,
+    Tcl_Obj *runObj)
+{
+    Tcl_StatBuf *statPtr = Tcl_AllocStatBuf();
+    Tcl_Obj *fileObj = dbObj, **files, *cmd[3], *resultObj;
+    Tcl_WideInt runId = 0;
+    int exists, n, code;
+
+    if (runObj != NULL
+	    && CprofStoreCheckRuns(interp, runObj, &runId) != TCL_OK) {
+	ckfree(statPtr);
+	return NULL;
+    }
+    exists = (Tcl_FSStat(dbObj, statPtr) == 0);
+    ckfree(statPtr);
+    if (!exists && Tcl_ListObjGetElements(NULL, dbObj, &n, &files)
+	    == TCL_OK) {
+	if (n == 1) {
+	    fileObj = files[0];
+	} else if (n > 1) {
+	    fileObj = NULL;
+	}
+    }
+    if (fileObj != NULL && (runObj == NULL || runId > 0)) {
+	Tcl_IncrRefCount(fileObj);
+	resultObj = CprofStoreLoad(interp, fileObj, runId);
+	Tcl_DecrRefCount(fileObj);
+	return resultObj;
+    }
+    cmd[0] = Tcl_NewStringObj("::tclcprof::mergelib::Read", -1);
+    cmd[1] = (fileObj != NULL) ? Tcl_NewListObj(1, &fileObj) : dbObj;
+    cmd[2] = (runObj != NULL) ? runObj : Tcl_NewObj();
+    for (n = 0; n < 3; n++) {
+	Tcl_IncrRefCount(cmd[n]);
+    }
+    code = Tcl_EvalObjv(interp, 3, cmd, TCL_EVAL_GLOBAL);
+    for (n = 0; n < 3; n++) {
+	Tcl_DecrRefCount(cmd[n]);
+    }
+    if (code != TCL_OK) {
+	return NULL;
+    }
+    resultObj = Tcl_GetObjResult(interp);
+    Tcl_IncrRefCount(resultObj);
+    Tcl_ResetResult(interp);
+    resultObj->refCount--;	/* Handed over without being freed. */
+    return resultObj;
+}
+
+Tcl_Obj *
+CprofStoreRuns(
+    Tcl_Interp *interp,
+    Tcl_Obj *pathObj)
+{
+    static const char *const keys[] = {
+	"id", "label", "status", "stopped_by", "start_time", "end_time",
+	"elapsed", "pid", "parent_run", "host", "argv0", "argv", "mode",
+	"clock", "rate_requested", "rate_achieved", "samples", "weight",
+	"drops", "splice_rate", "calls", "overhead_pct", "test_file",
+	"test_name", NULL
+    };
+    sqlite3 *db;
+    Tcl_Obj *listObj;
+    int rc;
+
+    if (CprofDbOpen(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
+	return NULL;
+    }
+    rc = LoadRows(db, "SELECT id, label, status, stopped_by, start_time,"
+	    " end_time, elapsed, pid, parent_run, host, argv0, argv, mode,"
+	    " clock, rate_requested, rate_achieved, samples, weight, drops,"
+	    " splice_rate, calls, overhead_pct, test_file, test_name"
+	    " FROM runs WHERE ?1 = ?1 ORDER BY id", 0, keys, &listObj);
+    if (rc != SQLITE_OK) {
+	CprofDbError(interp, pathObj, db, rc, "read");
+	listObj = NULL;
+    }
+    sqlite3_close_v2(db);
+    return listObj;
+}

@@ -1276,6 +1276,7 @@ MODULE_SCOPE void	CprofSymFree(CprofSymbolizer *symPtr);
 MODULE_SCOPE void	CprofSymRefresh(CprofSymbolizer *symPtr);
 MODULE_SCOPE void	CprofSymResolve(CprofSymbolizer *symPtr,
 			    uintptr_t addr, CprofSymInfo *infoPtr);
+MODULE_SCOPE int	CprofSymDebug(Tcl_Interp *interp, Tcl_Obj *addrsObj);
 
 /*
  * Time: a clock in nanoseconds. clock_gettime goes through the vDSO for

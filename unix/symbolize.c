@@ -3086,3 +3086,102 @@ CprofSymResolve(
     }
     *infoPtr = entryPtr->info;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSymDebug --
+ *
+ *	tclcprof::debug symbols addresses: what the symbolizer makes of
+ *	each address, and what that costs. A fresh symbolizer resolves the
+ *	list once (cold: nothing cached for those addresses in it; the
+ *	files parsed by other symbolizers of the process are shared, the
+ *	first symbolizer of a process parses them), then WARM_ROUNDS times
+ *	more (warm: every address cached).
+ *
+ * Results:
+ *	A dict: names, modules (one per address), cold_ns and warm_ns (per
+ *	address). Errors: TCLCPROF VALUE symbols.
+ *
+ * Side effects:
+ *	May parse module files.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define WARM_ROUNDS 10
+
+int
+CprofSymDebug(
+    Tcl_Interp *interp,
+    Tcl_Obj *addrsObj)
+{
+    CprofSymbolizer *symPtr;
+    Tcl_Obj **elems, *namesObj, *modulesObj, *resultObj;
+    uintptr_t *addrs;
+    uint64_t t0, t1, t2;
+    int n, i, r;
+
+    if (Tcl_ListObjGetElements(NULL, addrsObj, &n, &elems) != TCL_OK) {
+	goto bad;
+    }
+    addrs = (uintptr_t *) ckalloc((n + 1) * sizeof(uintptr_t));
+    for (i = 0; i < n; i++) {
+	Tcl_WideInt w;
+
+	if (Tcl_GetWideIntFromObj(NULL, elems[i], &w) != TCL_OK || w <= 0) {
+	    ckfree(addrs);
+	    goto bad;
+	}
+	addrs[i] = (uintptr_t) w;
+    }
+    symPtr = CprofSymNew();
+    CprofSymRefresh(symPtr);
+    namesObj = Tcl_NewListObj(0, NULL);
+    modulesObj = Tcl_NewListObj(0, NULL);
+    t0 = CprofClockNs(CLOCK_MONOTONIC);
+    for (i = 0; i < n; i++) {
+	CprofSymInfo info;
+
+	CprofSymResolve(symPtr, addrs[i], &info);
+    }
+    t1 = CprofClockNs(CLOCK_MONOTONIC);
+    for (r = 0; r < WARM_ROUNDS; r++) {
+	for (i = 0; i < n; i++) {
+	    CprofSymInfo info;
+
+	    CprofSymResolve(symPtr, addrs[i], &info);
+	}
+    }
+    t2 = CprofClockNs(CLOCK_MONOTONIC);
+    for (i = 0; i < n; i++) {
+	CprofSymInfo info;
+	const char *s;
+
+	CprofSymResolve(symPtr, addrs[i], &info);
+	s = CprofNameString(info.nameId);
+	Tcl_ListObjAppendElement(NULL, namesObj,
+		Tcl_NewStringObj(s ? s : "", -1));
+	s = info.moduleId >= 0 ? CprofNameString(info.moduleId) : NULL;
+	Tcl_ListObjAppendElement(NULL, modulesObj,
+		Tcl_NewStringObj(s ? s : "", -1));
+    }
+    CprofSymFree(symPtr);
+    ckfree(addrs);
+    resultObj = Tcl_NewDictObj();
+    Tcl_DictObjPut(NULL, resultObj, Tcl_NewStringObj("names", -1), namesObj);
+    Tcl_DictObjPut(NULL, resultObj, Tcl_NewStringObj("modules", -1),
+	    modulesObj);
+    Tcl_DictObjPut(NULL, resultObj, Tcl_NewStringObj("cold_ns", -1),
+	    Tcl_NewDoubleObj(n ? (double) (t1 - t0) / n : 0));
+    Tcl_DictObjPut(NULL, resultObj, Tcl_NewStringObj("warm_ns", -1),
+	    Tcl_NewDoubleObj(n ? (double) (t2 - t1) / n / WARM_ROUNDS : 0));
+    Tcl_SetObjResult(interp, resultObj);
+    return TCL_OK;
+
+  bad:
+    Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad addresses \"%.50s\": "
+	    "expected a list of positive integers", Tcl_GetString(addrsObj)));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "symbols", NULL);
+    return TCL_ERROR;
+}

@@ -1248,11 +1248,12 @@ MODULE_SCOPE int	CprofNativeTrampolines(uintptr_t start, uintptr_t end,
 			    uintptr_t *sps, int max);
 
 /*
- * Symbolizer (unix/symbolize.c): native addresses to function names, in
- * normal context only. An own ELF reader over .symtab/.dynsym of every
- * loaded module (so static functions of unstripped libraries have names),
- * falling back to stable "module!fn_0x<offset>" names for addresses in
- * stripped code, and "[unknown]" for addresses in no loaded module.
+ * Symbolizer (unix/symbolize.c, unix/symfile.c): native addresses to
+ * function names and C source lines, in normal context only, through
+ * elfutils (symbol tables, separate debug files, DWARF line tables), so
+ * that static functions of unstripped libraries have names, falling back
+ * to stable "module!fn_0x<offset>" names for addresses in stripped code,
+ * and "[unknown]" for addresses in no loaded module.
  * Results are cached per address; the module list is re-read by
  * CprofSymRefresh (call it before resolving a batch of addresses captured
  * since the last refresh, so that a library loaded meanwhile is known; an
@@ -1269,6 +1270,9 @@ typedef struct CprofSymInfo {
     int inTcl;			/* Address lies in the Tcl library itself. */
     int exact;			/* 1 if named from a symbol table, 0 if the
 				 * name is synthesized. */
+    int fileId;			/* CprofNameIntern id of the C source file
+				 * of the address (DWARF), or -1. */
+    int line;			/* Its line, or 0 if unknown. */
 } CprofSymInfo;
 
 MODULE_SCOPE CprofSymbolizer *CprofSymNew(void);

@@ -59,6 +59,23 @@
 #define BUSY_TIMEOUT_MS	5000
 
 /*
+ * The C source lines of the sampled tree's nodes (see CprofNodeLine):
+ * made with the schema, and added to a file of version 1 made before
+ * they were (IF NOT EXISTS, when a run is written).
+ */
+
+#define NODE_LINES_SQL \
+"CREATE TABLE IF NOT EXISTS node_lines (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  id INTEGER NOT NULL,\n" \
+"  node INTEGER NOT NULL,\n"	/* the C frame's node of tree 0 */ \
+"  callee INTEGER,\n"		/* the node called, NULL: none */ \
+"  file TEXT NOT NULL, line INTEGER NOT NULL,\n" \
+"  weight NOT NULL,\n" \
+"  PRIMARY KEY (run, id)\n" \
+") WITHOUT ROWID;\n"
+
+/*
  * The schema, version 1. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
  */
@@ -119,6 +136,7 @@ static const char schemaSql[] =
 "  shown INTEGER NOT NULL DEFAULT 1,\n"
 "  PRIMARY KEY (run, id)\n"
 ") WITHOUT ROWID;\n"
+NODE_LINES_SQL
 "CREATE TABLE events (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
 "  seq INTEGER NOT NULL,\n"
@@ -206,7 +224,7 @@ static const char schemaSql[] =
 
 enum {
     ST_FRAME_GET, ST_FRAME_PUT, ST_NODE, ST_LINE, ST_EVENT, ST_COV_CMD,
-    ST_COV_LINE, ST_RUN, ST_COUNT
+    ST_COV_LINE, ST_RUN, ST_NODE_LINE, ST_COUNT
 };
 
 static const char *const stmtSql[ST_COUNT] = {
@@ -236,10 +254,15 @@ static const char *const stmtSql[ST_COUNT] = {
     "UPDATE runs SET label = ?2, status = ?3, stopped_by = ?4,"
 	" end_time = ?5, elapsed = ?6, rate_achieved = ?7, samples = ?8,"
 	" weight = ?9, drops = ?10, splice_rate = ?11, calls = ?12,"
-	" overhead_pct = ?13, meta = ?14 WHERE id = ?1"
+	" overhead_pct = ?13, meta = ?14 WHERE id = ?1",
+    "INSERT INTO node_lines (run, id, node, callee, file, line, weight)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run, id)"
+	" DO UPDATE SET weight = ?7"
 };
 
 static void		Disconnect(CprofStore *storePtr, int checkpoint);
+static int		FlushNodeLines(CprofStore *storePtr,
+			    CprofTree *treePtr);
 
 /*
  * What was last written of a call-tree node, and of a call site.
@@ -272,6 +295,9 @@ struct CprofStore {
     ShadowTree trees[2];
     CprofLineValues *lines;	/* Call sites as last written. */
     int numLines, capLines;
+    uint64_t *nodeLines;	/* Weights of the tree's C source lines as
+				 * last written. */
+    int numNodeLines, capNodeLines;
     CprofNameCalls *cmdCalls;	/* Coverage: calls (and kind) by name id,
 				 * as written. */
     int numCmdCalls;
@@ -886,6 +912,7 @@ ForgetShadows(
     storePtr->trees[0].count = 0;
     storePtr->trees[1].count = 0;
     storePtr->numLines = 0;
+    storePtr->numNodeLines = 0;
 
     /*
      * Not 0: a count that dropped to 0 since it was written (an ensemble
@@ -967,6 +994,12 @@ Connect(
     }
     sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 	    NULL);
+    rc = sqlite3_exec(storePtr->db, NODE_LINES_SQL, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+	DbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
+	Disconnect(storePtr, 0);
+	return TCL_ERROR;
+    }
     for (i = 0; i < ST_COUNT; i++) {
 	rc = sqlite3_prepare_v3(storePtr->db, stmtSql[i], -1,
 		SQLITE_PREPARE_PERSISTENT, &storePtr->stmts[i], NULL);
@@ -1048,6 +1081,9 @@ CprofStoreClose(
     }
     if (storePtr->lines) {
 	ckfree(storePtr->lines);
+    }
+    if (storePtr->nodeLines) {
+	ckfree(storePtr->nodeLines);
     }
     if (storePtr->cmdCalls) {
 	ckfree(storePtr->cmdCalls);
@@ -1445,6 +1481,54 @@ FlushSampleTree(
 	rc = WriteNode(storePtr, tree, i, &rec);
 	if (rc != SQLITE_OK) {
 	    return rc;
+	}
+    }
+    return FlushNodeLines(storePtr, treePtr);
+}
+
+/*
+ * The C source lines of the sampled tree: new records inserted, changed
+ * weights updated (records only grow, in order of creation).
+ */
+
+static int
+FlushNodeLines(
+    CprofStore *storePtr,
+    CprofTree *treePtr)
+{
+    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE_LINE];
+    int i, rc;
+
+    if (treePtr->numLines > storePtr->capNodeLines) {
+	storePtr->capNodeLines = treePtr->numLines + 1024;
+	storePtr->nodeLines = (uint64_t *) ckrealloc(storePtr->nodeLines,
+		storePtr->capNodeLines * sizeof(uint64_t));
+    }
+    for (i = 0; i < treePtr->numLines; i++) {
+	CprofNodeLine *recPtr = &treePtr->lines[i];
+	const char *file;
+
+	if (i < storePtr->numNodeLines
+		&& storePtr->nodeLines[i] == recPtr->weight) {
+	    continue;
+	}
+	file = CprofNameString(recPtr->fileId);
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	sqlite3_bind_int(stmt, 3, recPtr->node);
+	if (recPtr->child >= 0) {
+	    sqlite3_bind_int(stmt, 4, recPtr->child);
+	}
+	BindText(stmt, 5, file ? file : "");
+	sqlite3_bind_int(stmt, 6, recPtr->line);
+	sqlite3_bind_int64(stmt, 7, (sqlite3_int64) recPtr->weight);
+	rc = Exec(stmt);
+	if (rc != SQLITE_OK) {
+	    return rc;
+	}
+	storePtr->nodeLines[i] = recPtr->weight;
+	if (i >= storePtr->numNodeLines) {
+	    storePtr->numNodeLines = i + 1;
 	}
     }
     return SQLITE_OK;
@@ -1997,7 +2081,7 @@ FlushBody(
     if (storePtr->clearPending) {
 	static const char *const tables[] = {
 	    "nodes", "lines", "events", "coverage_commands",
-	    "coverage_lines", "coverage_procs", NULL
+	    "coverage_lines", "coverage_procs", "node_lines", NULL
 	};
 	int i;
 
@@ -2290,10 +2374,44 @@ LoadTree(
     };
     sqlite3_stmt *stmt;
     Tcl_HashTable pending;	/* Node id -> its list of children. */
+    Tcl_HashTable lineLists;	/* 2 * node id (+1 for caller lines) ->
+				 * the node's C source lines. */
     Tcl_HashEntry *hPtr;
     Tcl_HashSearch search;
     Tcl_Obj *rootObj = NULL;
     int rc, isNew, k;
+
+    /*
+     * The C source lines of the sampled tree (none in a file made before
+     * they were kept): self_lines of a C frame's node, caller_lines of
+     * the node it called from the line.
+     */
+
+    Tcl_InitHashTable(&lineLists, TCL_ONE_WORD_KEYS);
+    if (tree == 0 && sqlite3_prepare_v2(db, "SELECT node, callee, file,"
+	    " line, weight FROM node_lines WHERE run = ?1 ORDER BY id", -1,
+	    &stmt, NULL) == SQLITE_OK) {
+	sqlite3_bind_int64(stmt, 1, runId);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+	    int isCall = sqlite3_column_type(stmt, 1) != SQLITE_NULL;
+	    sqlite3_int64 node = sqlite3_column_int64(stmt, isCall ? 1 : 0);
+	    Tcl_Obj *listObj;
+
+	    hPtr = Tcl_CreateHashEntry(&lineLists,
+		    (char *) (intptr_t) (2 * node + isCall), &isNew);
+	    if (isNew) {
+		listObj = Tcl_NewListObj(0, NULL);
+		Tcl_IncrRefCount(listObj);
+		Tcl_SetHashValue(hPtr, listObj);
+	    } else {
+		listObj = Tcl_GetHashValue(hPtr);
+	    }
+	    for (k = 2; k < 5; k++) {
+		Tcl_ListObjAppendElement(NULL, listObj, ColumnObj(stmt, k));
+	    }
+	}
+	sqlite3_finalize(stmt);
+    }
 
     rc = sqlite3_prepare_v2(db, "SELECT n.id, n.parent, f.kind, f.name,"
 	    " f.tclkind, f.module, n.self, n.total, n.calls, n.total_ns,"
@@ -2302,6 +2420,11 @@ LoadTree(
 	    " WHERE n.run = ?1 AND n.tree = ?2 AND n.shown"
 	    " ORDER BY n.id DESC", -1, &stmt, NULL);
     if (rc != SQLITE_OK) {
+	for (hPtr = Tcl_FirstHashEntry(&lineLists, &search); hPtr != NULL;
+		hPtr = Tcl_NextHashEntry(&search)) {
+	    Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+	}
+	Tcl_DeleteHashTable(&lineLists);
 	return rc;
     }
     sqlite3_bind_int64(stmt, 1, runId);
@@ -2333,6 +2456,14 @@ LoadTree(
 	    }
 	    if (sqlite3_column_int64(stmt, 13) > 0) {
 		PUT(dictObj, "suspended_ns", ColumnObj(stmt, 13));
+	    }
+	}
+	for (k = 0; k < 2; k++) {
+	    hPtr = Tcl_FindHashEntry(&lineLists,
+		    (char *) (intptr_t) (2 * id + k));
+	    if (hPtr != NULL) {
+		PUT(dictObj, k ? "caller_lines" : "self_lines",
+			(Tcl_Obj *) Tcl_GetHashValue(hPtr));
 	    }
 	}
 	hPtr = Tcl_FindHashEntry(&pending, (char *) (intptr_t) id);
@@ -2369,6 +2500,11 @@ LoadTree(
 	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
     }
     Tcl_DeleteHashTable(&pending);
+    for (hPtr = Tcl_FirstHashEntry(&lineLists, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DeleteHashTable(&lineLists);
     if (rc != SQLITE_DONE) {
 	if (rootObj != NULL) {
 	    Tcl_DecrRefCount(rootObj);

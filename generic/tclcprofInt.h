@@ -716,6 +716,21 @@ typedef struct CprofNode {
     uint64_t total;		/* Weight of samples through here ("Under"). */
 } CprofNode;
 
+/*
+ * The C source line of a C frame in the samples through a node: its own
+ * line in the samples that end there (child -1), or the line it called
+ * the next frame shown from (child: that frame's node). weight adds up
+ * the samples' weights.
+ */
+
+typedef struct CprofNodeLine {
+    int node;
+    int child;
+    int fileId;			/* CprofNameIntern id of the file. */
+    int line;
+    uint64_t weight;
+} CprofNodeLine;
+
 typedef struct CprofTree {
     CprofFrameDef *frames;
     int numFrames, capFrames;
@@ -726,6 +741,9 @@ typedef struct CprofTree {
     uint64_t samples;		/* Samples added. */
     uint64_t weight;		/* Their total weight. */
     uint64_t truncatedNodes;	/* Weight folded for want of node space. */
+    CprofNodeLine *lines;	/* C source lines, in order of creation. */
+    int numLines, capLines;
+    Tcl_HashTable lineIndex;	/* (node, child, file, line) -> index. */
 } CprofTree;
 
 #define CPROF_TREE_MAX_NODES	(1 << 22)
@@ -737,6 +755,10 @@ MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 MODULE_SCOPE void	CprofTreeAdd(CprofTree *treePtr, const int *frames,
 			    const int *exact, int numFrames, uint64_t count,
 			    uint64_t weight);
+MODULE_SCOPE void	CprofTreeAddLines(CprofTree *treePtr,
+			    const int *frames, const int *exact,
+			    const int *fileIds, const int *lines,
+			    int numFrames, uint64_t count, uint64_t weight);
 struct CprofExact;
 MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
 			    struct CprofExact *exactPtr);

@@ -392,6 +392,66 @@ CprofTreeToObj(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * CprofNodeLinesObjCmd --
+ *
+ *	::tclcprof::reportlib::NodeLines nodes -- of a list of node dicts
+ *	(as reports lay a tree out), those with C source lines: a flat
+ *	list {index self_lines caller_lines ...} (a key a node lacks is
+ *	empty), so that reports and exports of trees without lines do not
+ *	look at every node in Tcl.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNodeLinesObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_Obj **nodes, *keys[2], *resultObj;
+    int n, i, k;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "nodes");
+	return TCL_ERROR;
+    }
+    if (Tcl_ListObjGetElements(interp, objv[1], &n, &nodes) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    keys[0] = Tcl_NewStringObj("self_lines", -1);
+    keys[1] = Tcl_NewStringObj("caller_lines", -1);
+    Tcl_IncrRefCount(keys[0]);
+    Tcl_IncrRefCount(keys[1]);
+    resultObj = Tcl_NewListObj(0, NULL);
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *valueObj[2] = {NULL, NULL};
+
+	for (k = 0; k < 2; k++) {
+	    if (Tcl_DictObjGet(NULL, nodes[i], keys[k], &valueObj[k])
+		    != TCL_OK) {
+		valueObj[k] = NULL;
+	    }
+	}
+	if (valueObj[0] == NULL && valueObj[1] == NULL) {
+	    continue;
+	}
+	Tcl_ListObjAppendElement(NULL, resultObj, Tcl_NewIntObj(i));
+	for (k = 0; k < 2; k++) {
+	    Tcl_ListObjAppendElement(NULL, resultObj,
+		    valueObj[k] ? valueObj[k] : Tcl_NewObj());
+	}
+    }
+    Tcl_DecrRefCount(keys[0]);
+    Tcl_DecrRefCount(keys[1]);
+    Tcl_SetObjResult(interp, resultObj);
+    return TCL_OK;
+}
+
+/*
  * Whether a module is tclcprof's own library: its frames (the trace
  * callback, a drain) are the profiler's work inside Tcl's and are shown
  * with Tcl's internals.

@@ -3661,6 +3661,8 @@ CreateCommands(
 	    LayoutObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::FlatSums",
 	    FlatSumsObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::NodeLines",
+	    CprofNodeLinesObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),
 	    0);
     if (ensemble == NULL) {

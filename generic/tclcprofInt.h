@@ -759,6 +759,7 @@ MODULE_SCOPE void	CprofTreeAddLines(CprofTree *treePtr,
 			    const int *frames, const int *exact,
 			    const int *fileIds, const int *lines,
 			    int numFrames, uint64_t count, uint64_t weight);
+MODULE_SCOPE Tcl_ObjCmdProc CprofNodeLinesObjCmd;
 struct CprofExact;
 MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
 			    struct CprofExact *exactPtr);

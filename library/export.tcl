@@ -25,7 +25,7 @@ namespace eval ::tclcprof {
 
 namespace eval ::tclcprof::exportlib {
     # Fail, Enum, OptionPairs, Flatten, ExactProfile, Unweighed, Doubts,
-    # Escape, Quote, SourceLines.
+    # Escape, Quote, SourceLines, NodeLines.
     namespace path ::tclcprof::reportlib
 
     variable optionNames {-data -db -file -format -min -run -view}
@@ -924,28 +924,39 @@ proc ::tclcprof::exportlib::Callgrind {t profile} {
 proc ::tclcprof::exportlib::CLines {t selfVar callVar fileVar} {
     upvar 1 $selfVar cself $callVar ccall $fileVar cfile
     set nodes [dict get $t node]
+    set lined [NodeLines $nodes]
+    if {![llength $lined]} {
+	return
+    }
     set fid [dict get $t fid]
+    # Each node's parent (the caller of caller_lines).
+    set parent [lrepeat [llength $fid] 0]
     set i 0
-    foreach n $nodes ks [dict get $t kids] f $fid {
-	if {$i == 0} {
-	    incr i
-	    continue
+    foreach ks [dict get $t kids] {
+	foreach c $ks {
+	    lset parent $c $i
 	}
 	incr i
-	if {[dict exists $n self_lines]} {
-	    foreach {file line w} [SourceLines $n self_lines] {
+    }
+    foreach {i sl cl} $lined {
+	if {$i == 0} {
+	    continue
+	}
+	set f [lindex $fid $i]
+	set node [lindex $nodes $i]
+	if {$sl ne ""} {
+	    foreach {file line w} [SourceLines $node self_lines] {
 		dict incr cself($f) $file\u0000$line $w
 		dict incr byFile($f) $file $w
 	    }
 	}
-	foreach c $ks {
-	    set cn [lindex $nodes $c]
-	    if {[dict exists $cn caller_lines]} {
-		set key "$f [lindex $fid $c]"
-		foreach {file line w} [SourceLines $cn caller_lines] {
-		    dict incr ccall($key) $file\u0000$line $w
-		    dict incr byFile($f) $file $w
-		}
+	set p [lindex $parent $i]
+	if {$cl ne "" && $p > 0} {
+	    set pf [lindex $fid $p]
+	    set key "$pf $f"
+	    foreach {file line w} [SourceLines $node caller_lines] {
+		dict incr ccall($key) $file\u0000$line $w
+		dict incr byFile($pf) $file $w
 	    }
 	}
     }
@@ -1153,6 +1164,18 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     set cfn {}
     set cloc {}
     set nextFn [llength $fname]
+    set hasLines 0
+    if {!$exact} {
+	foreach {i sl cl} [NodeLines $nodes] {
+	    set hasLines 1
+	    if {$sl ne ""} {
+		set selfL($i) [SourceLines [lindex $nodes $i] self_lines]
+	    }
+	    if {$cl ne ""} {
+		set callerL($i) [SourceLines [lindex $nodes $i] caller_lines]
+	    }
+	}
+    }
 
     # Locations: one per frame and line; frame f at line 0 is location
     # f, others are numbered after the frames.
@@ -1194,10 +1217,10 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	} else {
 	    set here [lindex $venc $f]$p
 	}
-	if {!$exact && $i > 0 && [dict exists [lindex $nodes $i] self_lines]} {
+	if {$hasLines && $i > 0 && [info exists selfL($i)]} {
 	    # The self weight at each line, the rest at the frame.
 	    set s [IntWeight $s]
-	    foreach {file line w} [SourceLines [lindex $nodes $i] self_lines] {
+	    foreach {file line w} $selfL($i) {
 		set w [IntWeight $w]
 		set s [expr {$s - $w}]
 		set values [Varint $w]
@@ -1230,11 +1253,10 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	    set caller [lindex $fname $f]
 	    foreach c $ks {
 		set loc $f
-		if {!$exact && [dict exists [lindex $nodes $c] caller_lines]} {
+		if {$hasLines && [info exists callerL($c)]} {
 		    # The caller at its busiest line for this callee.
 		    set most -1
-		    foreach {file line w} [SourceLines [lindex $nodes $c] \
-			    caller_lines] {
+		    foreach {file line w} $callerL($c) {
 			if {$w > $most} {
 			    set most $w
 			    set loc [CLoc $f $file $line]

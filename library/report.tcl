@@ -2264,6 +2264,18 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
     set focus [dict get $o -focus]
     set focusOn [dict get $o focusOn]
     set hide [dict get $o -hide]
+    set lined [NodeLines $inNode]
+    if {![llength $lined]} {
+	{*}$noData
+    }
+    foreach {id sl cl} $lined {
+	if {$sl ne ""} {
+	    set selfL($id) [SourceLines [lindex $inNode $id] self_lines]
+	}
+	if {$cl ne ""} {
+	    set callerL($id) [SourceLines [lindex $inNode $id] caller_lines]
+	}
+    }
 
     # Depth first, keys "name module file line" on the path counted in
     # onPath; an exit is pushed as -1-id.
@@ -2291,16 +2303,15 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
 		    ? [dict get $node module] : ""}]
 	    set self {}
 	    set under {}
-	    if {[dict exists $node self_lines]} {
-		foreach {file line w} [SourceLines $node self_lines] {
+	    if {[info exists selfL($id)]} {
+		foreach {file line w} $selfL($id) {
 		    dict incr self [list $name $module $file $line] $w
 		    dict incr under [list $name $module $file $line] $w
 		}
 	    }
 	    foreach c $kids {
-		set cn [lindex $inNode $c]
-		if {[dict exists $cn caller_lines]} {
-		    foreach {file line w} [SourceLines $cn caller_lines] {
+		if {[info exists callerL($c)]} {
+		    foreach {file line w} $callerL($c) {
 			dict incr under [list $name $module $file $line] $w
 		    }
 		}

@@ -639,7 +639,7 @@ FindDebugFile(
 	    ok = idLen == tablePtr->buildIdLen
 		    && memcmp(id, tablePtr->buildId, idLen) == 0;
 	} else {
-	    ok = link != NULL && i > 0 && idLen <= 0
+	    ok = link != NULL && idLen <= 0
 		    && (GElf_Word) crc32(0, (const Bytef *) image,
 			    (uInt) size) == crc;
 	}

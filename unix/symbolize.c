@@ -23,11 +23,11 @@
  *	  else "module+0x<offset>". The vDSO, which has no file, is read
  *	  from its mapped image.
  *	- Caches: each symbolizer caches address -> result in a
- *	  one-word-key hash table (a warm lookup is one hash probe), and
- *	  function start -> result so that the addresses of one function
- *	  share one entry and one interned name; an address's own source
- *	  line is kept with it. The cache is flushed when it reaches
- *	  CACHE_MAX entries.
+ *	  one-word-key hash table (a warm lookup is one hash probe and one
+ *	  copy), and function start -> result so that the addresses of one
+ *	  function share one interned name, and one entry when they have no
+ *	  source line (an address with a line has an entry of its own). The
+ *	  cache is flushed when it reaches CACHE_MAX entries.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -97,23 +97,15 @@ typedef struct ExecRange {
 } ExecRange;
 
 /*
- * A cached function: shared by all the addresses in the function.
+ * A cached result: a function's, shared by all its addresses that have no
+ * source line, or an address's own (a copy of its function's with the
+ * line), so that a warm lookup is one hash probe and one copy either way.
  */
 
 typedef struct CacheEntry {
-    CprofSymInfo info;		/* fileId and line unused. */
+    CprofSymInfo info;
     Module *modPtr;		/* NULL: the address is in no module. */
 } CacheEntry;
-
-/*
- * A cached address: its function and its own source line.
- */
-
-typedef struct AddrEntry {
-    CacheEntry *funcPtr;
-    int fileId;
-    int line;
-} AddrEntry;
 
 typedef struct CacheSlab {
     struct CacheSlab *nextPtr;
@@ -121,21 +113,14 @@ typedef struct CacheSlab {
     CacheEntry entries[SLAB_ENTRIES];
 } CacheSlab;
 
-typedef struct AddrSlab {
-    struct AddrSlab *nextPtr;
-    int used;
-    AddrEntry entries[SLAB_ENTRIES];
-} AddrSlab;
-
 struct CprofSymbolizer {
     Module **modules;		/* Loaded modules, in loader order. */
     int numModules;
     ExecRange *ranges;		/* Sorted by start. */
     int numRanges;
-    Tcl_HashTable addrCache;	/* Address -> AddrEntry. */
+    Tcl_HashTable addrCache;	/* Address -> CacheEntry. */
     Tcl_HashTable funcCache;	/* Function start -> CacheEntry. */
-    CacheSlab *slabs;		/* Storage of the function entries. */
-    AddrSlab *addrSlabs;	/* Storage of the address entries. */
+    CacheSlab *slabs;		/* Storage of the entries. */
     int numEntries;		/* Entries handed out from slabs. */
     int numUnknown;		/* Addresses cached as unknown. */
     CacheEntry unknownEntry;	/* The result for addresses in no module. */
@@ -207,13 +192,12 @@ static int		CompareExecRanges(const void *a, const void *b);
 static Module *		FindModule(CprofSymbolizer *symPtr, uintptr_t addr);
 static CprofSymTable *	ModuleTable(Module *modPtr);
 static CacheEntry *	NewEntry(CprofSymbolizer *symPtr);
-static AddrEntry *	NewAddrEntry(CprofSymbolizer *symPtr);
 static void		FlushCache(CprofSymbolizer *symPtr);
 static void		PurgeCache(CprofSymbolizer *symPtr);
 static CacheEntry *	FuncEntry(CprofSymbolizer *symPtr, Module *modPtr,
 			    uintptr_t funcStart, int exact, const char *name,
 			    int nameLen);
-static AddrEntry *	Describe(CprofSymbolizer *symPtr, uintptr_t addr);
+static CacheEntry *	Describe(CprofSymbolizer *symPtr, uintptr_t addr);
 
 /*
  *----------------------------------------------------------------------
@@ -791,10 +775,9 @@ ModuleTable(
 /*
  *----------------------------------------------------------------------
  *
- * NewEntry, NewAddrEntry --
+ * NewEntry --
  *
- *	A fresh function or address cache entry from the symbolizer's
- *	slabs.
+ *	A fresh cache entry from the symbolizer's slabs.
  *
  * Results:
  *	The entry (uninitialized).
@@ -821,22 +804,6 @@ NewEntry(
     return &slabPtr->entries[slabPtr->used++];
 }
 
-static AddrEntry *
-NewAddrEntry(
-    CprofSymbolizer *symPtr)
-{
-    AddrSlab *slabPtr = symPtr->addrSlabs;
-
-    if (slabPtr == NULL || slabPtr->used == SLAB_ENTRIES) {
-	slabPtr = (AddrSlab *) ckalloc(sizeof(AddrSlab));
-	slabPtr->used = 0;
-	slabPtr->nextPtr = symPtr->addrSlabs;
-	symPtr->addrSlabs = slabPtr;
-    }
-    symPtr->numEntries++;
-    return &slabPtr->entries[slabPtr->used++];
-}
-
 /*
  *----------------------------------------------------------------------
  *
@@ -858,7 +825,6 @@ FlushCache(
     CprofSymbolizer *symPtr)
 {
     CacheSlab *slabPtr;
-    AddrSlab *addrSlabPtr;
 
     Tcl_DeleteHashTable(&symPtr->addrCache);
     Tcl_DeleteHashTable(&symPtr->funcCache);
@@ -867,10 +833,6 @@ FlushCache(
     while ((slabPtr = symPtr->slabs) != NULL) {
 	symPtr->slabs = slabPtr->nextPtr;
 	ckfree(slabPtr);
-    }
-    while ((addrSlabPtr = symPtr->addrSlabs) != NULL) {
-	symPtr->addrSlabs = addrSlabPtr->nextPtr;
-	ckfree(addrSlabPtr);
     }
     symPtr->numEntries = 0;
     symPtr->numUnknown = 0;
@@ -903,10 +865,9 @@ PurgeCache(
 
     for (hPtr = Tcl_FirstHashEntry(&symPtr->addrCache, &search);
 	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
-	AddrEntry *addrPtr = Tcl_GetHashValue(hPtr);
-	Module *modPtr = addrPtr->funcPtr->modPtr;
+	CacheEntry *entryPtr = Tcl_GetHashValue(hPtr);
 
-	if (modPtr == NULL || !modPtr->seen) {
+	if (entryPtr->modPtr == NULL || !entryPtr->modPtr->seen) {
 	    Tcl_DeleteHashEntry(hPtr);
 	}
     }
@@ -1247,7 +1208,7 @@ FuncEntry(
  *----------------------------------------------------------------------
  */
 
-static AddrEntry *
+static CacheEntry *
 Describe(
     CprofSymbolizer *symPtr,
     uintptr_t addr)
@@ -1255,20 +1216,16 @@ Describe(
     Module *modPtr = FindModule(symPtr, addr);
     CprofSymTable *tablePtr;
     CprofSymFound found;
-    CacheEntry *funcPtr = NULL;
-    AddrEntry *addrPtr;
+    CacheEntry *funcPtr = NULL, *entryPtr;
     uint64_t rel;
     char buf[NAME_MAX_SHOWN + 64];
 
-    addrPtr = NewAddrEntry(symPtr);
-    addrPtr->fileId = -1;
-    addrPtr->line = 0;
     if (modPtr == NULL) {
-	addrPtr->funcPtr = &symPtr->unknownEntry;
-	return addrPtr;
+	return &symPtr->unknownEntry;
     }
     rel = (uint64_t) (addr - modPtr->base);
     tablePtr = ModuleTable(modPtr);
+    found.fileId = -1;
     if (tablePtr != NULL) {
 	CprofSymTableLookup(tablePtr, rel, &found);
 	if (found.how == CPROF_FOUND_SYMBOL) {
@@ -1281,8 +1238,6 @@ Describe(
 	    funcPtr = FuncEntry(symPtr, modPtr,
 		    modPtr->base + (uintptr_t) found.start, 0, buf, -1);
 	}
-	addrPtr->fileId = found.fileId;
-	addrPtr->line = found.line;
     }
     if (funcPtr == NULL) {
 	snprintf(buf, sizeof(buf), "%.*s+0x%llx", NAME_MAX_SHOWN,
@@ -1295,8 +1250,14 @@ Describe(
 	funcPtr->info.inTcl = modPtr->inTcl;
 	funcPtr->info.fileId = -1;
     }
-    addrPtr->funcPtr = funcPtr;
-    return addrPtr;
+    if (found.fileId < 0) {
+	return funcPtr;
+    }
+    entryPtr = NewEntry(symPtr);
+    *entryPtr = *funcPtr;
+    entryPtr->info.fileId = found.fileId;
+    entryPtr->info.line = found.line;
+    return entryPtr;
 }
 
 /*
@@ -1325,31 +1286,28 @@ CprofSymResolve(
     CprofSymInfo *infoPtr)
 {
     Tcl_HashEntry *hPtr;
-    AddrEntry *addrPtr;
+    CacheEntry *entryPtr;
     int isNew;
 
     hPtr = Tcl_FindHashEntry(&symPtr->addrCache, (void *) addr);
-    if (hPtr == NULL) {
-	if (!symPtr->initialized) {
-	    CprofSymRefresh(symPtr);
-	}
-	if (symPtr->addrCache.numEntries >= CACHE_MAX
-		|| symPtr->numEntries >= CACHE_MAX) {
-	    FlushCache(symPtr);
-	}
-	addrPtr = Describe(symPtr, addr);
-	hPtr = Tcl_CreateHashEntry(&symPtr->addrCache, (void *) addr,
-		&isNew);
-	Tcl_SetHashValue(hPtr, addrPtr);
-	if (addrPtr->funcPtr->modPtr == NULL) {
-	    symPtr->numUnknown++;
-	}
-    } else {
-	addrPtr = Tcl_GetHashValue(hPtr);
+    if (hPtr != NULL) {
+	*infoPtr = ((CacheEntry *) Tcl_GetHashValue(hPtr))->info;
+	return;
     }
-    *infoPtr = addrPtr->funcPtr->info;
-    infoPtr->fileId = addrPtr->fileId;
-    infoPtr->line = addrPtr->line;
+    if (!symPtr->initialized) {
+	CprofSymRefresh(symPtr);
+    }
+    if (symPtr->addrCache.numEntries >= CACHE_MAX
+	    || symPtr->numEntries >= CACHE_MAX) {
+	FlushCache(symPtr);
+    }
+    entryPtr = Describe(symPtr, addr);
+    hPtr = Tcl_CreateHashEntry(&symPtr->addrCache, (void *) addr, &isNew);
+    Tcl_SetHashValue(hPtr, entryPtr);
+    if (entryPtr->modPtr == NULL) {
+	symPtr->numUnknown++;
+    }
+    *infoPtr = entryPtr->info;
 }
 
 /*

@@ -27,7 +27,9 @@
  *	  files (dwfl_standard_find_debuginfo, which maps what it finds, and
  *	  asks debuginfod servers over the network when DEBUGINFOD_URLS is
  *	  set) is not used: FindDebugFile looks in the same places, and a
- *	  debug file is reported to libdwfl as a module of its own.
+ *	  debug file is reported to libdwfl as a module of its own; a dwz
+ *	  supplementary file is read by LoadAltFile before libdw would map
+ *	  it.
  *	- PLT stubs: libdwfl gives them no name (no symbol covers them).
  *	  The stub of the i-th relocation of .rela.plt is the i-th entry of
  *	  .plt.sec, or the (i+1)-th of .plt; named "name@plt", as objdump
@@ -143,6 +145,11 @@ struct CprofSymTable {
     Tcl_Mutex mutex;		/* Serializes the use of the handles. */
     char *image;		/* The file (or vDSO) in memory. */
     char *debugImage;		/* The separate debug file, or NULL. */
+    char *debugPath;		/* Its path. */
+    char *altImage;		/* The supplementary DWARF file (dwz) of the
+				 * file with the lines, or NULL. */
+    Elf *altElf;
+    Dwarf *altDwarf;
     Dwfl *dwfl;			/* The file as a module of its own ... */
     Dwfl *debugDwfl;		/* ... and its debug file. */
     Dwfl_Module *mainMod;	/* Unwind tables, PLT. */
@@ -198,6 +205,7 @@ static int		SectionNamed(Elf *elf, const char *name,
 			    GElf_Shdr *shPtr, Elf_Scn **scnPtr);
 static void		FindDebugFile(SymTable *tablePtr, Elf *elf,
 			    const char *path);
+static void		LoadAltFile(SymTable *tablePtr, const char *path);
 static void		ReadPlt(SymTable *tablePtr, Elf *elf);
 static const FuncSym *	FindPlt(const SymTable *tablePtr, uint64_t rel);
 static int		CompareU64(const void *a, const void *b);
@@ -651,6 +659,8 @@ FindDebugFile(
 	    continue;
 	}
 	tablePtr->debugImage = image;
+	tablePtr->debugPath = ckalloc(strlen(candidates[i]) + 1);
+	strcpy(tablePtr->debugPath, candidates[i]);
 	tablePtr->debugMod = ReportElf(tablePtr, &tablePtr->debugDwfl, dbg,
 		"debug");
 	if (tablePtr->debugMod == NULL) {
@@ -666,6 +676,98 @@ FindDebugFile(
     }
     if (real != NULL) {
 	free(real);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * LoadAltFile --
+ *
+ *	The supplementary file (.gnu_debugaltlink, made by dwz) of the
+ *	file whose DWARF gives lines: read here, where libdw would find
+ *	and map it (by build-id under /usr/lib/debug/.build-id, or the
+ *	link's absolute path), and also beside that file for a relative
+ *	link, as gdb does; used with the build-id the link records.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Reads the module's DWARF; may read the supplementary file and give
+ *	it to libdw (dwarf_setalt).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+LoadAltFile(
+    SymTable *tablePtr,
+    const char *path)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(tablePtr->lineMod, &bias);
+    const char *name;
+    const void *id, *altId;
+    Tcl_DString ds[3];
+    ssize_t idLen;
+    int i, n = 0;
+
+    if (dw == NULL || (idLen = dwelf_dwarf_gnu_debugaltlink(dw, &name,
+	    &id)) <= 0 || name[0] == '\0') {
+	return;
+    }
+    if (idLen >= 2) {
+	const unsigned char *b = id;
+	char hex[4];
+
+	Tcl_DStringInit(&ds[n]);
+	Tcl_DStringAppend(&ds[n], DEBUG_DIR "/.build-id/", -1);
+	for (i = 0; i < idLen; i++) {
+	    snprintf(hex, sizeof(hex), i == 0 ? "%02x/" : "%02x", b[i]);
+	    Tcl_DStringAppend(&ds[n], hex, -1);
+	}
+	Tcl_DStringAppend(&ds[n++], ".debug", -1);
+    }
+    Tcl_DStringInit(&ds[n]);
+    if (name[0] != '/') {
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	if (slash == NULL) {
+	    Tcl_DStringFree(&ds[n]);
+	    goto search;
+	}
+	Tcl_DStringAppend(&ds[n], path, (int) (slash - path + 1));
+    }
+    Tcl_DStringAppend(&ds[n++], name, -1);
+
+  search:
+    for (i = 0; i < n; i++) {
+	size_t size;
+	char *image = tablePtr->altImage == NULL
+		? ReadFile(Tcl_DStringValue(&ds[i]), NULL, &size, NULL) : NULL;
+	Elf *elf;
+	Dwarf *alt;
+
+	Tcl_DStringFree(&ds[i]);
+	if (image == NULL) {
+	    continue;
+	}
+	elf = elf_memory(image, size);
+	if (elf == NULL || elf_kind(elf) != ELF_K_ELF
+		|| dwelf_elf_gnu_build_id(elf, &altId) != idLen
+		|| memcmp(altId, id, idLen) != 0
+		|| (alt = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) == NULL) {
+	    if (elf != NULL) {
+		elf_end(elf);
+	    }
+	    ckfree(image);
+	    continue;
+	}
+	dwarf_setalt(dw, alt);
+	tablePtr->altImage = image;
+	tablePtr->altElf = elf;
+	tablePtr->altDwarf = alt;
     }
 }
 
@@ -1305,6 +1407,9 @@ LoadTable(
 	}
     }
     tablePtr->lineMod = hasDwarf ? tablePtr->mainMod : debugMod;
+    if (tablePtr->lineMod != NULL) {
+	LoadAltFile(tablePtr, hasDwarf ? path : tablePtr->debugPath);
+    }
     tablePtr->cfi = dwfl_module_eh_cfi(tablePtr->mainMod,
 	    &tablePtr->cfiBias);
     ReadSymbols(tablePtr, dwfl_module_getelf(tablePtr->symMod, &bias));
@@ -1342,6 +1447,16 @@ FreeTable(
     }
     if (tablePtr->debugImage != NULL) {
 	ckfree(tablePtr->debugImage);
+	ckfree(tablePtr->debugPath);
+    }
+    if (tablePtr->altDwarf != NULL) {
+	dwarf_end(tablePtr->altDwarf);
+    }
+    if (tablePtr->altElf != NULL) {
+	elf_end(tablePtr->altElf);
+    }
+    if (tablePtr->altImage != NULL) {
+	ckfree(tablePtr->altImage);
     }
     FreeSegments(tablePtr);
     if (tablePtr->aliases != NULL) {

@@ -15,6 +15,12 @@
  *	past that, new paths are cut at their deepest existing node and the
  *	folded weight is counted.
  *
+ *	C frames with debug information carry their source line (where the
+ *	sampled instruction, or the call to the next frame, is): each
+ *	node keeps the weight of its samples by line, and by line of the
+ *	call to each child (CprofNodeLine), for reports by line and the
+ *	exports that place costs at lines.
+ *
  * Copyright (c) 2026 The tclcprof authors.
  *
  * See the file "LICENSE" for information on usage and redistribution of
@@ -44,6 +50,7 @@ CprofTreeInit(
     Tcl_InitHashTable(&treePtr->frameIndex,
 	    (int) (sizeof(CprofFrameDef) / sizeof(int)));
     Tcl_InitHashTable(&treePtr->childIndex, 2);
+    Tcl_InitHashTable(&treePtr->lineIndex, 4);
     treePtr->capNodes = 1024;
     treePtr->nodes = (CprofNode *) ckalloc(treePtr->capNodes
 	    * sizeof(CprofNode));
@@ -62,6 +69,10 @@ CprofTreeFree(
 {
     Tcl_DeleteHashTable(&treePtr->frameIndex);
     Tcl_DeleteHashTable(&treePtr->childIndex);
+    Tcl_DeleteHashTable(&treePtr->lineIndex);
+    if (treePtr->lines) {
+	ckfree(treePtr->lines);
+    }
     if (treePtr->frames) {
 	ckfree(treePtr->frames);
     }
@@ -116,12 +127,15 @@ CprofTreeFrame(
 /*
  *----------------------------------------------------------------------
  *
- * CprofTreeAdd --
+ * CprofTreeAdd, CprofTreeAddLines --
  *
  *	Add one stack (frame indices, outermost first) with its weight,
  *	standing for 'count' samples.
  *	'exact', when not NULL, gives for each frame the exact call-tree
  *	node of its Tcl path (-1 for C frames): recorded on the node.
+ *	'fileIds' and 'lines', when not NULL, give each frame's source
+ *	line (a line of 0: none): recorded as the node's line, with the
+ *	next frame's node as the child called from it (-1 for the last).
  *
  *----------------------------------------------------------------------
  */
@@ -135,7 +149,67 @@ CprofTreeAdd(
     uint64_t count,
     uint64_t weight)
 {
-    int node = 0, i;
+    CprofTreeAddLines(treePtr, frames, exact, NULL, NULL, numFrames, count,
+	    weight);
+}
+
+static void
+AddLine(
+    CprofTree *treePtr,
+    int node,
+    int child,
+    int fileId,
+    int line,
+    uint64_t weight)
+{
+    int key[4], isNew;
+    Tcl_HashEntry *hPtr;
+
+    key[0] = node;
+    key[1] = child;
+    key[2] = fileId;
+    key[3] = line;
+    if (treePtr->numLines >= CPROF_TREE_MAX_NODES) {
+	hPtr = Tcl_FindHashEntry(&treePtr->lineIndex, (char *) key);
+	if (hPtr != NULL) {
+	    treePtr->lines[PTR2INT(Tcl_GetHashValue(hPtr))].weight += weight;
+	}
+	return;
+    }
+    hPtr = Tcl_CreateHashEntry(&treePtr->lineIndex, (char *) key, &isNew);
+    if (isNew) {
+	CprofNodeLine *recPtr;
+
+	if (treePtr->numLines == treePtr->capLines) {
+	    treePtr->capLines = treePtr->capLines ? 2 * treePtr->capLines
+		    : 256;
+	    treePtr->lines = (CprofNodeLine *) ckrealloc(treePtr->lines,
+		    treePtr->capLines * sizeof(CprofNodeLine));
+	}
+	recPtr = &treePtr->lines[treePtr->numLines];
+	recPtr->node = node;
+	recPtr->child = child;
+	recPtr->fileId = fileId;
+	recPtr->line = line;
+	recPtr->weight = 0;
+	Tcl_SetHashValue(hPtr, INT2PTR(treePtr->numLines));
+	treePtr->numLines++;
+    }
+    treePtr->lines[PTR2INT(Tcl_GetHashValue(hPtr))].weight += weight;
+}
+
+void
+CprofTreeAddLines(
+    CprofTree *treePtr,
+    const int *frames,
+    const int *exact,
+    const int *fileIds,
+    const int *lines,
+    int numFrames,
+    uint64_t count,
+    uint64_t weight)
+{
+    int node = 0, i, lineAt = -1;
 
     treePtr->samples += count;
     treePtr->weight += weight;
@@ -179,11 +253,19 @@ CprofTreeAdd(
 	} else {
 	    child = PTR2INT(Tcl_GetHashValue(hPtr));
 	}
+	if (lineAt >= 0) {
+	    AddLine(treePtr, node, child, fileIds[lineAt], lines[lineAt],
+		    weight);
+	}
 	node = child;
+	lineAt = (lines != NULL && lines[i] > 0) ? i : -1;
 	treePtr->nodes[node].total += weight;
 	if (exact != NULL && exact[i] >= 0 && treePtr->nodes[node].exact < 0) {
 	    treePtr->nodes[node].exact = exact[i];
 	}
+    }
+    if (lineAt >= 0) {
+	AddLine(treePtr, node, -1, fileIds[lineAt], lines[lineAt], weight);
     }
     treePtr->nodes[node].self += weight;
 }
@@ -197,7 +279,9 @@ CprofTreeAdd(
  *	tclkind (Tcl frames) or module (C frames), and, given the exact
  *	timing data of mode both, the exact figures of Tcl frames (calls
  *	total_ns self_ns min_ns max_ns). The root has name {} and kind
- *	root.
+ *	root. C source lines: self_lines on a C frame's node (its self
+ *	weight by line, {file line weight ...}), caller_lines on a node
+ *	whose parent is a C frame (its total by the parent's line).
  *
  *----------------------------------------------------------------------
  */
@@ -207,7 +291,8 @@ NodeToObj(
     CprofTree *treePtr,
     CprofExact *exactPtr,
     int node,
-    Tcl_Obj *const keys[])
+    Tcl_Obj *const keys[],
+    Tcl_Obj **lineLists)
 {
     CprofNode *nPtr = &treePtr->nodes[node];
     Tcl_Obj *dictObj = Tcl_NewDictObj();
@@ -243,10 +328,16 @@ NodeToObj(
     if (exactPtr != NULL && nPtr->exact > 0) {
 	CprofExactNodeFigures(exactPtr, nPtr->exact, dictObj);
     }
+    if (lineLists != NULL && lineLists[2 * node] != NULL) {
+	Tcl_DictObjPut(NULL, dictObj, keys[7], lineLists[2 * node]);
+    }
+    if (lineLists != NULL && lineLists[2 * node + 1] != NULL) {
+	Tcl_DictObjPut(NULL, dictObj, keys[8], lineLists[2 * node + 1]);
+    }
     for (child = nPtr->firstChild; child >= 0;
 	    child = treePtr->nodes[child].nextSibling) {
 	Tcl_ListObjAppendElement(NULL, childrenObj,
-		NodeToObj(treePtr, exactPtr, child, keys));
+		NodeToObj(treePtr, exactPtr, child, keys, lineLists));
     }
     Tcl_DictObjPut(NULL, dictObj, keys[4], childrenObj);
     return dictObj;
@@ -258,20 +349,106 @@ CprofTreeToObj(
     CprofExact *exactPtr)
 {
     static const char *const keyNames[] = {
-	"name", "kind", "self", "total", "children", "module", "tclkind"
+	"name", "kind", "self", "total", "children", "module", "tclkind",
+	"self_lines", "caller_lines"
     };
-    Tcl_Obj *keys[7], *resultObj;
+    Tcl_Obj *keys[9], *resultObj, **lineLists = NULL;
     int i;
 
-    for (i = 0; i < 7; i++) {
+    for (i = 0; i < 9; i++) {
 	keys[i] = Tcl_NewStringObj(keyNames[i], -1);
 	Tcl_IncrRefCount(keys[i]);
     }
-    resultObj = NodeToObj(treePtr, exactPtr, 0, keys);
-    for (i = 0; i < 7; i++) {
+    if (treePtr->numLines > 0) {
+	lineLists = (Tcl_Obj **) ckalloc(2 * treePtr->numNodes
+		* sizeof(Tcl_Obj *));
+	memset(lineLists, 0, 2 * treePtr->numNodes * sizeof(Tcl_Obj *));
+	for (i = 0; i < treePtr->numLines; i++) {
+	    CprofNodeLine *recPtr = &treePtr->lines[i];
+	    Tcl_Obj **listPtr = (recPtr->child < 0)
+		    ? &lineLists[2 * recPtr->node]
+		    : &lineLists[2 * recPtr->child + 1];
+	    const char *file = CprofNameString(recPtr->fileId);
+
+	    if (*listPtr == NULL) {
+		*listPtr = Tcl_NewListObj(0, NULL);
+	    }
+	    Tcl_ListObjAppendElement(NULL, *listPtr,
+		    Tcl_NewStringObj(file ? file : "", -1));
+	    Tcl_ListObjAppendElement(NULL, *listPtr,
+		    Tcl_NewIntObj(recPtr->line));
+	    Tcl_ListObjAppendElement(NULL, *listPtr,
+		    Tcl_NewWideIntObj((Tcl_WideInt) recPtr->weight));
+	}
+    }
+    resultObj = NodeToObj(treePtr, exactPtr, 0, keys, lineLists);
+    if (lineLists != NULL) {
+	ckfree(lineLists);
+    }
+    for (i = 0; i < 9; i++) {
 	Tcl_DecrRefCount(keys[i]);
     }
     return resultObj;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNodeLinesObjCmd --
+ *
+ *	::tclcprof::reportlib::NodeLines nodes -- of a list of node dicts
+ *	(as reports lay a tree out), those with C source lines: a flat
+ *	list {index self_lines caller_lines ...} (a key a node lacks is
+ *	empty), so that reports and exports of trees without lines do not
+ *	look at every node in Tcl.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNodeLinesObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_Obj **nodes, *keys[2], *resultObj;
+    int n, i, k;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "nodes");
+	return TCL_ERROR;
+    }
+    if (Tcl_ListObjGetElements(interp, objv[1], &n, &nodes) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    keys[0] = Tcl_NewStringObj("self_lines", -1);
+    keys[1] = Tcl_NewStringObj("caller_lines", -1);
+    Tcl_IncrRefCount(keys[0]);
+    Tcl_IncrRefCount(keys[1]);
+    resultObj = Tcl_NewListObj(0, NULL);
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *valueObj[2] = {NULL, NULL};
+
+	for (k = 0; k < 2; k++) {
+	    if (Tcl_DictObjGet(NULL, nodes[i], keys[k], &valueObj[k])
+		    != TCL_OK) {
+		valueObj[k] = NULL;
+	    }
+	}
+	if (valueObj[0] == NULL && valueObj[1] == NULL) {
+	    continue;
+	}
+	Tcl_ListObjAppendElement(NULL, resultObj, Tcl_NewIntObj(i));
+	for (k = 0; k < 2; k++) {
+	    Tcl_ListObjAppendElement(NULL, resultObj,
+		    valueObj[k] ? valueObj[k] : Tcl_NewObj());
+	}
+    }
+    Tcl_DecrRefCount(keys[0]);
+    Tcl_DecrRefCount(keys[1]);
+    Tcl_SetObjResult(interp, resultObj);
+    return TCL_OK;
 }
 
 /*
@@ -400,6 +577,8 @@ CprofAddSample(
     CprofSpliceEntry merged[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int exact[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    int fileIds[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    int lines[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int withExact = statePtr->exact.on;
     int n, i, kept = 0, unmatched, beyond, startup = 1;
     int native = statePtr->options.native;
@@ -450,6 +629,7 @@ CprofAddSample(
 		continue;
 	    }
 	    exact[kept] = refPtr->node;
+	    lines[kept] = 0;
 	    frames[kept++] = CprofTreeFrame(treePtr, 0, refPtr->nameId, -1,
 		    refPtr->kind);
 	} else {
@@ -525,12 +705,14 @@ CprofAddSample(
 	    }
 	    startup = 0;
 	    exact[kept] = -1;
+	    fileIds[kept] = info.fileId;
+	    lines[kept] = info.fileId >= 0 ? info.line : 0;
 	    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
 		    info.moduleId, -1);
 	}
     }
-    CprofTreeAdd(treePtr, frames, withExact ? exact : NULL, kept,
-	    samplePtr->count, samplePtr->weight);
+    CprofTreeAddLines(treePtr, frames, withExact ? exact : NULL, fileIds,
+	    lines, kept, samplePtr->count, samplePtr->weight);
     statePtr->hasData = 1;
 }
 

@@ -206,17 +206,18 @@ CprofDebugObjCmd(
 {
     static const char *const subNames[] = {
 	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "names",
-	"splice", "spoollimit", "symbol", "trampolines", NULL
+	"splice", "spoollimit", "symbol", "symbols", "trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_TRAMPOLINES
+	SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS,
+	SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 3, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
 	"names", "splice native tcl trampoline", "spoollimit bytes",
-	"symbol address", "trampolines"
+	"symbol address", "symbols addresses", "trampolines"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int index;
@@ -269,6 +270,8 @@ CprofDebugObjCmd(
 	}
 	return TCL_OK;
     }
+    case SUB_SYMBOLS:
+	return CprofSymDebug(interp, objv[2]);
     case SUB_SPLICE:
 	return DebugSplice(interp, objv[2], objv[3], objv[4]);
     case SUB_NAMES:

@@ -63,6 +63,21 @@
 #define BUSY_TIMEOUT_MS	5000
 
 /*
+ * The C source lines of the sampled tree's nodes (see CprofNodeLine).
+ */
+
+#define NODE_LINES_SQL \
+"CREATE TABLE IF NOT EXISTS node_lines (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  id INTEGER NOT NULL,\n" \
+"  node INTEGER NOT NULL,\n"	/* the C frame's node of tree 0 */ \
+"  callee INTEGER,\n"		/* the node called, NULL: none */ \
+"  file TEXT NOT NULL, line INTEGER NOT NULL,\n" \
+"  weight NOT NULL,\n" \
+"  PRIMARY KEY (run, id)\n" \
+") WITHOUT ROWID;\n"
+
+/*
  * The schema, version 2. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
  *
@@ -148,6 +163,7 @@ static const char schemaSql[] =
 "  shown INTEGER NOT NULL DEFAULT 1,\n"
 "  PRIMARY KEY (run, id)\n"
 ") WITHOUT ROWID;\n"
+NODE_LINES_SQL
 "CREATE TABLE events (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
 "  seq INTEGER NOT NULL,\n"
@@ -232,7 +248,8 @@ COVERAGE_COMMANDS_SQL
 "INSERT INTO coverage_commands (run, seq, frame, calls)\n"
 "  SELECT run, seq, frame, calls FROM coverage_commands_v1;\n"
 "DROP TABLE coverage_commands_v1;\n"
-NEVER_CALLED_SQL;
+NEVER_CALLED_SQL
+NODE_LINES_SQL;
 
 static const char *const stmtSql[ST_COUNT] = {
     "SELECT id FROM frames WHERE kind = ?1 AND name = ?2 AND tclkind = ?3"
@@ -261,7 +278,10 @@ static const char *const stmtSql[ST_COUNT] = {
     "UPDATE runs SET label = ?2, status = ?3, stopped_by = ?4,"
 	" end_time = ?5, elapsed = ?6, rate_achieved = ?7, samples = ?8,"
 	" weight = ?9, drops = ?10, splice_rate = ?11, calls = ?12,"
-	" overhead_pct = ?13, meta = ?14 WHERE id = ?1"
+	" overhead_pct = ?13, meta = ?14 WHERE id = ?1",
+    "INSERT INTO node_lines (run, id, node, callee, file, line, weight)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run, id)"
+	" DO UPDATE SET weight = ?7"
 };
 
 
@@ -904,6 +924,7 @@ CprofDbForgetShadows(
     storePtr->trees[0].count = 0;
     storePtr->trees[1].count = 0;
     storePtr->numLines = 0;
+    storePtr->numNodeLines = 0;
 
     /*
      * Not 0: a count that dropped to 0 since it was written (an ensemble
@@ -985,6 +1006,16 @@ CprofDbConnect(
     }
     sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 	    NULL);
+    /*
+     * A file made before node_lines was kept gets it.
+     */
+
+    rc = sqlite3_exec(storePtr->db, NODE_LINES_SQL, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+	CprofDbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
+	CprofDbDisconnect(storePtr, 0);
+	return TCL_ERROR;
+    }
     for (i = 0; i < ST_COUNT; i++) {
 	rc = sqlite3_prepare_v3(storePtr->db, stmtSql[i], -1,
 		SQLITE_PREPARE_PERSISTENT, &storePtr->stmts[i], NULL);
@@ -1066,6 +1097,9 @@ CprofStoreClose(
     }
     if (storePtr->lines) {
 	ckfree(storePtr->lines);
+    }
+    if (storePtr->nodeLines) {
+	ckfree(storePtr->nodeLines);
     }
     if (storePtr->cmdCalls) {
 	ckfree(storePtr->cmdCalls);

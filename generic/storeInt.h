@@ -34,7 +34,7 @@
 
 enum {
     ST_FRAME_GET, ST_FRAME_PUT, ST_NODE, ST_LINE, ST_EVENT, ST_COV_CMD,
-    ST_COV_LINE, ST_RUN, ST_COUNT
+    ST_COV_LINE, ST_RUN, ST_NODE_LINE, ST_COUNT
 };
 
 /*
@@ -68,6 +68,9 @@ struct CprofStore {
     ShadowTree trees[2];
     CprofLineValues *lines;	/* Call sites as last written. */
     int numLines, capLines;
+    uint64_t *nodeLines;	/* Weights of the tree's C source lines as
+				 * last written. */
+    int numNodeLines, capNodeLines;
     CprofNameCalls *cmdCalls;	/* Coverage: calls (and kind) by name id,
 				 * as written. */
     int numCmdCalls;

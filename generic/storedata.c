@@ -35,19 +35,24 @@
 enum {
     DK_NAME, DK_KIND, DK_TCLKIND, DK_MODULE, DK_SELF, DK_TOTAL, DK_CALLS,
     DK_TOTAL_NS, DK_SELF_NS, DK_MIN_NS, DK_MAX_NS, DK_SUSPENDED_NS,
-    DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_COUNT
+    DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_SELF_LINES,
+    DK_CALLER_LINES, DK_COUNT
 };
 static const char *const dataKeyNames[DK_COUNT] = {
     "name", "kind", "tclkind", "module", "self", "total", "calls",
     "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
-    "file", "line", "caller"
+    "file", "line", "caller", "self_lines", "caller_lines"
 };
 
 typedef struct DataWriter {
     CprofStore *storePtr;
     Tcl_Obj *keys[DK_COUNT];	/* The keys of dataKeyNames. */
     Tcl_HashTable frames;	/* {kind name tclkind module} -> frame id. */
+    int nextLine;		/* Id of the next node_lines row. */
 } DataWriter;
+
+static int		DataNodeLines(DataWriter *wPtr, Tcl_Obj *listObj,
+			    int64_t node, int64_t callee);
 
 /*
  * A key of a dict, or NULL.
@@ -229,6 +234,14 @@ DataTree(
 	sqlite3_bind_int(stmt, 14, recursive);
 	sqlite3_bind_int(stmt, 15, 1);
 	rc = CprofDbExec(stmt);
+	if (rc == SQLITE_OK && tree == 0) {
+	    rc = DataNodeLines(wPtr, DataGet(wPtr, nodeObj, DK_SELF_LINES),
+		    id, -1);
+	    if (rc == SQLITE_OK && parent >= 0) {
+		rc = DataNodeLines(wPtr, DataGet(wPtr, nodeObj,
+			DK_CALLER_LINES), parent, id);
+	    }
+	}
 	if (rc != SQLITE_OK) {
 	    break;
 	}
@@ -284,6 +297,46 @@ DataTree(
     }
     Tcl_DeleteHashTable(&onPath);
     return rc;
+}
+
+/*
+ * The C source lines of a node of the sampled tree (self_lines: node,
+ * no callee) or of the line its parent called it from (caller_lines:
+ * the parent's node, this one the callee), as {file line weight ...}.
+ */
+
+static int
+DataNodeLines(
+    DataWriter *wPtr,
+    Tcl_Obj *listObj,
+    int64_t node,
+    int64_t callee)
+{
+    CprofStore *storePtr = wPtr->storePtr;
+    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE_LINE];
+    Tcl_Obj **v;
+    int n, i, rc;
+
+    if (listObj == NULL
+	    || Tcl_ListObjGetElements(NULL, listObj, &n, &v) != TCL_OK) {
+	return SQLITE_OK;
+    }
+    for (i = 0; i + 2 < n; i += 3) {
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, wPtr->nextLine++);
+	sqlite3_bind_int64(stmt, 3, node);
+	if (callee >= 0) {
+	    sqlite3_bind_int64(stmt, 4, callee);
+	}
+	CprofDbBindObj(stmt, 5, v[i]);
+	BindNumber(stmt, 6, v[i+1]);
+	BindNumber(stmt, 7, v[i+2]);
+	rc = CprofDbExec(stmt);
+	if (rc != SQLITE_OK) {
+	    return rc;
+	}
+    }
+    return SQLITE_OK;
 }
 
 /*
@@ -537,6 +590,7 @@ CprofStoreSaveData(
     }
     if (code == TCL_OK) {
 	writer.storePtr = storePtr;
+	writer.nextLine = 0;
 	for (i = 0; i < DK_COUNT; i++) {
 	    writer.keys[i] = Tcl_NewStringObj(dataKeyNames[i], -1);
 	    Tcl_IncrRefCount(writer.keys[i]);

@@ -66,10 +66,44 @@ LoadTree(
     };
     sqlite3_stmt *stmt;
     Tcl_HashTable pending;	/* Node id -> its list of children. */
+    Tcl_HashTable lineLists;	/* 2 * node id (+1 for caller lines) ->
+				 * the node's C source lines. */
     Tcl_HashEntry *hPtr;
     Tcl_HashSearch search;
     Tcl_Obj *rootObj = NULL;
     int rc, isNew, k;
+
+    /*
+     * The C source lines of the sampled tree (none in a file made before
+     * they were kept): self_lines of a C frame's node, caller_lines of
+     * the node it called from the line.
+     */
+
+    Tcl_InitHashTable(&lineLists, TCL_ONE_WORD_KEYS);
+    if (tree == 0 && sqlite3_prepare_v2(db, "SELECT node, callee, file,"
+	    " line, weight FROM node_lines WHERE run = ?1 ORDER BY id", -1,
+	    &stmt, NULL) == SQLITE_OK) {
+	sqlite3_bind_int64(stmt, 1, runId);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+	    int isCall = sqlite3_column_type(stmt, 1) != SQLITE_NULL;
+	    sqlite3_int64 node = sqlite3_column_int64(stmt, isCall ? 1 : 0);
+	    Tcl_Obj *listObj;
+
+	    hPtr = Tcl_CreateHashEntry(&lineLists,
+		    (char *) (intptr_t) (2 * node + isCall), &isNew);
+	    if (isNew) {
+		listObj = Tcl_NewListObj(0, NULL);
+		Tcl_IncrRefCount(listObj);
+		Tcl_SetHashValue(hPtr, listObj);
+	    } else {
+		listObj = Tcl_GetHashValue(hPtr);
+	    }
+	    for (k = 2; k < 5; k++) {
+		Tcl_ListObjAppendElement(NULL, listObj, ColumnObj(stmt, k));
+	    }
+	}
+	sqlite3_finalize(stmt);
+    }
 
     rc = sqlite3_prepare_v2(db, "SELECT n.id, n.parent, f.kind, f.name,"
 	    " f.tclkind, f.module, n.self, n.total, n.calls, n.total_ns,"
@@ -78,6 +112,11 @@ LoadTree(
 	    " WHERE n.run = ?1 AND n.tree = ?2 AND n.shown"
 	    " ORDER BY n.id DESC", -1, &stmt, NULL);
     if (rc != SQLITE_OK) {
+	for (hPtr = Tcl_FirstHashEntry(&lineLists, &search); hPtr != NULL;
+		hPtr = Tcl_NextHashEntry(&search)) {
+	    Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+	}
+	Tcl_DeleteHashTable(&lineLists);
 	return rc;
     }
     sqlite3_bind_int64(stmt, 1, runId);
@@ -109,6 +148,14 @@ LoadTree(
 	    }
 	    if (sqlite3_column_int64(stmt, 13) > 0) {
 		PUT(dictObj, "suspended_ns", ColumnObj(stmt, 13));
+	    }
+	}
+	for (k = 0; k < 2; k++) {
+	    hPtr = Tcl_FindHashEntry(&lineLists,
+		    (char *) (intptr_t) (2 * id + k));
+	    if (hPtr != NULL) {
+		PUT(dictObj, k ? "caller_lines" : "self_lines",
+			(Tcl_Obj *) Tcl_GetHashValue(hPtr));
 	    }
 	}
 	hPtr = Tcl_FindHashEntry(&pending, (char *) (intptr_t) id);
@@ -145,6 +192,11 @@ LoadTree(
 	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
     }
     Tcl_DeleteHashTable(&pending);
+    for (hPtr = Tcl_FirstHashEntry(&lineLists, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DeleteHashTable(&lineLists);
     if (rc != SQLITE_DONE) {
 	if (rootObj != NULL) {
 	    Tcl_DecrRefCount(rootObj);

@@ -20,6 +20,9 @@
 #include <unistd.h>
 #include <errno.h>
 
+static int		FlushNodeLines(CprofStore *storePtr,
+			    CprofTree *treePtr);
+
 /*
  *----------------------------------------------------------------------
  *
@@ -244,6 +247,54 @@ FlushSampleTree(
 	rc = WriteNode(storePtr, tree, i, &rec);
 	if (rc != SQLITE_OK) {
 	    return rc;
+	}
+    }
+    return FlushNodeLines(storePtr, treePtr);
+}
+
+/*
+ * The C source lines of the sampled tree: new records inserted, changed
+ * weights updated (records only grow, in order of creation).
+ */
+
+static int
+FlushNodeLines(
+    CprofStore *storePtr,
+    CprofTree *treePtr)
+{
+    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE_LINE];
+    int i, rc;
+
+    if (treePtr->numLines > storePtr->capNodeLines) {
+	storePtr->capNodeLines = treePtr->numLines + 1024;
+	storePtr->nodeLines = (uint64_t *) ckrealloc(storePtr->nodeLines,
+		storePtr->capNodeLines * sizeof(uint64_t));
+    }
+    for (i = 0; i < treePtr->numLines; i++) {
+	CprofNodeLine *recPtr = &treePtr->lines[i];
+	const char *file;
+
+	if (i < storePtr->numNodeLines
+		&& storePtr->nodeLines[i] == recPtr->weight) {
+	    continue;
+	}
+	file = CprofNameString(recPtr->fileId);
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	sqlite3_bind_int(stmt, 3, recPtr->node);
+	if (recPtr->child >= 0) {
+	    sqlite3_bind_int(stmt, 4, recPtr->child);
+	}
+	CprofDbBindText(stmt, 5, file ? file : "");
+	sqlite3_bind_int(stmt, 6, recPtr->line);
+	sqlite3_bind_int64(stmt, 7, (sqlite3_int64) recPtr->weight);
+	rc = CprofDbExec(stmt);
+	if (rc != SQLITE_OK) {
+	    return rc;
+	}
+	storePtr->nodeLines[i] = recPtr->weight;
+	if (i >= storePtr->numNodeLines) {
+	    storePtr->numNodeLines = i + 1;
 	}
     }
     return SQLITE_OK;
@@ -798,7 +849,7 @@ FlushBody(
     if (storePtr->clearPending) {
 	static const char *const tables[] = {
 	    "nodes", "lines", "events", "coverage_commands",
-	    "coverage_lines", "coverage_procs", NULL
+	    "coverage_lines", "coverage_procs", "node_lines", NULL
 	};
 	int i;
 

@@ -283,6 +283,8 @@ CreateCommands(
 	    CprofLayoutObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::FlatSums",
 	    CprofFlatSumsObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::NodeLines",
+	    CprofNodeLinesObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),
 	    0);
     if (ensemble == NULL) {

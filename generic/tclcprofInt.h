@@ -604,6 +604,21 @@ typedef struct CprofNode {
     uint64_t total;		/* Weight of samples through here ("Under"). */
 } CprofNode;
 
+/*
+ * The C source line of a C frame in the samples through a node: its own
+ * line in the samples that end there (child -1), or the line it called
+ * the next frame shown from (child: that frame's node). weight adds up
+ * the samples' weights.
+ */
+
+typedef struct CprofNodeLine {
+    int node;
+    int child;
+    int fileId;			/* CprofNameIntern id of the file. */
+    int line;
+    uint64_t weight;
+} CprofNodeLine;
+
 typedef struct CprofTree {
     CprofFrameDef *frames;
     int numFrames, capFrames;
@@ -614,6 +629,9 @@ typedef struct CprofTree {
     uint64_t samples;		/* Samples added. */
     uint64_t weight;		/* Their total weight. */
     uint64_t truncatedNodes;	/* Weight folded for want of node space. */
+    CprofNodeLine *lines;	/* C source lines, in order of creation. */
+    int numLines, capLines;
+    Tcl_HashTable lineIndex;	/* (node, child, file, line) -> index. */
 } CprofTree;
 
 #define CPROF_TREE_MAX_NODES	(1 << 22)
@@ -625,6 +643,11 @@ MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 MODULE_SCOPE void	CprofTreeAdd(CprofTree *treePtr, const int *frames,
 			    const int *exact, int numFrames, uint64_t count,
 			    uint64_t weight);
+MODULE_SCOPE void	CprofTreeAddLines(CprofTree *treePtr,
+			    const int *frames, const int *exact,
+			    const int *fileIds, const int *lines,
+			    int numFrames, uint64_t count, uint64_t weight);
+MODULE_SCOPE Tcl_ObjCmdProc CprofNodeLinesObjCmd;
 struct CprofExact;
 MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
 			    struct CprofExact *exactPtr);
@@ -1143,11 +1166,12 @@ MODULE_SCOPE int	CprofNativeTrampolines(uintptr_t start, uintptr_t end,
 			    uintptr_t *sps, int max);
 
 /*
- * Symbolizer (unix/symbolize.c): native addresses to function names, in
- * normal context only. An own ELF reader over .symtab/.dynsym of every
- * loaded module (so static functions of unstripped libraries have names),
- * falling back to stable "module!fn_0x<offset>" names for addresses in
- * stripped code, and "[unknown]" for addresses in no loaded module.
+ * Symbolizer (unix/symbolize.c, unix/symfile.c): native addresses to
+ * function names and C source lines, in normal context only, through
+ * elfutils (symbol tables, separate debug files, DWARF line tables), so
+ * that static functions of unstripped libraries have names, falling back
+ * to stable "module!fn_0x<offset>" names for addresses in stripped code,
+ * and "[unknown]" for addresses in no loaded module.
  * Results are cached per address; the module list is re-read by
  * CprofSymRefresh (call it before resolving a batch of addresses captured
  * since the last refresh, so that a library loaded meanwhile is known; an
@@ -1164,6 +1188,9 @@ typedef struct CprofSymInfo {
     int inTcl;			/* Address lies in the Tcl library itself. */
     int exact;			/* 1 if named from a symbol table, 0 if the
 				 * name is synthesized. */
+    int fileId;			/* CprofNameIntern id of the C source file
+				 * of the address (DWARF), or -1. */
+    int line;			/* Its line, or 0 if unknown. */
 } CprofSymInfo;
 
 MODULE_SCOPE CprofSymbolizer *CprofSymNew(void);
@@ -1171,6 +1198,7 @@ MODULE_SCOPE void	CprofSymFree(CprofSymbolizer *symPtr);
 MODULE_SCOPE void	CprofSymRefresh(CprofSymbolizer *symPtr);
 MODULE_SCOPE void	CprofSymResolve(CprofSymbolizer *symPtr,
 			    uintptr_t addr, CprofSymInfo *infoPtr);
+MODULE_SCOPE int	CprofSymDebug(Tcl_Interp *interp, Tcl_Obj *addrsObj);
 
 /*
  * Time: a clock in nanoseconds. clock_gettime goes through the vDSO for

@@ -25,7 +25,7 @@ namespace eval ::tclcprof {
 
 namespace eval ::tclcprof::exportlib {
     # Fail, Enum, OptionPairs, Flatten, ExactProfile, Unweighed, Doubts,
-    # Escape, Quote.
+    # Escape, Quote, SourceLines, NodeLines.
     namespace path ::tclcprof::reportlib
 
     variable optionNames {-base -basedb -baserun -data -db -file -format
@@ -873,6 +873,12 @@ proc ::tclcprof::exportlib::Callgrind {t profile} {
     }
 
     lassign [expr {$exact ? [SiteLines $profile] : {{} {}}}] sites files
+    # C source lines (sampled trees): each C frame's self cost by line,
+    # the calls of each caller by the line they were made from, and the
+    # file a frame is mostly in.
+    if {!$exact} {
+	CLines $t cself ccall cfile
+    }
     set fl {}
     set ob {}
     set fn {}
@@ -882,6 +888,8 @@ proc ::tclcprof::exportlib::Callgrind {t profile} {
 	set file ""
 	if {$kind eq "tcl" && [dict exists $files $name]} {
 	    set file [dict get $files $name]
+	} elseif {[info exists cfile($f)]} {
+	    set file $cfile($f)
 	} elseif {$kind ne "c"} {
 	    set file [FrameAttr $t $f file]
 	}
@@ -919,7 +927,20 @@ proc ::tclcprof::exportlib::Callgrind {t profile} {
 	    continue
 	}
 	lappend lines "ob=[lindex $ob $f]" "fl=[lindex $fl $f]" \
-		"fn=[lindex $fn $f]" "0 $s"
+		"fn=[lindex $fn $f]"
+	set at [lindex $fl $f]
+	if {[info exists cself($f)]} {
+	    foreach {file line lw} [SortedLines $cself($f)] {
+		set lw [IntWeight $lw]
+		set s [expr {$s - $lw}]
+		lappend lines {*}[InFile at [CallgrindName $file]] "$line $lw"
+	    }
+	    if {$s > 0} {
+		lappend lines {*}[InFile at [lindex $fl $f]] "0 $s"
+	    }
+	} else {
+	    lappend lines "0 $s"
+	}
 	if {![info exists callees($f)]} {
 	    lappend lines ""
 	    continue
@@ -938,15 +959,29 @@ proc ::tclcprof::exportlib::Callgrind {t profile} {
 		set calls 1
 	    }
 	    set callee "cob=[lindex $ob $g]\ncfl=[lindex $fl $g]\ncfn=[lindex $fn $g]"
-	    set at {}
+	    if {[info exists ccall($key)]} {
+		# Sampled: the samples of each line of the call.
+		foreach {file line lw} [SortedLines $ccall($key)] {
+		    set lw [IntWeight $lw]
+		    set cost [expr {$cost - $lw}]
+		    set calls [expr {$calls - $lw}]
+		    lappend lines {*}[InFile at [CallgrindName $file]] \
+			    $callee "calls=$lw 0" "$line $lw"
+		}
+		if {$cost > 0} {
+		    lappend lines {*}[InFile at [lindex $fl $f]] $callee \
+			    "calls=[expr {max($calls, 1)}] 0" "0 $cost"
+		}
+		continue
+	    }
 	    if {[lindex $fkind $f] eq "tcl" && [lindex $fkind $g] eq "tcl"
 		    && [dict exists $sites $caller\u0000[lindex $fname $g]]} {
-		set at [SplitCalls \
+		set sitesAt [SplitCalls \
 			[dict get $sites $caller\u0000[lindex $fname $g]] $calls $cost]
 	    } else {
-		set at [list [list 0 $calls $cost]]
+		set sitesAt [list [list 0 $calls $cost]]
 	    }
-	    foreach site $at {
+	    foreach site $sitesAt {
 		lassign $site line count cost
 		lappend lines $callee "calls=$count 0" "$line $cost"
 	    }
@@ -955,6 +990,93 @@ proc ::tclcprof::exportlib::Callgrind {t profile} {
     }
     lappend lines "totals: $whole"
     return [join $lines \n]\n
+}
+
+# CLines --
+#
+#	The C source lines of a sampled tree (the nodes' self_lines and
+#	caller_lines), by frame, in the caller's arrays: selfVar(f), the
+#	self weight of frame f by line; callVar("f g"), the weight of the
+#	calls of f to g by the line of f they were made from (both dicts
+#	"file\0line" -> weight); fileVar(f), the file most of f's weight
+#	is in.
+
+proc ::tclcprof::exportlib::CLines {t selfVar callVar fileVar} {
+    upvar 1 $selfVar cself $callVar ccall $fileVar cfile
+    set nodes [dict get $t node]
+    set lined [NodeLines $nodes]
+    if {![llength $lined]} {
+	return
+    }
+    set fid [dict get $t fid]
+    # Each node's parent (the caller of caller_lines).
+    set parent [lrepeat [llength $fid] 0]
+    set i 0
+    foreach ks [dict get $t kids] {
+	foreach c $ks {
+	    lset parent $c $i
+	}
+	incr i
+    }
+    foreach {i sl cl} $lined {
+	if {$i == 0} {
+	    continue
+	}
+	set f [lindex $fid $i]
+	set node [lindex $nodes $i]
+	if {$sl ne ""} {
+	    foreach {file line w} [SourceLines $node self_lines] {
+		dict incr cself($f) $file\u0000$line $w
+		dict incr byFile($f) $file $w
+	    }
+	}
+	set p [lindex $parent $i]
+	if {$cl ne "" && $p > 0} {
+	    set pf [lindex $fid $p]
+	    set key "$pf $f"
+	    foreach {file line w} [SourceLines $node caller_lines] {
+		dict incr ccall($key) $file\u0000$line $w
+		dict incr byFile($pf) $file $w
+	    }
+	}
+    }
+    foreach f [array names byFile] {
+	set best ""
+	set most -1
+	dict for {file w} $byFile($f) {
+	    if {$w > $most} {
+		set best $file
+		set most $w
+	    }
+	}
+	set cfile($f) $best
+    }
+}
+
+# SortedLines --
+#	A dict "file\0line" -> weight as a flat list {file line weight ...},
+#	by file and line.
+
+proc ::tclcprof::exportlib::SortedLines {d} {
+    set out {}
+    foreach key [lsort -dictionary [dict keys $d]] {
+	lassign [split $key \u0000] file line
+	lappend out $file $line [dict get $d $key]
+    }
+    return $out
+}
+
+# InFile --
+#	The callgrind line that makes file the current one (fi=), or none
+#	when it is already (the caller's variable atVar).
+
+proc ::tclcprof::exportlib::InFile {atVar file} {
+    upvar 1 $atVar at
+    if {$at eq $file} {
+	return {}
+    }
+    set at $file
+    return [list "fi=$file"]
 }
 
 # SplitCalls --
@@ -1033,6 +1155,34 @@ proc ::tclcprof::exportlib::Bytes {num payload} {
     return [Varint [expr {($num << 3) | 2}]][Varint [string length $payload]]$payload
 }
 
+# CLoc --
+#	The location of frame f at a C source line, made on first use:
+#	with the function of the frame and file (made on first use too).
+#	Works in Pprof's variables.
+
+proc ::tclcprof::exportlib::CLoc {f file line} {
+    upvar 1 cfn cfn cloc cloc nextFn nextFn nextLoc nextLoc venc venc \
+	    locations locations functions functions fname fname str str \
+	    strings strings
+    set key $f\u0000$file\u0000$line
+    if {[dict exists $cloc $key]} {
+	return [dict get $cloc $key]
+    }
+    if {![dict exists $cfn $f\u0000$file]} {
+	set id $nextFn
+	incr nextFn
+	dict set cfn $f\u0000$file $id
+	set n [{*}$str [lindex $fname $f]]
+	append functions [Bytes 5 [Field 1 $id][Field 2 $n][Field 3 $n][Field 4 [{*}$str $file]]]
+    }
+    set loc [incr nextLoc]
+    dict set cloc $key $loc
+    lappend venc [Varint $loc]
+    append locations [Bytes 4 [Field 1 $loc][Bytes 4 \
+	    [Field 1 [dict get $cfn $f\u0000$file]][Field 2 $line]]]
+    return $loc
+}
+
 # Pprof --
 #
 #	The profile.proto of pprof, gzipped. Exact trees: one sample per
@@ -1087,6 +1237,26 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	dict set lineOf $key [lindex $best 0]
     }
 
+    # C source lines (sampled trees): a function per C frame and source
+    # file (named as the frame, with the file), numbered after the
+    # frames; a location per frame, file and line (see CLoc).
+    set nodes [dict get $t node]
+    set cfn {}
+    set cloc {}
+    set nextFn [llength $fname]
+    set hasLines 0
+    if {!$exact} {
+	foreach {i sl cl} [NodeLines $nodes] {
+	    set hasLines 1
+	    if {$sl ne ""} {
+		set selfL($i) [SourceLines [lindex $nodes $i] self_lines]
+	    }
+	    if {$cl ne ""} {
+		set callerL($i) [SourceLines [lindex $nodes $i] caller_lines]
+	    }
+	}
+    }
+
     # Locations: one per frame and line; frame f at line 0 is location
     # f, others are numbered after the frames.
     set nf [llength $fname]
@@ -1127,6 +1297,20 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	} else {
 	    set here [lindex $venc $f]$p
 	}
+	if {$hasLines && $i > 0 && [info exists selfL($i)]} {
+	    # The self weight at each line, the rest at the frame.
+	    set s [IntWeight $s]
+	    foreach {file line w} $selfL($i) {
+		set w [IntWeight $w]
+		set s [expr {$s - $w}]
+		set values [Varint $w]
+		if {$period > 0} {
+		    append values [Varint [expr {$w * $period}]]
+		}
+		set loc [CLoc $f $file $line]
+		append samples [Bytes 2 [Bytes 1 [lindex $venc $loc]$p][Bytes 2 $values]]
+	    }
+	}
 	if {$exact} {
 	    set calls [lindex $fig $i 0]
 	    if {$calls eq ""} {
@@ -1149,7 +1333,16 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	    set caller [lindex $fname $f]
 	    foreach c $ks {
 		set loc $f
-		if {[dict size $lineOf] && [lindex $fkind $f] eq "tcl"} {
+		if {$hasLines && [info exists callerL($c)]} {
+		    # The caller at its busiest line for this callee.
+		    set most -1
+		    foreach {file line w} $callerL($c) {
+			if {$w > $most} {
+			    set most $w
+			    set loc [CLoc $f $file $line]
+			}
+		    }
+		} elseif {[dict size $lineOf] && [lindex $fkind $f] eq "tcl"} {
 		    set key $caller\u0000[lindex $fname [lindex $fid $c]]
 		    if {[dict exists $lineOf $key]} {
 			set line [dict get $lineOf $key]

@@ -32,7 +32,7 @@ namespace eval ::tclcprof::mergelib {
     # The keys of a node that merging computes; the others (name, kind,
     # tclkind, module, file, line ...) are the first node's.
     variable computed {self total calls total_ns self_ns min_ns max_ns
-	suspended_ns children}
+	suspended_ns children self_lines caller_lines}
 }
 
 # RunSpec --
@@ -331,11 +331,13 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 	set M($T,susp) [list 0]
 	set M($T,parent) [list -1]
 	set M($T,child) {}
+	set M($T,slines) [list {}]
+	set M($T,clines) [list {}]
     }
 
     # The merge's lists, taken out of M (unshared, so that lset changes
     # them in place) and put back at the end.
-    foreach k {base self total fig susp parent child} {
+    foreach k {base self total fig susp parent child slines clines} {
 	set $k $M($T,$k)
 	unset M($T,$k)
     }
@@ -366,11 +368,25 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 		lappend fig {}
 		lappend susp 0
 		lappend parent $m
+		lappend slines {}
+		lappend clines {}
 		lset to $c $mc
 	    }
 	}
 	lset self $m [expr {[lindex $self $m] + $s}]
 	lset total $m [expr {[lindex $total $m] + $t}]
+	# C source lines of sampled trees, {file line weight ...}: summed
+	# by file and line.
+	foreach {key var} {self_lines slines caller_lines clines} {
+	    if {[dict exists $node $key]} {
+		set lines [lindex [set $var] $m]
+		lset $var $m {}
+		foreach {file line w} [dict get $node $key] {
+		    dict incr lines [list $file $line] $w
+		}
+		lset $var $m $lines
+	    }
+	}
 	if {[llength $f]} {
 	    # As reportlib's MergeFigures: counts and times summed, the
 	    # least minimum of the nodes with a completed call, the greatest
@@ -393,7 +409,7 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 	}
 	incr i
     }
-    foreach k {base self total fig susp parent child} {
+    foreach k {base self total fig susp parent child slines clines} {
 	set M($T,$k) [set $k]
     }
 }
@@ -479,6 +495,16 @@ proc ::tclcprof::mergelib::TreeDict {T} {
 	    }
 	    if {[lindex $M($T,susp) $m] > 0} {
 		dict set node suspended_ns [lindex $M($T,susp) $m]
+	    }
+	}
+	foreach {key var} {self_lines slines caller_lines clines} {
+	    set lines [lindex $M($T,$var) $m]
+	    if {[dict size $lines]} {
+		set flat {}
+		dict for {fl w} $lines {
+		    lappend flat {*}$fl $w
+		}
+		dict set node $key $flat
 	    }
 	}
 	# (Added last first.)

@@ -619,8 +619,8 @@ proc ::tclcprof::servelib::EmptyPprof {profile} {
     dict set profile tree [dict create name {} kind root self 0 total 0 \
 	    children {}]
     ::tclcprof::exportlib::Pprof [dict create meta [dict get $profile meta] \
-	    exact 0 fid 0 fname {{}} fkind root self 0 fig {{}} kids {{}}] \
-	    $profile
+	    exact 0 fid 0 fname {{}} fkind root self 0 fig {{}} kids {{}} \
+	    node [list [dict get $profile tree]] fnode {0}] $profile
 }
 
 # Respond --

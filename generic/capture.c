@@ -112,6 +112,7 @@ CprofCaptureInstall(
     }
     if (!capPtr->coverage) {
 	CprofMethodsInstall(capPtr);
+	CprofEventsInstall(capPtr);
     }
     if (statePtr->calib.state != CPROF_CALIB_OK
 	    || statePtr->calibKind != (kind == CPROF_CAPTURE_TRACE)) {
@@ -140,7 +141,8 @@ static int
 IsOurCallback(
     Tcl_NRPostProc *procPtr)
 {
-    return CprofIsPopCallback(procPtr) || CprofWrapIsOurs(procPtr);
+    return CprofIsPopCallback(procPtr) || CprofWrapIsOurs(procPtr)
+	    || CprofEventsIsOurs(procPtr);
 }
 
 static int
@@ -215,6 +217,7 @@ CprofCaptureRemove(
 	statePtr->samplerPtr->shadowPtr = NULL;
     }
     CprofCheckSamples(capPtr);
+    CprofEventsRemove(capPtr);
     CprofMethodsRemove(capPtr);
     CprofTraceRemove(capPtr);
     CprofLevelsClear(&statePtr->levels);

@@ -781,7 +781,7 @@ CprofExactEnter(
     framePtr->desc = 0;
     framePtr->lineRec = -1;
     framePtr->eventIndex = -1;
-    if (!(framePtr->flags & CPROF_FRAME_OWN)) {
+    if (!(framePtr->flags & (CPROF_FRAME_OWN | CPROF_FRAME_ABOVE))) {
 	CountName(exactPtr, framePtr->nameId, framePtr->kind, 1);
     }
     if ((framePtr->flags & CPROF_FRAME_OWN)
@@ -946,7 +946,8 @@ CprofExactLeave(
     if (exactPtr->events) {
 	AddEvent(exactPtr, 'L', framePtr, now);
     }
-    if (exactPtr->slowNs > 0 && c >= exactPtr->slowNs && !exactPtr->inSlow) {
+    if (exactPtr->slowNs > 0 && c >= exactPtr->slowNs && !exactPtr->inSlow
+	    && framePtr->kind != CPROF_KIND_IDLE) {
 	return c;
     }
     return 0;

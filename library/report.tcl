@@ -189,8 +189,8 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
     foreach {opt v} [OptionPairs $arglist $optionNames] {
 	switch -- $opt {
 	    -type {
-		set v [Enum $opt $v type \
-			{callees callers components coverage flat lines tree}]
+		set v [Enum $opt $v type {callees callers components\
+			coverage events flat lines tree}]
 	    }
 	    -sort {
 		set v [Enum $opt $v "sort key" \
@@ -283,6 +283,9 @@ proc ::tclcprof::reportlib::Report {o profile} {
     }
     if {$type eq "lines"} {
 	return [Lines $o $profile]
+    }
+    if {$type eq "events"} {
+	return [Events $o $profile]
     }
 
     # Which tree: a profile of mode both has the sampled tree (tree) and

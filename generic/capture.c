@@ -85,6 +85,12 @@ CprofCaptureInstall(
     statePtr->captureNote[0] = '\0';
     __atomic_store_n(&statePtr->levels.stack.depth, 0, __ATOMIC_RELEASE);
 
+    /*
+     * First the handlers pending already (it may ask Tk about its
+     * bindings: nothing of that is to be captured).
+     */
+
+    CprofEventsInstall(capPtr);
     if (kind != CPROF_CAPTURE_TRACE) {
 	Tcl_InterpState saved = Tcl_SaveInterpState(statePtr->interp, TCL_OK);
 
@@ -112,7 +118,6 @@ CprofCaptureInstall(
     }
     if (!capPtr->coverage) {
 	CprofMethodsInstall(capPtr);
-	CprofEventsInstall(capPtr);
     }
     if (statePtr->calib.state != CPROF_CALIB_OK
 	    || statePtr->calibKind != (kind == CPROF_CAPTURE_TRACE)) {

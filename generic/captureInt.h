@@ -160,7 +160,9 @@ CprofEventsMayStart(
     if (statePtr->eventsPtr == NULL || !statePtr->eventsOn) {
 	return 0;
     }
-    while (i >= 0 && stackPtr->frames[i].level >= level) {
+    while (i >= 0 && stackPtr->frames[i].level >= level
+	    && !(stackPtr->frames[i].level == level
+	    && (stackPtr->frames[i].flags & CPROF_FRAME_EVENT))) {
 	i--;
     }
     if (i < 0) {
@@ -171,8 +173,9 @@ CprofEventsMayStart(
 
 	return CprofLevelsRootMayStart(&statePtr->levels);
     }
-    return (stackPtr->frames[i].flags & (CPROF_FRAME_LOOP
-	    | CPROF_FRAME_EVENT)) && stackPtr->frames[i].level == level - 1;
+    return ((stackPtr->frames[i].flags & CPROF_FRAME_LOOP)
+	    && stackPtr->frames[i].level == level - 1)
+	    || (stackPtr->frames[i].flags & CPROF_FRAME_EVENT);
 }
 
 #endif /* _CAPTUREINT_H */

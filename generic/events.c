@@ -1095,6 +1095,77 @@ RunningBind(
 }
 
 /*
+ * The bindings made before start (or while paused), when Tk is loaded:
+ * those of every tag of the existing windows, of "all", and of Tk's
+ * classes, asked of Tk with [bind] (before the capture is installed, so
+ * that nothing of it is profiled; the interpreter's state is kept).
+ */
+
+static const char lookBindsScript[] =
+    "::apply {{} {\n"
+    "    set tags {all Button Checkbutton Radiobutton Menubutton Label\n"
+    "        Entry Spinbox Text Listbox Scrollbar Scale Canvas Menu\n"
+    "        Toplevel Frame Labelframe Message Panedwindow TButton\n"
+    "        TCheckbutton TRadiobutton TMenubutton TEntry TCombobox\n"
+    "        TSpinbox TScrollbar TScale TNotebook TPanedwindow Treeview\n"
+    "        TProgressbar}\n"
+    "    set todo [list .]\n"
+    "    while {[llength $todo]} {\n"
+    "        set todo [lassign $todo w]\n"
+    "        if {![winfo exists $w]} continue\n"
+    "        lappend tags {*}[bindtags $w]\n"
+    "        lappend todo {*}[winfo children $w]\n"
+    "    }\n"
+    "    set out {}\n"
+    "    foreach tag [lsort -unique $tags] {\n"
+    "        foreach seq [bind $tag] {\n"
+    "            lappend out $tag $seq [bind $tag $seq]\n"
+    "        }\n"
+    "    }\n"
+    "    return $out\n"
+    "}}";
+
+static void
+LookBinds(
+    CprofEvents *evPtr)
+{
+    Tcl_Interp *interp = evPtr->statePtr->interp;
+    Tcl_InterpState saved;
+    Tcl_Obj **objv;
+    int objc, i;
+
+    if (Tcl_FindCommand(interp, "::bind", NULL, TCL_GLOBAL_ONLY) == NULL
+	    || Tcl_FindCommand(interp, "::bindtags", NULL, TCL_GLOBAL_ONLY)
+	    == NULL) {
+	return;
+    }
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    if (Tcl_EvalEx(interp, lookBindsScript, -1, TCL_EVAL_GLOBAL) == TCL_OK
+	    && Tcl_ListObjGetElements(NULL, Tcl_GetObjResult(interp), &objc,
+	    &objv) == TCL_OK) {
+	Tcl_Obj *resultObj = Tcl_GetObjResult(interp);
+
+	Tcl_IncrRefCount(resultObj);
+	for (i = 0; i + 2 < objc; i += 3) {
+	    Tcl_DString ds;
+
+	    Tcl_DStringInit(&ds);
+	    Tcl_DStringAppend(&ds, Tcl_GetString(objv[i]), -1);
+	    Tcl_DStringAppend(&ds, "\n", 1);
+	    Tcl_DStringAppend(&ds, Tcl_GetString(objv[i + 1]), -1);
+	    if (Tcl_FindHashEntry(&evPtr->binds, Tcl_DStringValue(&ds))
+		    == NULL) {
+		RecordBind(evPtr, objv[i], objv[i + 1], objv[i + 2],
+			evPtr->unknownId);
+	    }
+	    Tcl_DStringFree(&ds);
+	}
+	Tcl_DecrRefCount(resultObj);
+    }
+    Tcl_RestoreInterpState(interp, saved);
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * Background errors --
@@ -1188,11 +1259,13 @@ RunningBgError(
 /*
  *----------------------------------------------------------------------
  *
- * StartEvent, CprofEventsEnded --
+ * StartEvent, CloseEvent --
  *
- *	A handler starts: count it and push its frame at 'level' (the
- *	loop's), anchored where its first command is. Its frame is popped:
- *	charge its time.
+ *	A handler starts: count it and push its frame at 'level', its
+ *	commands' (which do not pop it), anchored where its first command
+ *	is: readers show it while a command of the handler runs, not while
+ *	the loop waits or between handlers. A handler is over: charge its
+ *	time.
  *
  *----------------------------------------------------------------------
  */
@@ -1250,7 +1323,7 @@ StartEvent(
     entry.methodKey = NULL;
     entry.envPtr = NULL;
     entry.siteKind = CPROF_SITE_NONE;
-    EndHandlers(evPtr, level);
+    EndHandlers(evPtr, level - 1);
     oePtr->startNs = now;
     framePtr = CprofLevelsEnter(&statePtr->levels, &entry);
     if (framePtr == NULL) {
@@ -1379,14 +1452,14 @@ CprofEventsBefore(
 		originId);
 
 	StartEvent(evPtr, CPROF_HANDLER_BGERROR, nameId, originId, ID_NONE,
-		NULL, level - 1, anchor, 0);
+		NULL, level, anchor, 0);
 	return;
     }
 
     afterPtr = RunningAfter(evPtr, idType, idPtr);
     if (afterPtr != NULL) {
 	StartEvent(evPtr, afterPtr->kind, afterPtr->nameId,
-		afterPtr->originId, idType, idPtr, level - 1, anchor,
+		afterPtr->originId, idType, idPtr, level, anchor,
 		afterPtr->kind == CPROF_HANDLER_AFTER ? afterPtr->dueNs : 0);
 	FreeAfterRec(afterPtr);
 	return;
@@ -1403,13 +1476,13 @@ CprofEventsBefore(
     filePtr = RunningFile(evPtr, idType, idPtr);
     if (filePtr != NULL) {
 	StartEvent(evPtr, filePtr->kind, filePtr->nameId, filePtr->originId,
-		idType, idPtr, level - 1, anchor, 0);
+		idType, idPtr, level, anchor, 0);
 	return;
     }
     bindPtr = (idType == ID_FRAME) ? RunningBind(evPtr, iPtr) : NULL;
     if (bindPtr != NULL) {
 	StartEvent(evPtr, CPROF_HANDLER_BIND, bindPtr->nameId,
-		bindPtr->originId, idType, idPtr, level - 1, anchor, 0);
+		bindPtr->originId, idType, idPtr, level, anchor, 0);
 	return;
     }
 
@@ -1876,6 +1949,7 @@ CprofEventsInstall(
     LookAfters(evPtr);
     DropGone(evPtr, 0, NULL);
     LookFiles(evPtr);
+    LookBinds(evPtr);
     evPtr->rootType = -1;
     evPtr->statePtr->levels.rootNoEvent = NULL;
     statePtr->levels.rootEvents = (evPtr->afters.numEntries > 0

@@ -757,7 +757,8 @@ CprofLevelsEndEvents(
  *
  *	The frame a command about to be entered at 'level' in the current
  *	environment will be pushed above: frames at its level or above it
- *	on top of the stack are done (CprofLevelsEnter pops them).
+ *	on top of the stack are done (CprofLevelsEnter pops them), but an
+ *	event handler's at its level.
  *
  * Results:
  *	Its index, or -1 when the command will be the outermost frame.
@@ -775,7 +776,9 @@ CprofLevelsBelow(
     int i = stackPtr->depth - 1;
 
     while (i >= 0 && stackPtr->frames[i].level >= level
-	    && stackPtr->frames[i].envPtr == envPtr) {
+	    && stackPtr->frames[i].envPtr == envPtr
+	    && !(stackPtr->frames[i].level == level
+	    && (stackPtr->frames[i].flags & CPROF_FRAME_EVENT))) {
 	i--;
     }
     return i;
@@ -828,9 +831,9 @@ CprofLevelsEnter(
     /*
      * Frames left behind by a coroutine that yielded or by missing
      * leaves. A method frame is entered at the level of the command
-     * running it; an event handler's frame or a wait's at the level of
-     * the loop running it, above the loop's frame and in place of an
-     * earlier handler's or wait's.
+     * running it; a wait's at the level of the loop running it, above
+     * the loop's frame; an event handler's at the level of its commands,
+     * which are entered above it.
      */
 
     if (stackPtr->depth > 0
@@ -841,7 +844,9 @@ CprofLevelsEnter(
 	topPtr = &stackPtr->frames[stackPtr->depth - 1];
 	if (topPtr->level < level || (isMethod && topPtr->level == level)
 		|| (isAbove && topPtr->level == level
-		&& !(topPtr->flags & CPROF_FRAME_ABOVE))) {
+		&& !(topPtr->flags & CPROF_FRAME_ABOVE))
+		|| (!isAbove && topPtr->level == level
+		&& (topPtr->flags & CPROF_FRAME_EVENT))) {
 	    break;
 	}
 	if (topPtr->envPtr != envPtr) {
@@ -1055,9 +1060,9 @@ CprofLevelsLeaveLevel(
 	    PopTop(lvPtr, POP_MISSING);
 	    continue;
 	}
-	if ((topPtr->flags & CPROF_FRAME_ABOVE) && topPtr->level == level) {
+	if ((topPtr->flags & CPROF_FRAME_IDLE) && topPtr->level == level) {
 	    /*
-	     * A handler or a wait of the loop that leaves: over.
+	     * A wait of the loop that leaves: over.
 	     */
 
 	    PopTop(lvPtr, POP_ENDED);

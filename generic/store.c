@@ -59,6 +59,24 @@
 #define BUSY_TIMEOUT_MS	5000
 
 /*
+ * Event handlers per origin and kind (events.c): added to version 1 with
+ * CREATE TABLE IF NOT EXISTS, so that a file made before it gets it when
+ * a run with handlers is written, and readers look for it first.
+ */
+
+#define HANDLERS_SQL \
+"CREATE TABLE IF NOT EXISTS handlers (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  seq INTEGER NOT NULL,\n" \
+"  origin TEXT NOT NULL,\n" \
+"  kind TEXT NOT NULL,\n" \
+"  count INTEGER NOT NULL, timed INTEGER NOT NULL,\n" \
+"  total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,\n" \
+"  latency_count INTEGER, latency_ns INTEGER, latency_max_ns INTEGER,\n" \
+"  PRIMARY KEY (run, seq)\n" \
+") WITHOUT ROWID;\n"
+
+/*
  * The schema, version 1. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
  */
@@ -147,6 +165,7 @@ static const char schemaSql[] =
 "  name TEXT NOT NULL,\n"
 "  PRIMARY KEY (run, seq)\n"
 ") WITHOUT ROWID;\n"
+HANDLERS_SQL
 "CREATE VIEW node_frames AS\n"
 "  SELECT n.*, f.kind AS kind, f.name AS name, f.tclkind AS tclkind,\n"
 "         f.module AS module\n"
@@ -279,6 +298,7 @@ struct CprofStore {
     int numSiteHits;
     int eventsWritten;		/* Events of the buffer written. */
     int clearPending;		/* The run's rows must go first (reset). */
+    int wroteHandlers;		/* The run has rows in handlers. */
     int flushes;		/* Successful flushes. */
     double lastFlushMs;		/* How long the last one took. */
     Tcl_Obj *lastErrorObj;	/* Message of the last failure, or NULL. */
@@ -1258,7 +1278,16 @@ FrameId(
     if (isC) {
 	module = aux >= 0 ? CprofNameString(aux) : "";
     } else {
+	int origin = CprofNameOrigin(nameId);
+
 	tclkind = CprofKindName(aux);
+	if (origin >= 0) {
+	    /*
+	     * An event handler's frame: its origin, in the module column.
+	     */
+
+	    module = CprofNameString(origin);
+	}
     }
     stmt = storePtr->stmts[ST_FRAME_GET];
     BindText(stmt, 1, isC ? "c" : "tcl");
@@ -1719,6 +1748,72 @@ FlushEvents(
 /*
  *----------------------------------------------------------------------
  *
+ * FlushHandlers --
+ *
+ *	The event handlers' figures (statePtr->handlers), rewritten whole:
+ *	a row per origin and kind, few of them.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+FlushHandlers(
+    CprofStore *storePtr,
+    CprofState *statePtr)
+{
+    CprofHandlers *hsPtr = &statePtr->handlers;
+    sqlite3_stmt *stmt;
+    char *sql;
+    int i, rc;
+
+    if (hsPtr->num == 0 && !storePtr->wroteHandlers) {
+	return SQLITE_OK;
+    }
+    rc = sqlite3_exec(storePtr->db, HANDLERS_SQL, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    sql = sqlite3_mprintf("DELETE FROM handlers WHERE run = %lld",
+	    (long long) storePtr->runId);
+    rc = sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO handlers (run, seq,"
+	    " origin, kind, count, timed, total_ns, max_ns, latency_count,"
+	    " latency_ns, latency_max_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+	    " ?8, ?9, ?10, ?11)", -1, &stmt, NULL);
+    for (i = 0; rc == SQLITE_OK && i < hsPtr->num; i++) {
+	CprofHandlerStat *hPtr = &hsPtr->stats[i];
+	const char *origin = CprofNameString(hPtr->originId);
+
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	BindText(stmt, 3, origin ? origin : "unknown");
+	BindText(stmt, 4, CprofHandlerKindName(hPtr->kind));
+	sqlite3_bind_int64(stmt, 5, (sqlite3_int64) hPtr->count);
+	sqlite3_bind_int64(stmt, 6, (sqlite3_int64) hPtr->timed);
+	sqlite3_bind_int64(stmt, 7, (sqlite3_int64) hPtr->totalNs);
+	sqlite3_bind_int64(stmt, 8, (sqlite3_int64) hPtr->maxNs);
+	if (hPtr->kind == CPROF_HANDLER_AFTER) {
+	    sqlite3_bind_int64(stmt, 9, (sqlite3_int64) hPtr->latencyCount);
+	    sqlite3_bind_int64(stmt, 10, (sqlite3_int64) hPtr->latencyNs);
+	    sqlite3_bind_int64(stmt, 11,
+		    (sqlite3_int64) hPtr->latencyMaxNs);
+	}
+	rc = Exec(stmt);
+    }
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_OK) {
+	storePtr->wroteHandlers = (hsPtr->num > 0);
+    }
+    return rc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * FlushRun --
  *
  *	The run's row: its figures from the profile's meta (kept whole, as
@@ -2043,6 +2138,9 @@ FlushBody(
 	}
     }
     if (rc == SQLITE_OK) {
+	rc = FlushHandlers(storePtr, statePtr);
+    }
+    if (rc == SQLITE_OK) {
 	rc = FlushRun(storePtr, metaObj, final);
     }
     return rc;
@@ -2323,6 +2421,9 @@ LoadTree(
 		PUT(dictObj, "module", ColumnObj(stmt, 5));
 	    } else {
 		PUT(dictObj, "tclkind", ColumnObj(stmt, 4));
+		if (sqlite3_column_bytes(stmt, 5) > 0) {
+		    PUT(dictObj, "origin", ColumnObj(stmt, 5));
+		}
 	    }
 	}
 	PUT(dictObj, "self", ColumnObj(stmt, 6));
@@ -2448,6 +2549,70 @@ NoRun(
     Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "NORUN",
 	    Tcl_GetString(pathObj), buf, NULL);
     return TCL_ERROR;
+}
+
+/*
+ * The handlers of a run, if the file has the table and the run has rows:
+ * the profile's "handlers", as CprofEventsObj makes it.
+ */
+
+static int
+LoadHandlers(
+    sqlite3 *db,
+    Tcl_WideInt runId,
+    Tcl_Obj **listObjPtr)
+{
+    static const char *const keys[] = {
+	"origin", "kind", "count", "timed", "total_ns", "max_ns",
+	"latency_count", "latency_ns", "latency_max_ns"
+    };
+    sqlite3_stmt *stmt;
+    Tcl_Obj *listObj = NULL;
+    int rc, k;
+
+    *listObjPtr = NULL;
+    rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE"
+	    " type = 'table' AND name = 'handlers'", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    rc = sqlite3_step(stmt);
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_DONE) {
+	return SQLITE_OK;
+    }
+    if (rc != SQLITE_ROW) {
+	return rc;
+    }
+    rc = sqlite3_prepare_v2(db, "SELECT origin, kind, count, timed,"
+	    " total_ns, max_ns, latency_count, latency_ns, latency_max_ns"
+	    " FROM handlers WHERE run = ?1 ORDER BY seq", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    sqlite3_bind_int64(stmt, 1, runId);
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	Tcl_Obj *d = Tcl_NewDictObj();
+
+	for (k = 0; k < 9; k++) {
+	    if (sqlite3_column_type(stmt, k) != SQLITE_NULL) {
+		PUT(d, keys[k], ColumnObj(stmt, k));
+	    }
+	}
+	if (listObj == NULL) {
+	    listObj = Tcl_NewListObj(0, NULL);
+	}
+	Tcl_ListObjAppendElement(NULL, listObj, d);
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) {
+	if (listObj != NULL) {
+	    Tcl_DecrRefCount(listObj);
+	}
+	return rc;
+    }
+    *listObjPtr = listObj;
+    return SQLITE_OK;
 }
 
 Tcl_Obj *
@@ -2587,6 +2752,13 @@ CprofStoreLoad(
 	    goto dbError;
 	}
 	PUT(covObj, "lines", listObj);
+    }
+    rc = LoadHandlers(db, runId, &listObj);
+    if (rc != SQLITE_OK) {
+	goto dbError;
+    }
+    if (listObj != NULL) {
+	PUT(resultObj, "handlers", listObj);
     }
     goto done;
 

@@ -96,16 +96,18 @@ enum CprofFrameKind {
 				 * (events.c). */
 #define CPROF_FRAME_EVENT	0x200	/* An event handler's frame (kind
 				 * event), pushed by events.c at the level
-				 * of the loop that runs the handler, above
-				 * the loop's frame; ended by the next
-				 * handler, the loop's next wait, or the
-				 * loop's end. */
+				 * of the handler's commands, which are
+				 * pushed above it (not in its place);
+				 * ended by the next handler, the loop's
+				 * next wait, or the loop's end. */
 #define CPROF_FRAME_IDLE	0x400	/* The loop's wait in the notifier (kind
 				 * idle), at the loop's level: exact timing
 				 * only. */
 #define CPROF_FRAME_ABOVE	(CPROF_FRAME_EVENT | CPROF_FRAME_IDLE)
-				/* Frames pushed at the level of the frame
-				 * below them, not popped by it. */
+				/* Frames that do not pop those at their
+				 * level below them (a loop's), nor are
+				 * popped by those pushed at their level
+				 * (a handler's commands). */
 #define CPROF_FRAME_SYNTH	(CPROF_FRAME_METHOD | CPROF_FRAME_ABOVE)
 				/* Frames that are not commands: only the
 				 * wrapper's stack has them (-capture

@@ -63,7 +63,7 @@ if {[set i [lsearch -exact $argv -captures]] >= 0} {
     set argv [lreplace $argv $i $i+1]
 }
 set ::tclcprof_alltests::captureFiles {
-    levelstack.test capture.test api.test exact.test sample.test
+    levelstack.test capture.test api.test exact.test sample.test events.test
 }
 set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 tcltest::configure {*}$argv

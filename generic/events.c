@@ -60,6 +60,9 @@
  *	  queued, as for timing), or when a command runs at the level of
  *	  the frame from a script that is not the handler's.
  *
+ *	The records of the handlers that may run, their names, origins and
+ *	statistics are eventrecs.c's, below this file.
+ *
  *	Not seen: a handler that enters no command at all (a script of
  *	inline-compiled commands, "set ::done 1") has no frame; an [after]
  *	one is counted all the same when its record is found gone from
@@ -74,96 +77,10 @@
 
 #include <tclInt.h>
 #include <tclIO.h>
-#include "captureInt.h"
-#include "levelsInline.h"
+#include "eventsInt.h"
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/*
- * Tcl 8.6's records of [after] (tclTimer.c) and of background errors
- * (tclEvent.c), which it does not export. CprofCheckTclVersion refuses
- * any other Tcl at load.
- */
-
-typedef struct AfterInfo {
-    struct AfterAssocData *assocPtr;
-    Tcl_Obj *commandPtr;
-    int id;
-    Tcl_TimerToken token;	/* NULL for an idle handler. */
-    struct AfterInfo *nextPtr;
-} AfterInfo;
-
-typedef struct AfterAssocData {
-    Tcl_Interp *interp;
-    AfterInfo *firstAfterPtr;
-} AfterAssocData;
-
-typedef struct BgError {
-    Tcl_Obj *errorMsg;
-    Tcl_Obj *returnOpts;
-    struct BgError *nextPtr;
-} BgError;
-
-typedef struct ErrAssocData {
-    Tcl_Interp *interp;
-    Tcl_Obj *cmdPrefix;
-    BgError *firstBgPtr;
-    BgError *lastBgPtr;
-} ErrAssocData;
-
-/*
- * A pending [after] handler.
- */
-
-typedef struct AfterRec {
-    AfterInfo *afterPtr;	/* Tcl's record: a key, read only while it is
-				 * in the interpreter's list. */
-    int id;			/* Its id ("after#id"). */
-    int kind;			/* CPROF_HANDLER_AFTER or _IDLE. */
-    Tcl_Obj *scriptObj;		/* Its script, held. */
-    int nameId;			/* The frame's name (an alias: origin). */
-    int originId;
-    uint64_t dueNs;		/* Monotonic due time; 0: unknown. */
-    int present;		/* Seen in Tcl's list by the last look. */
-} AfterRec;
-
-/*
- * A [fileevent] handler, keyed "r chan" or "w chan".
- */
-
-typedef struct FileRec {
-    Tcl_Obj *scriptObj;		/* Held. */
-    char *chanName;
-    int kind;			/* CPROF_HANDLER_READABLE or _WRITABLE. */
-    int nameId, originId;
-} FileRec;
-
-/*
- * A Tk binding, keyed "tag\nsequence": the first command of its script,
- * where the event's % substitutions go.
- */
-
-typedef struct BindRec {
-    char *first;
-    int firstLen;
-    int nameId, originId;
-} BindRec;
-
-/*
- * A handler running: its frame's objKey.
- */
-
-typedef struct OpenEvent {
-    int kind;
-    int originId;
-    uint64_t startNs;
-    int idType;			/* The script it runs (ID_*), */
-    const void *idPtr;		/* as RunningScript tells it. */
-    struct OpenEvent *nextPtr, *prevPtr;
-} OpenEvent;
-
-enum { ID_NONE, ID_CODE, ID_OBJ, ID_FRAME };
 
 /*
  * What a scheduling command's NRE callback records.
@@ -180,1081 +97,12 @@ typedef struct Pending {
 				 * and script. */
 } Pending;
 
-#define MAX_ORIGINS 4096	/* Origins cached by call site before the
-				 * cache starts afresh. */
-
-typedef struct CprofEvents CprofEvents;
-
-struct CprofEvents {
-    CprofState *statePtr;
-    int installed;		/* The event source is there. */
-    AfterAssocData *afterAssoc;	/* The interpreter's "tclAfter" data, once
-				 * it exists. */
-    ErrAssocData *errAssoc;	/* Its "tclBgError" data, once it exists. */
-    Tcl_HashTable afters;	/* AfterInfo* -> AfterRec*. */
-    Tcl_HashTable files;	/* "r chan" -> FileRec*. */
-    Tcl_HashTable binds;	/* "tag\nseq" -> BindRec*. */
-    Tcl_HashTable bgOrigins;	/* BgError* -> origin id + 1. */
-    Tcl_HashTable origins;	/* (site, offset, caller) -> origin id. */
-    void **heldSites;		/* Site keys the cache holds: kind, key. */
-    int numHeld, capHeld;
-    OpenEvent *open;		/* Handlers running (their frames). */
-    uint64_t idleSerial;	/* The [idle] frame pushed, or 0. */
-    int rootType;		/* A script run on an empty stack that is */
-    const void *rootPtr;	/* no handler, until the next wait. */
-    int unknownId, topId, idleNameId;
-};
-
-static const Tcl_ObjType *bytecodeType = NULL;
-
 static void		CloseEvent(CprofEvents *evPtr, OpenEvent *oePtr);
 static void		EndHandlers(CprofEvents *evPtr, int level);
 static void		SetupProc(ClientData clientData, int flags);
 static void		CheckProc(ClientData clientData, int flags);
 static int		ScheduledCallback(ClientData data[],
 			    Tcl_Interp *interp, int result);
-
-static inline uint64_t
-Now(void)
-{
-    return CprofClockNs(CLOCK_MONOTONIC);
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * Statistics --
- *
- *	StatFor: the record of an origin and kind, made if new.
- *
- *----------------------------------------------------------------------
- */
-
-static CprofHandlerStat *
-StatFor(
-    CprofHandlers *hsPtr,
-    int originId,
-    int kind)
-{
-    Tcl_HashEntry *hPtr;
-    int key[2], isNew;
-    CprofHandlerStat *statPtr;
-
-    if (!hsPtr->initialized) {
-	Tcl_InitHashTable(&hsPtr->index, 2);
-	hsPtr->initialized = 1;
-    }
-    key[0] = originId;
-    key[1] = kind;
-    hPtr = Tcl_CreateHashEntry(&hsPtr->index, (char *) key, &isNew);
-    if (!isNew) {
-	return &hsPtr->stats[PTR2INT(Tcl_GetHashValue(hPtr))];
-    }
-    if (hsPtr->num == hsPtr->cap) {
-	hsPtr->cap = hsPtr->cap ? 2 * hsPtr->cap : 16;
-	hsPtr->stats = (CprofHandlerStat *) ckrealloc(hsPtr->stats,
-		hsPtr->cap * sizeof(CprofHandlerStat));
-    }
-    statPtr = &hsPtr->stats[hsPtr->num];
-    memset(statPtr, 0, sizeof(CprofHandlerStat));
-    statPtr->originId = originId;
-    statPtr->kind = kind;
-    Tcl_SetHashValue(hPtr, INT2PTR(hsPtr->num));
-    hsPtr->num++;
-    return statPtr;
-}
-
-void
-CprofEventsClear(
-    CprofState *statePtr)
-{
-    CprofHandlers *hsPtr = &statePtr->handlers;
-
-    if (hsPtr->initialized) {
-	Tcl_DeleteHashTable(&hsPtr->index);
-	hsPtr->initialized = 0;
-    }
-    if (hsPtr->stats != NULL) {
-	ckfree(hsPtr->stats);
-    }
-    hsPtr->stats = NULL;
-    hsPtr->num = hsPtr->cap = 0;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofEventsObj --
- *
- *	The profile's "handlers": a list of dictionaries, one per origin
- *	and kind, with origin, kind, count, total_ns and max_ns (over the
- *	handlers whose time is known), and for timers latency_count,
- *	latency_ns (their sum) and latency_max_ns.
- *
- *----------------------------------------------------------------------
- */
-
-Tcl_Obj *
-CprofEventsObj(
-    CprofState *statePtr)
-{
-    CprofHandlers *hsPtr = &statePtr->handlers;
-    Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
-    int i;
-
-    for (i = 0; i < hsPtr->num; i++) {
-	CprofHandlerStat *sPtr = &hsPtr->stats[i];
-	Tcl_Obj *d = Tcl_NewDictObj();
-	const char *origin = CprofNameString(sPtr->originId);
-
-#define PUTW(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), \
-	    Tcl_NewWideIntObj((Tcl_WideInt) (v)))
-	Tcl_DictObjPut(NULL, d, Tcl_NewStringObj("origin", -1),
-		Tcl_NewStringObj(origin ? origin : "unknown", -1));
-	Tcl_DictObjPut(NULL, d, Tcl_NewStringObj("kind", -1),
-		Tcl_NewStringObj(CprofHandlerKindName(sPtr->kind), -1));
-	PUTW("count", sPtr->count);
-	PUTW("timed", sPtr->timed);
-	PUTW("total_ns", sPtr->totalNs);
-	PUTW("max_ns", sPtr->maxNs);
-	if (sPtr->kind == CPROF_HANDLER_AFTER) {
-	    PUTW("latency_count", sPtr->latencyCount);
-	    PUTW("latency_ns", sPtr->latencyNs);
-	    PUTW("latency_max_ns", sPtr->latencyMaxNs);
-	}
-#undef PUTW
-	Tcl_ListObjAppendElement(NULL, listObj, d);
-    }
-    return listObj;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * Names --
- *
- *	ScriptHead: the first word of a script (of its first element, for
- *	a list), at most 40 bytes. OriginOf: the origin of a command about
- *	to be entered at 'level', "caller file:line" (file by its tail),
- *	"caller" where no file is known, "(top) ..." outside procedures;
- *	cached by call site. HandlerName: a frame's name with its origin.
- *
- *----------------------------------------------------------------------
- */
-
-#define HEAD_MAX 40
-
-static void
-ScriptHead(
-    Tcl_Obj *scriptObj,
-    Tcl_DString *dsPtr)
-{
-    static const Tcl_ObjType *listType = NULL;
-    const char *script, *word;
-    int length, wordLen = 0;
-    Tcl_Parse parse;
-
-    if (listType == NULL) {
-	listType = Tcl_GetObjType("list");
-    }
-    if (scriptObj->typePtr == listType) {
-	Tcl_Obj *firstObj;
-
-	/*
-	 * A list keeps its representation (no string is made of it).
-	 */
-
-	if (Tcl_ListObjIndex(NULL, scriptObj, 0, &firstObj) == TCL_OK
-		&& firstObj != NULL) {
-	    word = Tcl_GetStringFromObj(firstObj, &wordLen);
-	} else {
-	    word = "";
-	}
-    } else {
-	script = Tcl_GetStringFromObj(scriptObj, &length);
-	word = script;
-	if (Tcl_ParseCommand(NULL, script, length, 0, &parse) == TCL_OK) {
-	    if (parse.numWords > 0) {
-		Tcl_Token *tokenPtr = parse.tokenPtr;
-
-		if (tokenPtr->type == TCL_TOKEN_SIMPLE_WORD) {
-		    tokenPtr++;
-		}
-		word = tokenPtr->start;
-		wordLen = tokenPtr->size;
-	    }
-	    Tcl_FreeParse(&parse);
-	} else {
-	    while (wordLen < length && !strchr(" \t\n;", script[wordLen])) {
-		wordLen++;
-	    }
-	}
-    }
-    if (wordLen > HEAD_MAX) {
-	const char *end = word + HEAD_MAX;
-
-	while (end > word && (*end & 0xC0) == 0x80) {
-	    end--;
-	}
-	Tcl_DStringAppend(dsPtr, word, (int) (end - word));
-	Tcl_DStringAppend(dsPtr, "\xe2\x80\xa6", 3);
-    } else {
-	Tcl_DStringAppend(dsPtr, word, wordLen);
-    }
-}
-
-static int
-HandlerName(
-    const char *prefix,
-    const char *middle,
-    int middleLen,
-    const char *suffix,
-    int originId)
-{
-    Tcl_DString ds;
-    int id;
-
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, prefix, -1);
-    Tcl_DStringAppend(&ds, middle, middleLen);
-    Tcl_DStringAppend(&ds, suffix, -1);
-    id = CprofNameIntern(Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
-    Tcl_DStringFree(&ds);
-    return CprofNameWithOrigin(id, originId);
-}
-
-static int
-ScriptHandlerName(
-    const char *prefix,
-    Tcl_Obj *scriptObj,
-    int originId)
-{
-    Tcl_DString ds;
-    int id;
-
-    Tcl_DStringInit(&ds);
-    ScriptHead(scriptObj, &ds);
-    id = HandlerName(prefix, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
-	    "", originId);
-    Tcl_DStringFree(&ds);
-    return id;
-}
-
-static void
-ForgetOrigins(
-    CprofEvents *evPtr)
-{
-    int i;
-
-    for (i = 0; i < evPtr->numHeld; i += 2) {
-	CprofReleaseSiteKey(PTR2INT(evPtr->heldSites[i]),
-		evPtr->heldSites[i + 1]);
-    }
-    evPtr->numHeld = 0;
-    Tcl_DeleteHashTable(&evPtr->origins);
-    Tcl_InitHashTable(&evPtr->origins, 3 * sizeof(void *) / sizeof(int));
-}
-
-static int
-OriginOf(
-    CprofEvents *evPtr,
-    int level)
-{
-    CprofState *statePtr = evPtr->statePtr;
-    CprofStack *stackPtr = &statePtr->levels.stack;
-    int i = CprofLevelsBelow(&statePtr->levels, level);
-    int callerId = evPtr->topId, siteKind, siteOffset = 0, fileId, line;
-    int isNew, originId;
-    void *sitePtr = NULL, *key[3];
-    Tcl_HashEntry *hPtr;
-    Tcl_DString ds;
-
-    for (; i >= 0; i--) {
-	const CprofFrame *framePtr = &stackPtr->frames[i];
-
-	if (framePtr->flags & CPROF_FRAME_EVENT) {
-	    break;
-	}
-	if ((framePtr->kind == CPROF_KIND_PROC
-		|| framePtr->kind == CPROF_KIND_METHOD)
-		&& !(framePtr->flags & CPROF_FRAME_OWN)) {
-	    callerId = framePtr->nameId;
-	    break;
-	}
-    }
-    siteKind = CprofSiteKey(statePtr->interp, &sitePtr, &siteOffset);
-    if (siteKind == CPROF_SITE_NONE) {
-	sitePtr = NULL;
-	siteOffset = 0;
-    }
-    key[0] = sitePtr;
-    key[1] = INT2PTR(siteOffset);
-    key[2] = INT2PTR(callerId);
-    hPtr = Tcl_FindHashEntry(&evPtr->origins, (char *) key);
-    if (hPtr != NULL) {
-	return PTR2INT(Tcl_GetHashValue(hPtr));
-    }
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, CprofNameString(callerId), -1);
-    if (siteKind != CPROF_SITE_NONE && CprofResolveSite(statePtr->interp,
-	    siteKind, sitePtr, siteOffset, &fileId, &line)) {
-	const char *path = CprofNameString(fileId);
-	const char *tail = strrchr(path, '/');
-	char buf[32];
-
-	Tcl_DStringAppend(&ds, " ", 1);
-	Tcl_DStringAppend(&ds, tail ? tail + 1 : path, -1);
-	snprintf(buf, sizeof(buf), ":%d", line);
-	Tcl_DStringAppend(&ds, buf, -1);
-    }
-    originId = CprofNameIntern(Tcl_DStringValue(&ds),
-	    Tcl_DStringLength(&ds));
-    Tcl_DStringFree(&ds);
-
-    /*
-     * The cache holds its keys, so that their addresses are not reused.
-     */
-
-    if (evPtr->origins.numEntries >= MAX_ORIGINS) {
-	ForgetOrigins(evPtr);
-    }
-    if (siteKind != CPROF_SITE_NONE) {
-	if (evPtr->numHeld + 2 > evPtr->capHeld) {
-	    evPtr->capHeld = evPtr->capHeld ? 2 * evPtr->capHeld : 64;
-	    evPtr->heldSites = (void **) ckrealloc(evPtr->heldSites,
-		    evPtr->capHeld * sizeof(void *));
-	}
-	CprofHoldSiteKey(siteKind, sitePtr);
-	evPtr->heldSites[evPtr->numHeld++] = INT2PTR(siteKind);
-	evPtr->heldSites[evPtr->numHeld++] = sitePtr;
-    }
-    hPtr = Tcl_CreateHashEntry(&evPtr->origins, (char *) key, &isNew);
-    Tcl_SetHashValue(hPtr, INT2PTR(originId));
-    return originId;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * RunningScript, ScriptIs --
- *
- *	What script the interpreter is running, from its current command
- *	frame: a bytecode (ID_CODE), a list evaluated directly (ID_OBJ),
- *	another frame (ID_FRAME: a script evaluated from a string, a
- *	file), or none (ID_NONE: Tcl_EvalObjv from C). Whether a script
- *	object is the one running.
- *
- *----------------------------------------------------------------------
- */
-
-static void
-RunningScript(
-    Interp *iPtr,
-    int *typePtr,
-    const void **ptrPtr)
-{
-    CmdFrame *cfPtr = iPtr->cmdFramePtr;
-
-    if (cfPtr == NULL) {
-	*typePtr = ID_NONE;
-	*ptrPtr = NULL;
-    } else if (cfPtr->type == TCL_LOCATION_BC
-	    || cfPtr->type == TCL_LOCATION_PREBC) {
-	*typePtr = ID_CODE;
-	*ptrPtr = cfPtr->data.tebc.codePtr;
-    } else if (cfPtr->type == TCL_LOCATION_EVAL && cfPtr->cmdObj != NULL) {
-	*typePtr = ID_OBJ;
-	*ptrPtr = cfPtr->cmdObj;
-    } else {
-	*typePtr = ID_FRAME;
-	*ptrPtr = cfPtr;
-    }
-}
-
-static int
-ScriptIs(
-    Tcl_Obj *scriptObj,
-    int idType,
-    const void *idPtr)
-{
-    if (idType == ID_OBJ) {
-	return scriptObj == idPtr;
-    }
-    if (idType == ID_CODE) {
-	return scriptObj->typePtr == bytecodeType
-		&& scriptObj->internalRep.twoPtrValue.ptr1 == idPtr;
-    }
-    return 0;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * [after] records --
- *
- *	LookAfters walks the interpreter's list of AfterInfos: records of
- *	those in it are marked present (one whose address now holds another
- *	id is stale, replaced), those not recorded are recorded with an
- *	unknown origin. DropGone then drops the records not present,
- *	counting them as handlers that ran without a command of their own
- *	('ran') or not (cancelled). RunningAfter: the record of the handler
- *	whose script is starting.
- *
- *----------------------------------------------------------------------
- */
-
-static AfterAssocData *
-AfterAssoc(
-    CprofEvents *evPtr)
-{
-    if (evPtr->afterAssoc == NULL && !evPtr->statePtr->deleting) {
-	evPtr->afterAssoc = (AfterAssocData *) Tcl_GetAssocData(
-		evPtr->statePtr->interp, "tclAfter", NULL);
-    }
-    return evPtr->afterAssoc;
-}
-
-static void
-FreeAfterRec(
-    AfterRec *recPtr)
-{
-    Tcl_DecrRefCount(recPtr->scriptObj);
-    ckfree(recPtr);
-}
-
-static AfterRec *
-NewAfterRec(
-    CprofEvents *evPtr,
-    AfterInfo *afterPtr,
-    int originId,
-    uint64_t dueNs)
-{
-    AfterRec *recPtr = (AfterRec *) ckalloc(sizeof(AfterRec));
-
-    recPtr->afterPtr = afterPtr;
-    recPtr->id = afterPtr->id;
-    recPtr->kind = afterPtr->token == NULL ? CPROF_HANDLER_IDLE
-	    : CPROF_HANDLER_AFTER;
-    recPtr->scriptObj = afterPtr->commandPtr;
-    Tcl_IncrRefCount(recPtr->scriptObj);
-    recPtr->originId = originId;
-    recPtr->nameId = ScriptHandlerName(recPtr->kind == CPROF_HANDLER_IDLE
-	    ? "after idle " : "after ", recPtr->scriptObj, originId);
-    recPtr->dueNs = dueNs;
-    recPtr->present = 1;
-    return recPtr;
-}
-
-/*
- * A handler that ran without entering a command: counted, no time.
- */
-
-static void
-CountRan(
-    CprofEvents *evPtr,
-    AfterRec *recPtr)
-{
-    StatFor(&evPtr->statePtr->handlers, recPtr->originId,
-	    recPtr->kind)->count++;
-}
-
-static void
-LookAfters(
-    CprofEvents *evPtr)
-{
-    AfterAssocData *assocPtr = AfterAssoc(evPtr);
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
-    AfterInfo *afterPtr;
-
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	((AfterRec *) Tcl_GetHashValue(hPtr))->present = 0;
-    }
-    if (assocPtr == NULL) {
-	return;
-    }
-    for (afterPtr = assocPtr->firstAfterPtr; afterPtr != NULL;
-	    afterPtr = afterPtr->nextPtr) {
-	int isNew;
-	AfterRec *recPtr;
-
-	hPtr = Tcl_CreateHashEntry(&evPtr->afters, (char *) afterPtr, &isNew);
-	if (!isNew) {
-	    recPtr = Tcl_GetHashValue(hPtr);
-	    if (recPtr->id == afterPtr->id) {
-		recPtr->present = 1;
-		continue;
-	    }
-
-	    /*
-	     * The address was freed and reused: the handler recorded there
-	     * ran (it is gone from the list).
-	     */
-
-	    CountRan(evPtr, recPtr);
-	    FreeAfterRec(recPtr);
-	}
-	Tcl_SetHashValue(hPtr, NewAfterRec(evPtr, afterPtr, evPtr->unknownId,
-		0));
-    }
-}
-
-static void
-DropGone(
-    CprofEvents *evPtr,
-    int ran,
-    AfterRec *keepPtr)
-{
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
-
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	AfterRec *recPtr = Tcl_GetHashValue(hPtr);
-
-	if (!recPtr->present && recPtr != keepPtr) {
-	    if (ran) {
-		CountRan(evPtr, recPtr);
-	    }
-	    Tcl_DeleteHashEntry(hPtr);
-	    FreeAfterRec(recPtr);
-	}
-    }
-}
-
-static AfterRec *
-RunningAfter(
-    CprofEvents *evPtr,
-    int idType,
-    const void *idPtr)
-{
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr, *foundHPtr = NULL;
-    AfterRec *foundPtr = NULL;
-
-    if ((idType != ID_CODE && idType != ID_OBJ)
-	    || evPtr->afters.numEntries == 0) {
-	return NULL;
-    }
-
-    /*
-     * Only a script of a recorded handler can be one: look at the list
-     * only then.
-     */
-
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	if (ScriptIs(((AfterRec *) Tcl_GetHashValue(hPtr))->scriptObj,
-		idType, idPtr)) {
-	    break;
-	}
-    }
-    if (hPtr == NULL) {
-	return NULL;
-    }
-    LookAfters(evPtr);
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	AfterRec *recPtr = Tcl_GetHashValue(hPtr);
-
-	/*
-	 * Two gone with the script running: one ran without a command of
-	 * its own; the timer due last is the one running now.
-	 */
-
-	if (!recPtr->present && ScriptIs(recPtr->scriptObj, idType, idPtr)
-		&& (foundPtr == NULL || recPtr->dueNs > foundPtr->dueNs
-		|| (recPtr->dueNs == foundPtr->dueNs
-		&& recPtr->id > foundPtr->id))) {
-	    foundPtr = recPtr;
-	    foundHPtr = hPtr;
-	}
-    }
-    DropGone(evPtr, 1, foundPtr);
-    if (foundPtr != NULL) {
-	Tcl_DeleteHashEntry(foundHPtr);
-    }
-    return foundPtr;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * [fileevent] and [bind] records --
- *
- *----------------------------------------------------------------------
- */
-
-static void
-FileKey(
-    Tcl_DString *dsPtr,
-    int kind,
-    const char *chanName)
-{
-    Tcl_DStringInit(dsPtr);
-    Tcl_DStringAppend(dsPtr, kind == CPROF_HANDLER_READABLE ? "r " : "w ",
-	    2);
-    Tcl_DStringAppend(dsPtr, chanName, -1);
-}
-
-static void
-FreeFileRec(
-    FileRec *recPtr)
-{
-    Tcl_DecrRefCount(recPtr->scriptObj);
-    ckfree(recPtr->chanName);
-    ckfree(recPtr);
-}
-
-static void
-DropFile(
-    CprofEvents *evPtr,
-    int kind,
-    const char *chanName)
-{
-    Tcl_DString ds;
-    Tcl_HashEntry *hPtr;
-
-    FileKey(&ds, kind, chanName);
-    hPtr = Tcl_FindHashEntry(&evPtr->files, Tcl_DStringValue(&ds));
-    Tcl_DStringFree(&ds);
-    if (hPtr != NULL) {
-	FreeFileRec(Tcl_GetHashValue(hPtr));
-	Tcl_DeleteHashEntry(hPtr);
-    }
-}
-
-/*
- * Record the script the channel holds for this interpreter and kind.
- */
-
-static void
-RecordFile(
-    CprofEvents *evPtr,
-    Channel *chanPtr,
-    const char *chanName,
-    int kind,
-    int originId)
-{
-    Tcl_Interp *interp = evPtr->statePtr->interp;
-    int mask = kind == CPROF_HANDLER_READABLE ? TCL_READABLE : TCL_WRITABLE;
-    EventScriptRecord *esPtr;
-    Tcl_HashEntry *hPtr;
-    FileRec *recPtr;
-    Tcl_DString ds;
-    int isNew;
-
-    for (esPtr = chanPtr->state->scriptRecordPtr; esPtr != NULL;
-	    esPtr = esPtr->nextPtr) {
-	if (esPtr->interp == interp && esPtr->mask == mask
-		&& esPtr->scriptPtr != NULL) {
-	    break;
-	}
-    }
-    if (esPtr == NULL) {
-	DropFile(evPtr, kind, chanName);
-	return;
-    }
-    FileKey(&ds, kind, chanName);
-    hPtr = Tcl_CreateHashEntry(&evPtr->files, Tcl_DStringValue(&ds), &isNew);
-    Tcl_DStringFree(&ds);
-    if (!isNew) {
-	FreeFileRec(Tcl_GetHashValue(hPtr));
-    }
-    recPtr = (FileRec *) ckalloc(sizeof(FileRec));
-    recPtr->scriptObj = esPtr->scriptPtr;
-    Tcl_IncrRefCount(recPtr->scriptObj);
-    recPtr->chanName = (char *) ckalloc(strlen(chanName) + 1);
-    strcpy(recPtr->chanName, chanName);
-    recPtr->kind = kind;
-    recPtr->originId = originId;
-    recPtr->nameId = HandlerName("fileevent ", chanName, -1,
-	    kind == CPROF_HANDLER_READABLE ? " readable" : " writable",
-	    originId);
-    Tcl_SetHashValue(hPtr, recPtr);
-}
-
-/*
- * The handlers registered before start (or while paused): every channel of
- * the interpreter, from its channel table.
- */
-
-static void
-LookFiles(
-    CprofEvents *evPtr)
-{
-    Tcl_HashTable *tablePtr = (Tcl_HashTable *) Tcl_GetAssocData(
-	    evPtr->statePtr->interp, "tclIO", NULL);
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
-
-    if (tablePtr == NULL) {
-	return;
-    }
-    for (hPtr = Tcl_FirstHashEntry(tablePtr, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	Channel *chanPtr = (Channel *) Tcl_GetHashValue(hPtr);
-	const char *name = (const char *) Tcl_GetHashKey(tablePtr, hPtr);
-	Tcl_DString ds;
-	int kind;
-
-	if (chanPtr->state->scriptRecordPtr == NULL) {
-	    continue;
-	}
-	for (kind = CPROF_HANDLER_READABLE; kind <= CPROF_HANDLER_WRITABLE;
-		kind++) {
-	    FileKey(&ds, kind, name);
-	    if (Tcl_FindHashEntry(&evPtr->files, Tcl_DStringValue(&ds))
-		    == NULL) {
-		RecordFile(evPtr, chanPtr, name, kind, evPtr->unknownId);
-	    }
-	    Tcl_DStringFree(&ds);
-	}
-    }
-}
-
-static FileRec *
-RunningFile(
-    CprofEvents *evPtr,
-    int idType,
-    const void *idPtr)
-{
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
-
-    if (idType != ID_CODE && idType != ID_OBJ) {
-	return NULL;
-    }
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->files, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	FileRec *recPtr = Tcl_GetHashValue(hPtr);
-
-	if (ScriptIs(recPtr->scriptObj, idType, idPtr)) {
-	    return recPtr;
-	}
-    }
-    return NULL;
-}
-
-/*
- * The first command of a script: its text, without leading white space
- * and comments, up to the end of the command.
- */
-
-static const char *
-FirstCommand(
-    const char *script,
-    int length,
-    int *lenPtr)
-{
-    Tcl_Parse parse;
-    const char *start = script;
-
-    *lenPtr = 0;
-    if (Tcl_ParseCommand(NULL, script, length, 0, &parse) == TCL_OK) {
-	start = parse.commandStart;
-	*lenPtr = parse.commandSize;
-	Tcl_FreeParse(&parse);
-    }
-    while (*lenPtr > 0 && strchr(" \t\n;", start[*lenPtr - 1])) {
-	(*lenPtr)--;
-    }
-    return start;
-}
-
-static void
-RecordBind(
-    CprofEvents *evPtr,
-    Tcl_Obj *tagObj,
-    Tcl_Obj *seqObj,
-    Tcl_Obj *scriptObj,
-    int originId)
-{
-    Tcl_DString ds;
-    Tcl_HashEntry *hPtr;
-    BindRec *recPtr;
-    const char *script, *first;
-    int length, firstLen, isNew;
-
-    script = Tcl_GetStringFromObj(scriptObj, &length);
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, Tcl_GetString(tagObj), -1);
-    Tcl_DStringAppend(&ds, "\n", 1);
-    Tcl_DStringAppend(&ds, Tcl_GetString(seqObj), -1);
-    if (length > 0 && script[0] == '+') {
-	/*
-	 * Appended to the binding's script: what starts it stays.
-	 */
-
-	hPtr = Tcl_FindHashEntry(&evPtr->binds, Tcl_DStringValue(&ds));
-	Tcl_DStringFree(&ds);
-	if (hPtr != NULL) {
-	    return;
-	}
-	script++;
-	length--;
-	Tcl_DStringInit(&ds);
-	Tcl_DStringAppend(&ds, Tcl_GetString(tagObj), -1);
-	Tcl_DStringAppend(&ds, "\n", 1);
-	Tcl_DStringAppend(&ds, Tcl_GetString(seqObj), -1);
-    }
-    first = FirstCommand(script, length, &firstLen);
-    hPtr = Tcl_CreateHashEntry(&evPtr->binds, Tcl_DStringValue(&ds), &isNew);
-    Tcl_DStringFree(&ds);
-    if (!isNew) {
-	recPtr = Tcl_GetHashValue(hPtr);
-	ckfree(recPtr->first);
-	ckfree(recPtr);
-    }
-    if (firstLen == 0) {
-	Tcl_DeleteHashEntry(hPtr);
-	return;
-    }
-    recPtr = (BindRec *) ckalloc(sizeof(BindRec));
-    recPtr->first = (char *) ckalloc(firstLen + 1);
-    memcpy(recPtr->first, first, firstLen);
-    recPtr->first[firstLen] = '\0';
-    recPtr->firstLen = firstLen;
-    recPtr->originId = originId;
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, Tcl_GetString(tagObj), -1);
-    Tcl_DStringAppend(&ds, " ", 1);
-    Tcl_DStringAppend(&ds, Tcl_GetString(seqObj), -1);
-    recPtr->nameId = HandlerName("bind ", Tcl_DStringValue(&ds),
-	    Tcl_DStringLength(&ds), "", originId);
-    Tcl_DStringFree(&ds);
-    Tcl_SetHashValue(hPtr, recPtr);
-}
-
-/*
- * Whether the text of a command matches a bound script's: Tk substitutes
- * each %x (but %%) with the event's value, which may be anything.
- */
-
-static int
-MatchBound(
-    const char *pat,
-    const char *patEnd,
-    const char *str,
-    const char *strEnd)
-{
-    while (pat < patEnd) {
-	if (pat[0] == '%' && pat + 1 < patEnd && pat[1] != '%') {
-	    const char *s;
-
-	    pat += 2;
-	    for (s = str; s <= strEnd; s++) {
-		if (MatchBound(pat, patEnd, s, strEnd)) {
-		    return 1;
-		}
-	    }
-	    return 0;
-	}
-	if (pat[0] == '%' && pat + 1 < patEnd) {
-	    pat++;
-	}
-	if (str >= strEnd || *str != *pat) {
-	    return 0;
-	}
-	pat++;
-	str++;
-    }
-    return str == strEnd;
-}
-
-static BindRec *
-RunningBind(
-    CprofEvents *evPtr,
-    Interp *iPtr)
-{
-    CmdFrame *cfPtr = iPtr->cmdFramePtr;
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
-    int len;
-
-    if (cfPtr == NULL || cfPtr->type != TCL_LOCATION_EVAL
-	    || cfPtr->cmdObj != NULL || cfPtr->cmd == NULL
-	    || evPtr->binds.numEntries == 0) {
-	return NULL;
-    }
-    len = cfPtr->len;
-    while (len > 0 && strchr(" \t\n;", cfPtr->cmd[len - 1])) {
-	len--;
-    }
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->binds, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	BindRec *recPtr = Tcl_GetHashValue(hPtr);
-
-	if (MatchBound(recPtr->first, recPtr->first + recPtr->firstLen,
-		cfPtr->cmd, cfPtr->cmd + len)) {
-	    return recPtr;
-	}
-    }
-    return NULL;
-}
-
-/*
- * The bindings made before start (or while paused), when Tk is loaded:
- * those of every tag of the existing windows, of "all", and of Tk's
- * classes, asked of Tk with [bind] (before the capture is installed, so
- * that nothing of it is profiled; the interpreter's state is kept).
- */
-
-static const char lookBindsScript[] =
-    "::apply {{} {\n"
-    "    set tags {all Button Checkbutton Radiobutton Menubutton Label\n"
-    "        Entry Spinbox Text Listbox Scrollbar Scale Canvas Menu\n"
-    "        Toplevel Frame Labelframe Message Panedwindow TButton\n"
-    "        TCheckbutton TRadiobutton TMenubutton TEntry TCombobox\n"
-    "        TSpinbox TScrollbar TScale TNotebook TPanedwindow Treeview\n"
-    "        TProgressbar}\n"
-    "    set todo [list .]\n"
-    "    while {[llength $todo]} {\n"
-    "        set todo [lassign $todo w]\n"
-    "        if {![winfo exists $w]} continue\n"
-    "        lappend tags {*}[bindtags $w]\n"
-    "        lappend todo {*}[winfo children $w]\n"
-    "    }\n"
-    "    set out {}\n"
-    "    foreach tag [lsort -unique $tags] {\n"
-    "        foreach seq [bind $tag] {\n"
-    "            lappend out $tag $seq [bind $tag $seq]\n"
-    "        }\n"
-    "    }\n"
-    "    return $out\n"
-    "}}";
-
-static void
-LookBinds(
-    CprofEvents *evPtr)
-{
-    Tcl_Interp *interp = evPtr->statePtr->interp;
-    Tcl_InterpState saved;
-    Tcl_Obj **objv;
-    int objc, i;
-
-    if (Tcl_FindCommand(interp, "::bind", NULL, TCL_GLOBAL_ONLY) == NULL
-	    || Tcl_FindCommand(interp, "::bindtags", NULL, TCL_GLOBAL_ONLY)
-	    == NULL) {
-	return;
-    }
-    saved = Tcl_SaveInterpState(interp, TCL_OK);
-    if (Tcl_EvalEx(interp, lookBindsScript, -1, TCL_EVAL_GLOBAL) == TCL_OK
-	    && Tcl_ListObjGetElements(NULL, Tcl_GetObjResult(interp), &objc,
-	    &objv) == TCL_OK) {
-	Tcl_Obj *resultObj = Tcl_GetObjResult(interp);
-
-	Tcl_IncrRefCount(resultObj);
-	for (i = 0; i + 2 < objc; i += 3) {
-	    Tcl_DString ds;
-
-	    Tcl_DStringInit(&ds);
-	    Tcl_DStringAppend(&ds, Tcl_GetString(objv[i]), -1);
-	    Tcl_DStringAppend(&ds, "\n", 1);
-	    Tcl_DStringAppend(&ds, Tcl_GetString(objv[i + 1]), -1);
-	    if (Tcl_FindHashEntry(&evPtr->binds, Tcl_DStringValue(&ds))
-		    == NULL) {
-		RecordBind(evPtr, objv[i], objv[i + 1], objv[i + 2],
-			evPtr->unknownId);
-	    }
-	    Tcl_DStringFree(&ds);
-	}
-	Tcl_DecrRefCount(resultObj);
-    }
-    Tcl_RestoreInterpState(interp, saved);
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * Background errors --
- *
- *	An error of a handler becomes a BgError of the interpreter's list
- *	once the handler has returned; the background error handler runs
- *	later, from an idle callback. Each BgError is mapped to the origin
- *	of the handler that was running when it appeared (MapBgErrors, at
- *	a handler's start with 'originId' -1: those there already are not
- *	its; at its end: the new ones are), and the handler of the error is
- *	attributed to that origin. Only the BgErrors in the list are kept
- *	in the map, so no address in it is stale.
- *
- *----------------------------------------------------------------------
- */
-
-static ErrAssocData *
-ErrAssoc(
-    CprofEvents *evPtr)
-{
-    if (evPtr->errAssoc == NULL && !evPtr->statePtr->deleting) {
-	evPtr->errAssoc = (ErrAssocData *) Tcl_GetAssocData(
-		evPtr->statePtr->interp, "tclBgError", NULL);
-    }
-    return evPtr->errAssoc;
-}
-
-static void
-MapBgErrors(
-    CprofEvents *evPtr,
-    int originId)
-{
-    ErrAssocData *assocPtr = ErrAssoc(evPtr);
-    Tcl_HashTable fresh;
-    Tcl_HashEntry *hPtr, *newPtr;
-    BgError *errPtr;
-    int isNew;
-
-    if (evPtr->statePtr->deleting || (evPtr->bgOrigins.numEntries == 0
-	    && (assocPtr == NULL || assocPtr->firstBgPtr == NULL))) {
-	return;
-    }
-    Tcl_InitHashTable(&fresh, TCL_ONE_WORD_KEYS);
-    for (errPtr = assocPtr ? assocPtr->firstBgPtr : NULL; errPtr != NULL;
-	    errPtr = errPtr->nextPtr) {
-	newPtr = Tcl_CreateHashEntry(&fresh, (char *) errPtr, &isNew);
-	hPtr = Tcl_FindHashEntry(&evPtr->bgOrigins, (char *) errPtr);
-	Tcl_SetHashValue(newPtr, hPtr != NULL ? Tcl_GetHashValue(hPtr)
-		: INT2PTR((originId >= 0 ? originId : evPtr->unknownId) + 1));
-    }
-    Tcl_DeleteHashTable(&evPtr->bgOrigins);
-    Tcl_InitHashTable(&evPtr->bgOrigins, TCL_ONE_WORD_KEYS);
-    {
-	Tcl_HashSearch search;
-
-	for (hPtr = Tcl_FirstHashEntry(&fresh, &search); hPtr != NULL;
-		hPtr = Tcl_NextHashEntry(&search)) {
-	    newPtr = Tcl_CreateHashEntry(&evPtr->bgOrigins,
-		    Tcl_GetHashKey(&fresh, hPtr), &isNew);
-	    Tcl_SetHashValue(newPtr, Tcl_GetHashValue(hPtr));
-	}
-    }
-    Tcl_DeleteHashTable(&fresh);
-}
-
-/*
- * The background error handler starting: its last two words are the
- * message and options of the first pending BgError. Returns it, or NULL.
- */
-
-static BgError *
-RunningBgError(
-    CprofEvents *evPtr,
-    int objc,
-    Tcl_Obj *const objv[])
-{
-    ErrAssocData *assocPtr;
-
-    if (objc < 2) {
-	return NULL;
-    }
-    assocPtr = ErrAssoc(evPtr);
-    if (assocPtr == NULL || assocPtr->firstBgPtr == NULL
-	    || objv[objc - 2] != assocPtr->firstBgPtr->errorMsg
-	    || objv[objc - 1] != assocPtr->firstBgPtr->returnOpts) {
-	return NULL;
-    }
-    return assocPtr->firstBgPtr;
-}
 
 /*
  *----------------------------------------------------------------------
@@ -1287,9 +135,9 @@ StartEvent(
     OpenEvent *oePtr;
     CprofFrame *framePtr;
     CprofEntry entry;
-    uint64_t now = Now();
+    uint64_t now = CprofEvNow();
 
-    statPtr = StatFor(&statePtr->handlers, originId, kind);
+    statPtr = CprofEvStat(&statePtr->handlers, originId, kind);
     statPtr->count++;
     if (dueNs != 0) {
 	uint64_t late = now > dueNs ? now - dueNs : 0;
@@ -1300,7 +148,7 @@ StartEvent(
 	    statPtr->latencyMaxNs = late;
 	}
     }
-    MapBgErrors(evPtr, -1);
+    CprofEvMapBgErrors(evPtr, -1);
     oePtr = (OpenEvent *) ckalloc(sizeof(OpenEvent));
     oePtr->kind = kind;
     oePtr->originId = originId;
@@ -1337,16 +185,16 @@ CloseEvent(
     OpenEvent *oePtr)
 {
     CprofHandlerStat *statPtr;
-    uint64_t ns = Now() - oePtr->startNs;
+    uint64_t ns = CprofEvNow() - oePtr->startNs;
 
-    statPtr = StatFor(&evPtr->statePtr->handlers, oePtr->originId,
+    statPtr = CprofEvStat(&evPtr->statePtr->handlers, oePtr->originId,
 	    oePtr->kind);
     statPtr->timed++;
     statPtr->totalNs += ns;
     if (ns > statPtr->maxNs) {
 	statPtr->maxNs = ns;
     }
-    MapBgErrors(evPtr, oePtr->originId);
+    CprofEvMapBgErrors(evPtr, oePtr->originId);
     if (oePtr->prevPtr != NULL) {
 	oePtr->prevPtr->nextPtr = oePtr->nextPtr;
     } else {
@@ -1433,7 +281,7 @@ CprofEventsBefore(
     if (candPtr != NULL && (candPtr->flags & CPROF_FRAME_EVENT)) {
 	oePtr = (OpenEvent *) candPtr->objKey;
     }
-    RunningScript(iPtr, &idType, &idPtr);
+    CprofEvRunningScript(iPtr, &idType, &idPtr);
     if (candPtr == NULL && idType == evPtr->rootType
 	    && idPtr == evPtr->rootPtr) {
 	/*
@@ -1442,13 +290,13 @@ CprofEventsBefore(
 
 	return;
     }
-    errPtr = RunningBgError(evPtr, objc, objv);
+    errPtr = CprofEvRunningBgError(evPtr, objc, objv);
     if (errPtr != NULL) {
 	Tcl_HashEntry *hPtr = Tcl_FindHashEntry(&evPtr->bgOrigins,
 		(char *) errPtr);
 	int originId = hPtr ? PTR2INT(Tcl_GetHashValue(hPtr)) - 1
 		: evPtr->unknownId;
-	int nameId = HandlerName("bgerror ", Tcl_GetString(objv[0]), -1, "",
+	int nameId = CprofEvName("bgerror ", Tcl_GetString(objv[0]), -1, "",
 		originId);
 
 	StartEvent(evPtr, CPROF_HANDLER_BGERROR, nameId, originId, ID_NONE,
@@ -1456,30 +304,31 @@ CprofEventsBefore(
 	return;
     }
 
-    afterPtr = RunningAfter(evPtr, idType, idPtr);
+    afterPtr = CprofEvRunningAfter(evPtr, idType, idPtr);
     if (afterPtr != NULL) {
 	StartEvent(evPtr, afterPtr->kind, afterPtr->nameId,
 		afterPtr->originId, idType, idPtr, level, anchor,
 		afterPtr->kind == CPROF_HANDLER_AFTER ? afterPtr->dueNs : 0);
-	FreeAfterRec(afterPtr);
+	CprofEvFreeAfterRec(afterPtr);
 	return;
     }
     if (oePtr != NULL && oePtr->kind != CPROF_HANDLER_BGERROR
 	    && oePtr->idType == idType && oePtr->idPtr == idPtr
-	    && (idType != ID_FRAME || RunningBind(evPtr, iPtr) == NULL)) {
+	    && (idType != ID_FRAME
+	    || CprofEvRunningBind(evPtr, iPtr) == NULL)) {
 	/*
 	 * The next command of the handler running.
 	 */
 
 	return;
     }
-    filePtr = RunningFile(evPtr, idType, idPtr);
+    filePtr = CprofEvRunningFile(evPtr, idType, idPtr);
     if (filePtr != NULL) {
 	StartEvent(evPtr, filePtr->kind, filePtr->nameId, filePtr->originId,
 		idType, idPtr, level, anchor, 0);
 	return;
     }
-    bindPtr = (idType == ID_FRAME) ? RunningBind(evPtr, iPtr) : NULL;
+    bindPtr = (idType == ID_FRAME) ? CprofEvRunningBind(evPtr, iPtr) : NULL;
     if (bindPtr != NULL) {
 	StartEvent(evPtr, CPROF_HANDLER_BIND, bindPtr->nameId,
 		bindPtr->originId, idType, idPtr, level, anchor, 0);
@@ -1682,12 +531,12 @@ CprofEventsSchedule(
 	}
 	ms = AfterDelay(objv[1]);
 	if (ms >= 0 && objc >= 3) {
-	    Schedule(statePtr, role, CPROF_HANDLER_AFTER, OriginOf(evPtr,
-		    level), Now() + (uint64_t) ms * 1000000, 0, NULL);
+	    Schedule(statePtr, role, CPROF_HANDLER_AFTER, CprofEvOrigin(evPtr,
+		    level), CprofEvNow() + (uint64_t) ms * 1000000, 0, NULL);
 	} else if (ms < 0 && objc >= 3
 		&& strcmp(Tcl_GetString(objv[1]), "idle") == 0) {
 	    Schedule(statePtr, role, CPROF_HANDLER_IDLE,
-		    OriginOf(evPtr, level), 0, 0, NULL);
+		    CprofEvOrigin(evPtr, level), 0, 0, NULL);
 	} else if (ms < 0 && objc >= 3
 		&& strcmp(Tcl_GetString(objv[1]), "cancel") == 0) {
 	    /*
@@ -1695,27 +544,29 @@ CprofEventsSchedule(
 	     * was cancelled.
 	     */
 
-	    LookAfters(evPtr);
-	    DropGone(evPtr, 1, NULL);
+	    CprofEvLookAfters(evPtr);
+	    CprofEvDropGone(evPtr, 1, NULL);
 	    Schedule(statePtr, role, -1, -1, 0, 0, NULL);
 	}
 	break;
     case CPROF_ROLE_FILEEVENT:
 	if (objc == 4 && (kind = FileKind(objv[2])) >= 0) {
-	    Schedule(statePtr, role, kind, OriginOf(evPtr, level), 0, 1,
+	    Schedule(statePtr, role, kind, CprofEvOrigin(evPtr, level), 0, 1,
 		    objv + 1);
 	}
 	break;
     case CPROF_ROLE_CLOSE:
 	if (objc == 2) {
-	    DropFile(evPtr, CPROF_HANDLER_READABLE, Tcl_GetString(objv[1]));
-	    DropFile(evPtr, CPROF_HANDLER_WRITABLE, Tcl_GetString(objv[1]));
+	    const char *name = Tcl_GetString(objv[1]);
+
+	    CprofEvDropFile(evPtr, CPROF_HANDLER_READABLE, name);
+	    CprofEvDropFile(evPtr, CPROF_HANDLER_WRITABLE, name);
 	}
 	break;
     case CPROF_ROLE_BIND:
 	if (objc == 4) {
 	    Schedule(statePtr, role, CPROF_HANDLER_BIND,
-		    OriginOf(evPtr, level), 0, 3, objv + 1);
+		    CprofEvOrigin(evPtr, level), 0, 3, objv + 1);
 	}
 	break;
     }
@@ -1744,11 +595,11 @@ ScheduledCallback(
 	const char *res;
 
 	if (pPtr->kind < 0) {
-	    LookAfters(evPtr);
-	    DropGone(evPtr, 0, NULL);
+	    CprofEvLookAfters(evPtr);
+	    CprofEvDropGone(evPtr, 0, NULL);
 	    break;
 	}
-	assocPtr = AfterAssoc(evPtr);
+	assocPtr = CprofEvAfterAssoc(evPtr);
 	res = Tcl_GetString(Tcl_GetObjResult(interp));
 	if (assocPtr == NULL || (headPtr = assocPtr->firstAfterPtr) == NULL
 		|| strncmp(res, "after#", 6) != 0
@@ -1764,11 +615,11 @@ ScheduledCallback(
 		AfterRec *oldPtr = Tcl_GetHashValue(hPtr);
 
 		if (oldPtr->id != headPtr->id) {
-		    CountRan(evPtr, oldPtr);
+		    CprofEvCountRan(evPtr, oldPtr);
 		}
-		FreeAfterRec(oldPtr);
+		CprofEvFreeAfterRec(oldPtr);
 	    }
-	    Tcl_SetHashValue(hPtr, NewAfterRec(evPtr, headPtr,
+	    Tcl_SetHashValue(hPtr, CprofEvNewAfterRec(evPtr, headPtr,
 		    pPtr->originId, pPtr->kind == CPROF_HANDLER_AFTER
 		    ? pPtr->dueNs : 0));
 	    statePtr->levels.rootEvents = 1;
@@ -1780,7 +631,7 @@ ScheduledCallback(
 	Tcl_Channel chan = Tcl_GetChannel(interp, name, NULL);
 
 	if (chan != NULL) {
-	    RecordFile(evPtr, (Channel *) chan, name, pPtr->kind,
+	    CprofEvRecordFile(evPtr, (Channel *) chan, name, pPtr->kind,
 		    pPtr->originId);
 	    statePtr->levels.rootEvents = 1;
 	} else {
@@ -1789,7 +640,7 @@ ScheduledCallback(
 	break;
     }
     case CPROF_ROLE_BIND:
-	RecordBind(evPtr, pPtr->argObjs[0], pPtr->argObjs[1],
+	CprofEvRecordBind(evPtr, pPtr->argObjs[0], pPtr->argObjs[1],
 		pPtr->argObjs[2], pPtr->originId);
 	statePtr->levels.rootEvents = 1;
 	break;
@@ -1841,8 +692,8 @@ SetupProc(
     }
     EndHandlers(evPtr, iPtr->numLevels);
     if (evPtr->afters.numEntries > 0) {
-	LookAfters(evPtr);
-	DropGone(evPtr, 1, NULL);
+	CprofEvLookAfters(evPtr);
+	CprofEvDropGone(evPtr, 1, NULL);
     }
     evPtr->rootType = -1;
     evPtr->statePtr->levels.rootNoEvent = NULL;
@@ -1939,17 +790,14 @@ CprofEventsInstall(
     if (!statePtr->eventsOn || capPtr->coverage) {
 	return;
     }
-    if (bytecodeType == NULL) {
-	bytecodeType = Tcl_GetObjType("bytecode");
-    }
     evPtr = EventsOf(statePtr);
     if (evPtr->installed) {
 	return;
     }
-    LookAfters(evPtr);
-    DropGone(evPtr, 0, NULL);
-    LookFiles(evPtr);
-    LookBinds(evPtr);
+    CprofEvLookAfters(evPtr);
+    CprofEvDropGone(evPtr, 0, NULL);
+    CprofEvLookFiles(evPtr);
+    CprofEvLookBinds(evPtr);
     evPtr->rootType = -1;
     evPtr->statePtr->levels.rootNoEvent = NULL;
     statePtr->levels.rootEvents = (evPtr->afters.numEntries > 0
@@ -1976,8 +824,8 @@ CprofEventsRemove(
 	 * Handlers that ran since the last look without a command.
 	 */
 
-	LookAfters(evPtr);
-	DropGone(evPtr, 1, NULL);
+	CprofEvLookAfters(evPtr);
+	CprofEvDropGone(evPtr, 1, NULL);
     }
     evPtr->installed = 0;
     evPtr->idleSerial = 0;
@@ -2000,13 +848,13 @@ CprofEventsForget(
     }
     for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
 	    hPtr = Tcl_NextHashEntry(&search)) {
-	FreeAfterRec(Tcl_GetHashValue(hPtr));
+	CprofEvFreeAfterRec(Tcl_GetHashValue(hPtr));
     }
     Tcl_DeleteHashTable(&evPtr->afters);
     Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
     for (hPtr = Tcl_FirstHashEntry(&evPtr->files, &search); hPtr != NULL;
 	    hPtr = Tcl_NextHashEntry(&search)) {
-	FreeFileRec(Tcl_GetHashValue(hPtr));
+	CprofEvFreeFileRec(Tcl_GetHashValue(hPtr));
     }
     Tcl_DeleteHashTable(&evPtr->files);
     Tcl_InitHashTable(&evPtr->files, TCL_STRING_KEYS);
@@ -2021,7 +869,7 @@ CprofEventsForget(
     Tcl_InitHashTable(&evPtr->binds, TCL_STRING_KEYS);
     Tcl_DeleteHashTable(&evPtr->bgOrigins);
     Tcl_InitHashTable(&evPtr->bgOrigins, TCL_ONE_WORD_KEYS);
-    ForgetOrigins(evPtr);
+    CprofEvForgetOrigins(evPtr);
     evPtr->afterAssoc = NULL;
     evPtr->errAssoc = NULL;
 }

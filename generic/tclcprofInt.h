@@ -237,8 +237,8 @@ typedef struct CprofTclInternals {
 					 * argument, "db eval" (-subcommands). */
 #define CPROF_NAME_SCRIPT	0x40	/* source: named for the script it
 					 * runs, "<script app.tcl>". */
-#define CPROF_NAME_LOOP		0x80	/* Runs the event loop: vwait, update,
-					 * tkwait, event (generate),
+#define CPROF_NAME_LOOP		0x80	/* Runs the event loop: vwait,
+					 * update, tkwait, event (generate),
 					 * thread::wait, thread::send. */
 #define CPROF_NAME_ROLE_MASK	0x700	/* Schedules handlers (events.c): */
 #define CPROF_NAME_ROLE_SHIFT	8

@@ -12,8 +12,8 @@
 #	passes TESTFLAGS as the options.
 #
 #	The files that exercise the level stack (levelstack, api, exact,
-#	sample, by default) run once more under each other capture: Tcl's
-#	trace (-capture trace) and both compared (-capture check, which
+#	sample, events, by default) run once more under each other capture:
+#	Tcl's trace (-capture trace) and both compared (-capture check, which
 #	also asserts that the two never disagreed). The test files read
 #	the capture from the environment variable TCLCPROF_TEST_CAPTURE.
 #	"-captures LIST" chooses the captures (wrap first runs every file;

@@ -18,7 +18,8 @@
  *			procedure-bodied method when its body starts.
  *	  events.c	event handlers, for both: a frame for each handler
  *			the event loop runs, with its origin; the loop's
- *			waits.
+ *			waits (eventrecs.c below it keeps the records:
+ *			eventsInt.h).
  *
  *	These read Tcl's private structures; include tclInt.h first.
  *
@@ -148,6 +149,9 @@ MODULE_SCOPE void	CprofEventsSchedule(CprofState *statePtr,
 MODULE_SCOPE void	CprofEventsBefore(CprofState *statePtr, int level,
 			    uintptr_t anchor, int objc,
 			    Tcl_Obj *const objv[]);
+MODULE_SCOPE void	CprofEventsBeforeResume(CprofState *statePtr,
+			    int level, uintptr_t anchor, void *envPtr,
+			    void *cfPtr);
 
 static inline int
 CprofEventsMayStart(

@@ -73,6 +73,8 @@ CprofEventsClear(
     CprofState *statePtr)
 {
     CprofHandlers *hsPtr = &statePtr->handlers;
+    CprofEvents *evPtr = statePtr->eventsPtr;
+    OpenEvent *oePtr;
 
     if (hsPtr->initialized) {
 	Tcl_DeleteHashTable(&hsPtr->index);
@@ -83,6 +85,16 @@ CprofEventsClear(
     }
     hsPtr->stats = NULL;
     hsPtr->num = hsPtr->cap = 0;
+
+    /*
+     * A reset while handlers run: they count from now.
+     */
+
+    for (oePtr = evPtr ? evPtr->open : NULL; oePtr != NULL;
+	    oePtr = oePtr->nextPtr) {
+	CprofEvStat(hsPtr, oePtr->originId, oePtr->kind)->count++;
+	oePtr->startNs = CprofEvNow();
+    }
 }
 
 /*
@@ -266,7 +278,7 @@ CprofEvOrigin(
 {
     CprofState *statePtr = evPtr->statePtr;
     CprofStack *stackPtr = &statePtr->levels.stack;
-    int i = CprofLevelsBelow(&statePtr->levels, level);
+    int i = CprofLevelsBelow(&statePtr->levels, level, NULL);
     int callerId = evPtr->topId, siteKind, siteOffset = 0, fileId, line;
     int isNew, originId;
     void *sitePtr = NULL, *key[3];
@@ -342,8 +354,8 @@ CprofEvOrigin(
  *
  * CprofEvRunningScript, ScriptIs --
  *
- *	What script the interpreter is running, from its current command
- *	frame: a bytecode (ID_CODE), a list evaluated directly (ID_OBJ),
+ *	What script the interpreter is running, from its command frame
+ *	'cfPtr': a bytecode (ID_CODE), a list evaluated directly (ID_OBJ),
  *	another frame (ID_FRAME: a script evaluated from a string, a
  *	file), or none (ID_NONE: Tcl_EvalObjv from C). Whether a script
  *	object is the one running.
@@ -353,12 +365,10 @@ CprofEvOrigin(
 
 void
 CprofEvRunningScript(
-    Interp *iPtr,
+    CmdFrame *cfPtr,
     int *typePtr,
     const void **ptrPtr)
 {
-    CmdFrame *cfPtr = iPtr->cmdFramePtr;
-
     if (cfPtr == NULL) {
 	*typePtr = ID_NONE;
 	*ptrPtr = NULL;
@@ -874,9 +884,8 @@ MatchBound(
 BindRec *
 CprofEvRunningBind(
     CprofEvents *evPtr,
-    Interp *iPtr)
+    CmdFrame *cfPtr)
 {
-    CmdFrame *cfPtr = iPtr->cmdFramePtr;
     Tcl_HashSearch search;
     Tcl_HashEntry *hPtr;
     int len;

@@ -98,7 +98,8 @@ typedef struct Pending {
 } Pending;
 
 static void		CloseEvent(CprofEvents *evPtr, OpenEvent *oePtr);
-static void		EndHandlers(CprofEvents *evPtr, int level);
+static void		EndHandlers(CprofEvents *evPtr, int level,
+			    void *envPtr);
 static void		SetupProc(ClientData clientData, int flags);
 static void		CheckProc(ClientData clientData, int flags);
 static int		ScheduledCallback(ClientData data[],
@@ -128,6 +129,7 @@ StartEvent(
     const void *idPtr,
     int level,
     uintptr_t anchor,
+    void *envPtr,
     uint64_t dueNs)
 {
     CprofState *statePtr = evPtr->statePtr;
@@ -169,9 +171,9 @@ StartEvent(
     entry.token = NULL;
     entry.objKey = oePtr;
     entry.methodKey = NULL;
-    entry.envPtr = NULL;
+    entry.envPtr = envPtr;
     entry.siteKind = CPROF_SITE_NONE;
-    EndHandlers(evPtr, level - 1);
+    EndHandlers(evPtr, level - 1, envPtr);
     oePtr->startNs = now;
     framePtr = CprofLevelsEnter(&statePtr->levels, &entry);
     if (framePtr == NULL) {
@@ -235,10 +237,11 @@ HandlerEnded(
 static void
 EndHandlers(
     CprofEvents *evPtr,
-    int level)
+    int level,
+    void *envPtr)
 {
-    CprofLevelsEndEvents(&evPtr->statePtr->levels, level, HandlerEnded,
-	    evPtr);
+    CprofLevelsEndEvents(&evPtr->statePtr->levels, level, envPtr,
+	    HandlerEnded, evPtr);
 }
 
 /*
@@ -253,17 +256,18 @@ EndHandlers(
  *----------------------------------------------------------------------
  */
 
-void
-CprofEventsBefore(
+static void
+Before(
     CprofState *statePtr,
     int level,
     uintptr_t anchor,
+    void *envPtr,
+    CmdFrame *cfPtr,
     int objc,
     Tcl_Obj *const objv[])
 {
     CprofEvents *evPtr = statePtr->eventsPtr;
     CprofLevels *lvPtr = &statePtr->levels;
-    Interp *iPtr = (Interp *) statePtr->interp;
     CprofFrame *candPtr;
     OpenEvent *oePtr = NULL;
     int below, idType;
@@ -276,12 +280,12 @@ CprofEventsBefore(
     if (evPtr == NULL || !evPtr->installed || lvPtr->quiet) {
 	return;
     }
-    below = CprofLevelsBelow(lvPtr, level);
+    below = CprofLevelsBelow(lvPtr, level, envPtr);
     candPtr = below >= 0 ? &lvPtr->stack.frames[below] : NULL;
     if (candPtr != NULL && (candPtr->flags & CPROF_FRAME_EVENT)) {
 	oePtr = (OpenEvent *) candPtr->objKey;
     }
-    CprofEvRunningScript(iPtr, &idType, &idPtr);
+    CprofEvRunningScript(cfPtr, &idType, &idPtr);
     if (candPtr == NULL && idType == evPtr->rootType
 	    && idPtr == evPtr->rootPtr) {
 	/*
@@ -300,14 +304,14 @@ CprofEventsBefore(
 		originId);
 
 	StartEvent(evPtr, CPROF_HANDLER_BGERROR, nameId, originId, ID_NONE,
-		NULL, level, anchor, 0);
+		NULL, level, anchor, envPtr, 0);
 	return;
     }
 
     afterPtr = CprofEvRunningAfter(evPtr, idType, idPtr);
     if (afterPtr != NULL) {
 	StartEvent(evPtr, afterPtr->kind, afterPtr->nameId,
-		afterPtr->originId, idType, idPtr, level, anchor,
+		afterPtr->originId, idType, idPtr, level, anchor, envPtr,
 		afterPtr->kind == CPROF_HANDLER_AFTER ? afterPtr->dueNs : 0);
 	CprofEvFreeAfterRec(afterPtr);
 	return;
@@ -315,7 +319,7 @@ CprofEventsBefore(
     if (oePtr != NULL && oePtr->kind != CPROF_HANDLER_BGERROR
 	    && oePtr->idType == idType && oePtr->idPtr == idPtr
 	    && (idType != ID_FRAME
-	    || CprofEvRunningBind(evPtr, iPtr) == NULL)) {
+	    || CprofEvRunningBind(evPtr, cfPtr) == NULL)) {
 	/*
 	 * The next command of the handler running.
 	 */
@@ -325,13 +329,13 @@ CprofEventsBefore(
     filePtr = CprofEvRunningFile(evPtr, idType, idPtr);
     if (filePtr != NULL) {
 	StartEvent(evPtr, filePtr->kind, filePtr->nameId, filePtr->originId,
-		idType, idPtr, level, anchor, 0);
+		idType, idPtr, level, anchor, envPtr, 0);
 	return;
     }
-    bindPtr = (idType == ID_FRAME) ? CprofEvRunningBind(evPtr, iPtr) : NULL;
+    bindPtr = (idType == ID_FRAME) ? CprofEvRunningBind(evPtr, cfPtr) : NULL;
     if (bindPtr != NULL) {
 	StartEvent(evPtr, CPROF_HANDLER_BIND, bindPtr->nameId,
-		bindPtr->originId, idType, idPtr, level, anchor, 0);
+		bindPtr->originId, idType, idPtr, level, anchor, envPtr, 0);
 	return;
     }
 
@@ -340,7 +344,7 @@ CprofEventsBefore(
      */
 
     if (oePtr != NULL) {
-	EndHandlers(evPtr, level - 1);
+	EndHandlers(evPtr, level - 1, envPtr);
     }
     if (candPtr == NULL && idType != ID_NONE) {
 	/*
@@ -350,8 +354,37 @@ CprofEventsBefore(
 
 	evPtr->rootType = idType;
 	evPtr->rootPtr = idPtr;
-	lvPtr->rootNoEvent = iPtr->cmdFramePtr;
+	lvPtr->rootNoEvent = cfPtr;
     }
+}
+
+void
+CprofEventsBefore(
+    CprofState *statePtr,
+    int level,
+    uintptr_t anchor,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Before(statePtr, level, anchor, NULL,
+	    ((Interp *) statePtr->interp)->cmdFramePtr, objc, objv);
+}
+
+/*
+ * A coroutine is resumed by a command entered at 'level' in environment
+ * 'envPtr' from the command frame 'cfPtr' (its resumer's): the first of a
+ * handler, maybe ("after 0 [info coroutine]").
+ */
+
+void
+CprofEventsBeforeResume(
+    CprofState *statePtr,
+    int level,
+    uintptr_t anchor,
+    void *envPtr,
+    void *cfPtr)
+{
+    Before(statePtr, level, anchor, envPtr, (CmdFrame *) cfPtr, 0, NULL);
 }
 
 /*
@@ -375,7 +408,7 @@ CprofEventsLoopEnd(
     CprofEvents *evPtr = statePtr->eventsPtr;
 
     if (evPtr != NULL && evPtr->installed) {
-	EndHandlers(evPtr, level);
+	EndHandlers(evPtr, level, NULL);
     }
 }
 
@@ -690,7 +723,7 @@ SetupProc(
 	    || statePtr->deleting) {
 	return;
     }
-    EndHandlers(evPtr, iPtr->numLevels);
+    EndHandlers(evPtr, iPtr->numLevels, NULL);
     if (evPtr->afters.numEntries > 0) {
 	CprofEvLookAfters(evPtr);
 	CprofEvDropGone(evPtr, 1, NULL);
@@ -699,7 +732,7 @@ SetupProc(
     evPtr->statePtr->levels.rootNoEvent = NULL;
     if (lvPtr->timing && statePtr->options.clock == CPROF_CLOCK_WALL
 	    && (iPtr->numLevels > 0 || lvPtr->rootEvents)) {
-	int below = CprofLevelsBelow(lvPtr, iPtr->numLevels + 1);
+	int below = CprofLevelsBelow(lvPtr, iPtr->numLevels + 1, NULL);
 	CprofFrame *framePtr;
 	CprofEntry entry;
 

@@ -151,7 +151,7 @@ MODULE_SCOPE int	CprofEvScriptName(const char *prefix,
 			    Tcl_Obj *scriptObj, int originId);
 MODULE_SCOPE void	CprofEvForgetOrigins(CprofEvents *evPtr);
 MODULE_SCOPE int	CprofEvOrigin(CprofEvents *evPtr, int level);
-MODULE_SCOPE void	CprofEvRunningScript(Interp *iPtr, int *typePtr,
+MODULE_SCOPE void	CprofEvRunningScript(CmdFrame *cfPtr, int *typePtr,
 			    const void **ptrPtr);
 MODULE_SCOPE AfterAssocData *CprofEvAfterAssoc(CprofEvents *evPtr);
 MODULE_SCOPE void	CprofEvFreeAfterRec(AfterRec *recPtr);
@@ -176,7 +176,8 @@ MODULE_SCOPE FileRec *	CprofEvRunningFile(CprofEvents *evPtr, int idType,
 MODULE_SCOPE void	CprofEvRecordBind(CprofEvents *evPtr, Tcl_Obj *tagObj,
 			    Tcl_Obj *seqObj, Tcl_Obj *scriptObj,
 			    int originId);
-MODULE_SCOPE BindRec *	CprofEvRunningBind(CprofEvents *evPtr, Interp *iPtr);
+MODULE_SCOPE BindRec *	CprofEvRunningBind(CprofEvents *evPtr,
+			    CmdFrame *cfPtr);
 MODULE_SCOPE void	CprofEvLookBinds(CprofEvents *evPtr);
 MODULE_SCOPE void	CprofEvMapBgErrors(CprofEvents *evPtr, int originId);
 MODULE_SCOPE BgError *	CprofEvRunningBgError(CprofEvents *evPtr, int objc,

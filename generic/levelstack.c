@@ -714,11 +714,12 @@ CprofLevelsPopLazy(
  *
  * CprofLevelsEndEvents --
  *
- *	The loop running at 'level' in the current environment is about to
- *	wait, to run another handler, or is done: the frames of its handlers
- *	and waits on top of the stack are over, and so are the lazy frames
- *	above them (their calls completed). 'endedProc', if not NULL, hears
- *	of each handler's frame before it is popped.
+ *	The loop running at 'level' in environment 'envPtr' (NULL: the
+ *	current one) is about to wait, to run another handler, or is done:
+ *	the frames of its handlers and waits on top of the stack are over,
+ *	and so are the frames above them (their calls completed; those of a
+ *	coroutine that yielded are settled first). 'endedProc', if not NULL,
+ *	hears of each handler's frame before it is popped.
  *
  *----------------------------------------------------------------------
  */
@@ -727,20 +728,26 @@ void
 CprofLevelsEndEvents(
     CprofLevels *lvPtr,
     int level,
+    void *envPtr,
     void (*endedProc)(void *data, CprofFrame *framePtr),
     void *data)
 {
     CprofStack *stackPtr = &lvPtr->stack;
-    void *envPtr = ((Interp *) lvPtr->interp)->execEnvPtr;
 
+    if (envPtr == NULL) {
+	envPtr = ((Interp *) lvPtr->interp)->execEnvPtr;
+    }
+    if (stackPtr->depth > 0 && stackPtr->frames[stackPtr->depth - 1].envPtr
+	    != ((Interp *) lvPtr->interp)->execEnvPtr) {
+	CprofLevelsSettle(lvPtr);
+    }
     while (stackPtr->depth > 0) {
 	CprofFrame *topPtr = &stackPtr->frames[stackPtr->depth - 1];
 
 	if (topPtr->envPtr != envPtr || topPtr->level < level) {
 	    break;
 	}
-	if (!(topPtr->flags & CPROF_FRAME_ABOVE) && (topPtr->level == level
-		|| !(topPtr->flags & CPROF_FRAME_LAZY))) {
+	if (!(topPtr->flags & CPROF_FRAME_ABOVE) && topPtr->level == level) {
 	    break;
 	}
 	if ((topPtr->flags & CPROF_FRAME_EVENT) && endedProc != NULL) {
@@ -755,8 +762,8 @@ CprofLevelsEndEvents(
  *
  * CprofLevelsBelow --
  *
- *	The frame a command about to be entered at 'level' in the current
- *	environment will be pushed above: frames at its level or above it
+ *	The frame a command about to be entered at 'level' in environment
+ *	'envPtr' (NULL: the current one) will be pushed above: frames at its level or above it
  *	on top of the stack are done (CprofLevelsEnter pops them), but an
  *	event handler's at its level.
  *
@@ -769,11 +776,15 @@ CprofLevelsEndEvents(
 int
 CprofLevelsBelow(
     CprofLevels *lvPtr,
-    int level)
+    int level,
+    void *envPtr)
 {
     CprofStack *stackPtr = &lvPtr->stack;
-    void *envPtr = ((Interp *) lvPtr->interp)->execEnvPtr;
     int i = stackPtr->depth - 1;
+
+    if (envPtr == NULL) {
+	envPtr = ((Interp *) lvPtr->interp)->execEnvPtr;
+    }
 
     while (i >= 0 && stackPtr->frames[i].level >= level
 	    && stackPtr->frames[i].envPtr == envPtr

@@ -8,8 +8,8 @@
  *	Everything declared here is expressed in public Tcl types. The
  *	units that read Tcl's private structures (tclInt.h, tclOOInt.h) are
  *	the ones that must: naming.c, levelstack.c, the capture (capture.c,
- *	wrap.c, trace.c, oomethods.c); CprofCheckTclVersion refuses any Tcl
- *	but 8.6 at load.
+ *	wrap.c, trace.c, oomethods.c, events.c, eventrecs.c);
+ *	CprofCheckTclVersion refuses any Tcl but 8.6 at load.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -482,9 +482,10 @@ MODULE_SCOPE void	CprofLevelsLeaveLevel(CprofLevels *lvPtr, int level);
 MODULE_SCOPE void	CprofLevelsSettle(CprofLevels *lvPtr);
 MODULE_SCOPE void	CprofLevelsPopLazy(CprofLevels *lvPtr, int keep);
 MODULE_SCOPE void	CprofLevelsEndEvents(CprofLevels *lvPtr, int level,
-			    void (*endedProc)(void *data,
+			    void *envPtr, void (*endedProc)(void *data,
 			    CprofFrame *framePtr), void *data);
-MODULE_SCOPE int	CprofLevelsBelow(CprofLevels *lvPtr, int level);
+MODULE_SCOPE int	CprofLevelsBelow(CprofLevels *lvPtr, int level,
+			    void *envPtr);
 MODULE_SCOPE int	CprofLevelsResume(CprofLevels *lvPtr, void *corKey,
 			    int baseLevel, uintptr_t anchor);
 MODULE_SCOPE void	CprofLevelsResumeSuspension(CprofLevels *lvPtr,

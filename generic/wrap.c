@@ -1000,6 +1000,15 @@ ResumeCallback(
     entry.methodKey = NULL;
     entry.envPtr = corPtr->callerEEPtr;
     entry.siteKind = CPROF_SITE_NONE;
+    if (statePtr->eventsOn && CprofEventsMayStart(statePtr, entry.level)) {
+	/*
+	 * A handler may be the resume of a coroutine (the resumer's
+	 * command frame is the coroutine's record of its caller).
+	 */
+
+	CprofEventsBeforeResume(statePtr, entry.level, entry.anchor,
+		corPtr->callerEEPtr, corPtr->caller.cmdFramePtr);
+    }
     framePtr = CprofLevelsEnter(lvPtr, &entry);
     if (framePtr == NULL) {
 	CprofLevelsDropSuspension(lvPtr, recPtr);

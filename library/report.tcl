@@ -246,7 +246,9 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 		to show"
     }
     if {[dict get $o -min] eq ""} {
-	dict set o -min [dict get $defaultMin [dict get $o -format]]
+	# The handlers of -type events are few: all of them by default.
+	dict set o -min [expr {[dict get $o -type] eq "events" ? 0.0
+		: [dict get $defaultMin [dict get $o -format]]}]
     }
     CheckSource $o
     dict set o focusOn [dict exists $given -focus]

@@ -18,6 +18,7 @@
 
 #include <tclInt.h>
 #include <tclIO.h>
+#include <tclCompile.h>
 #include "eventsInt.h"
 #include <string.h>
 #include <stdio.h>
@@ -416,7 +417,8 @@ ScriptIs(
  *	records not present, counting them as handlers that ran without a
  *	command of their own ('ran') or not (cancelled).
  *	CprofEvRunningAfter: the record of the handler whose script is
- *	starting.
+ *	starting, taken out of the tables (the caller frees it); it costs a
+ *	walk of Tcl's list, without lookups, when a recorded script runs.
  *
  *----------------------------------------------------------------------
  */
@@ -440,27 +442,64 @@ CprofEvFreeAfterRec(
     ckfree(recPtr);
 }
 
-AfterRec *
-CprofEvNewAfterRec(
-    CprofEvents *evPtr,
-    AfterInfo *afterPtr,
-    int originId,
-    uint64_t dueNs)
-{
-    AfterRec *recPtr = (AfterRec *) ckalloc(sizeof(AfterRec));
+/*
+ * Records are kept by Tcl's AfterInfo (evPtr->afters) and by their script
+ * (evPtr->afterScripts), so that the records a script running can be are
+ * found at once.
+ */
 
-    recPtr->afterPtr = afterPtr;
-    recPtr->id = afterPtr->id;
-    recPtr->kind = afterPtr->token == NULL ? CPROF_HANDLER_IDLE
-	    : CPROF_HANDLER_AFTER;
-    recPtr->scriptObj = afterPtr->commandPtr;
-    Tcl_IncrRefCount(recPtr->scriptObj);
-    recPtr->originId = originId;
-    recPtr->nameId = CprofEvScriptName(recPtr->kind == CPROF_HANDLER_IDLE
-	    ? "after idle " : "after ", recPtr->scriptObj, originId);
-    recPtr->dueNs = dueNs;
-    recPtr->present = 1;
-    return recPtr;
+static void
+IndexAfter(
+    CprofEvents *evPtr,
+    AfterRec *recPtr)
+{
+    Tcl_HashEntry *hPtr;
+    int isNew;
+
+    recPtr->scriptKey = recPtr->scriptObj->bytes != NULL
+	    ? (const void *) recPtr->scriptObj->bytes
+	    : (const void *) recPtr->scriptObj;
+    hPtr = Tcl_CreateHashEntry(&evPtr->afterScripts,
+	    (char *) recPtr->scriptKey, &isNew);
+    recPtr->prevSame = NULL;
+    recPtr->nextSame = isNew ? NULL : (AfterRec *) Tcl_GetHashValue(hPtr);
+    if (recPtr->nextSame != NULL) {
+	recPtr->nextSame->prevSame = recPtr;
+    }
+    Tcl_SetHashValue(hPtr, recPtr);
+}
+
+/*
+ * Take a record out of both tables (hPtr: its entry in evPtr->afters, or
+ * NULL); the caller frees it.
+ */
+
+static void
+UnlinkAfter(
+    CprofEvents *evPtr,
+    AfterRec *recPtr,
+    Tcl_HashEntry *hPtr)
+{
+    if (hPtr == NULL) {
+	hPtr = Tcl_FindHashEntry(&evPtr->afters, (char *) recPtr->afterPtr);
+    }
+    if (hPtr != NULL && Tcl_GetHashValue(hPtr) == recPtr) {
+	Tcl_DeleteHashEntry(hPtr);
+    }
+    if (recPtr->nextSame != NULL) {
+	recPtr->nextSame->prevSame = recPtr->prevSame;
+    }
+    if (recPtr->prevSame != NULL) {
+	recPtr->prevSame->nextSame = recPtr->nextSame;
+    } else {
+	hPtr = Tcl_FindHashEntry(&evPtr->afterScripts,
+		(char *) recPtr->scriptKey);
+	if (recPtr->nextSame != NULL) {
+	    Tcl_SetHashValue(hPtr, recPtr->nextSame);
+	} else {
+	    Tcl_DeleteHashEntry(hPtr);
+	}
+    }
 }
 
 /*
@@ -474,6 +513,50 @@ CprofEvCountRan(
 {
     CprofEvStat(&evPtr->statePtr->handlers, recPtr->originId,
 	    recPtr->kind)->count++;
+}
+
+/*
+ * Record an AfterInfo of Tcl's list. A record of another id at its address
+ * is one whose handler ran (the address was freed and reused): counted.
+ */
+
+void
+CprofEvAddAfter(
+    CprofEvents *evPtr,
+    AfterInfo *afterPtr,
+    int originId,
+    uint64_t dueNs)
+{
+    AfterRec *recPtr;
+    Tcl_HashEntry *hPtr;
+    int isNew;
+
+    hPtr = Tcl_CreateHashEntry(&evPtr->afters, (char *) afterPtr, &isNew);
+    if (!isNew) {
+	AfterRec *oldPtr = Tcl_GetHashValue(hPtr);
+
+	if (oldPtr->id != afterPtr->id) {
+	    CprofEvCountRan(evPtr, oldPtr);
+	}
+	UnlinkAfter(evPtr, oldPtr, NULL);
+	CprofEvFreeAfterRec(oldPtr);
+	hPtr = Tcl_CreateHashEntry(&evPtr->afters, (char *) afterPtr,
+		&isNew);
+    }
+    recPtr = (AfterRec *) ckalloc(sizeof(AfterRec));
+    recPtr->afterPtr = afterPtr;
+    recPtr->id = afterPtr->id;
+    recPtr->kind = afterPtr->token == NULL ? CPROF_HANDLER_IDLE
+	    : CPROF_HANDLER_AFTER;
+    recPtr->scriptObj = afterPtr->commandPtr;
+    Tcl_IncrRefCount(recPtr->scriptObj);
+    recPtr->originId = originId;
+    recPtr->nameId = CprofEvScriptName(recPtr->kind == CPROF_HANDLER_IDLE
+	    ? "after idle " : "after ", recPtr->scriptObj, originId);
+    recPtr->dueNs = dueNs;
+    recPtr->present = 1;
+    Tcl_SetHashValue(hPtr, recPtr);
+    IndexAfter(evPtr, recPtr);
 }
 
 void
@@ -494,27 +577,15 @@ CprofEvLookAfters(
     }
     for (afterPtr = assocPtr->firstAfterPtr; afterPtr != NULL;
 	    afterPtr = afterPtr->nextPtr) {
-	int isNew;
 	AfterRec *recPtr;
 
-	hPtr = Tcl_CreateHashEntry(&evPtr->afters, (char *) afterPtr, &isNew);
-	if (!isNew) {
-	    recPtr = Tcl_GetHashValue(hPtr);
-	    if (recPtr->id == afterPtr->id) {
-		recPtr->present = 1;
-		continue;
-	    }
-
-	    /*
-	     * The address was freed and reused: the handler recorded there
-	     * ran (it is gone from the list).
-	     */
-
-	    CprofEvCountRan(evPtr, recPtr);
-	    CprofEvFreeAfterRec(recPtr);
+	hPtr = Tcl_FindHashEntry(&evPtr->afters, (char *) afterPtr);
+	recPtr = hPtr ? (AfterRec *) Tcl_GetHashValue(hPtr) : NULL;
+	if (recPtr != NULL && recPtr->id == afterPtr->id) {
+	    recPtr->present = 1;
+	} else {
+	    CprofEvAddAfter(evPtr, afterPtr, evPtr->unknownId, 0);
 	}
-	Tcl_SetHashValue(hPtr, CprofEvNewAfterRec(evPtr, afterPtr,
-		evPtr->unknownId, 0));
     }
 }
 
@@ -535,10 +606,75 @@ CprofEvDropGone(
 	    if (ran) {
 		CprofEvCountRan(evPtr, recPtr);
 	    }
-	    Tcl_DeleteHashEntry(hPtr);
+	    UnlinkAfter(evPtr, recPtr, hPtr);
 	    CprofEvFreeAfterRec(recPtr);
 	}
     }
+}
+
+void
+CprofEvForgetAfters(
+    CprofEvents *evPtr)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	CprofEvFreeAfterRec(Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DeleteHashTable(&evPtr->afters);
+    Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
+    Tcl_DeleteHashTable(&evPtr->afterScripts);
+    Tcl_InitHashTable(&evPtr->afterScripts, TCL_ONE_WORD_KEYS);
+}
+
+/*
+ * The records of the script running: those under its key (a list's object
+ * may have had no string when recorded), whose script it is.
+ */
+
+#define MAX_WALKED 8		/* Candidates compared with Tcl's list one
+				 * by one; beyond, looked up. */
+
+static int
+Candidates(
+    CprofEvents *evPtr,
+    int idType,
+    const void *idPtr,
+    AfterRec **cands,
+    int max)
+{
+    const void *keys[2];
+    int n = 0, k;
+
+    if (idType == ID_CODE) {
+	keys[0] = ((const ByteCode *) idPtr)->source;
+	keys[1] = NULL;
+    } else {
+	keys[0] = idPtr;
+	keys[1] = ((const Tcl_Obj *) idPtr)->bytes;
+    }
+    for (k = 0; k < 2; k++) {
+	Tcl_HashEntry *hPtr;
+	AfterRec *recPtr;
+
+	if (keys[k] == NULL || (hPtr = Tcl_FindHashEntry(&evPtr->afterScripts,
+		(char *) keys[k])) == NULL) {
+	    continue;
+	}
+	for (recPtr = Tcl_GetHashValue(hPtr); recPtr != NULL;
+		recPtr = recPtr->nextSame) {
+	    if (!ScriptIs(recPtr->scriptObj, idType, idPtr)) {
+		continue;
+	    }
+	    if (n == max) {
+		return n + 1;
+	    }
+	    cands[n++] = recPtr;
+	}
+    }
+    return n;
 }
 
 AfterRec *
@@ -547,51 +683,87 @@ CprofEvRunningAfter(
     int idType,
     const void *idPtr)
 {
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr, *foundHPtr = NULL;
-    AfterRec *foundPtr = NULL;
+    AfterRec *cands[MAX_WALKED], *foundPtr = NULL;
+    AfterAssocData *assocPtr;
+    AfterInfo *afterPtr;
+    int n, i;
 
     if ((idType != ID_CODE && idType != ID_OBJ)
 	    || evPtr->afters.numEntries == 0) {
 	return NULL;
     }
-
-    /*
-     * Only a script of a recorded handler can be one: look at the list
-     * only then.
-     */
-
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	if (ScriptIs(((AfterRec *) Tcl_GetHashValue(hPtr))->scriptObj,
-		idType, idPtr)) {
-	    break;
-	}
-    }
-    if (hPtr == NULL) {
+    n = Candidates(evPtr, idType, idPtr, cands, MAX_WALKED);
+    if (n == 0) {
 	return NULL;
     }
-    CprofEvLookAfters(evPtr);
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	AfterRec *recPtr = Tcl_GetHashValue(hPtr);
-
+    if (n > MAX_WALKED) {
 	/*
-	 * Two gone with the script running: one ran without a command of
-	 * its own; the timer due last is the one running now.
+	 * Many timers of one script: look at the whole list.
 	 */
 
-	if (!recPtr->present && ScriptIs(recPtr->scriptObj, idType, idPtr)
-		&& (foundPtr == NULL || recPtr->dueNs > foundPtr->dueNs
-		|| (recPtr->dueNs == foundPtr->dueNs
-		&& recPtr->id > foundPtr->id))) {
-	    foundPtr = recPtr;
-	    foundHPtr = hPtr;
+	Tcl_HashSearch search;
+	Tcl_HashEntry *hPtr;
+
+	CprofEvLookAfters(evPtr);
+	for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search);
+		hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	    AfterRec *recPtr = Tcl_GetHashValue(hPtr);
+
+	    if (!recPtr->present && ScriptIs(recPtr->scriptObj, idType,
+		    idPtr) && (foundPtr == NULL
+		    || recPtr->dueNs > foundPtr->dueNs
+		    || (recPtr->dueNs == foundPtr->dueNs
+		    && recPtr->id > foundPtr->id))) {
+		foundPtr = recPtr;
+	    }
+	}
+	CprofEvDropGone(evPtr, 1, foundPtr);
+	if (foundPtr != NULL) {
+	    UnlinkAfter(evPtr, foundPtr, NULL);
+	}
+	return foundPtr;
+    }
+
+    /*
+     * Which of them Tcl took out of its list (AfterProc does, just before
+     * it runs the script). Two gone with the script running: one ran
+     * without a command of its own; the timer due last is the one
+     * running now.
+     */
+
+    for (i = 0; i < n; i++) {
+	cands[i]->present = 0;
+    }
+    assocPtr = CprofEvAfterAssoc(evPtr);
+    for (afterPtr = assocPtr ? assocPtr->firstAfterPtr : NULL;
+	    afterPtr != NULL; afterPtr = afterPtr->nextPtr) {
+	for (i = 0; i < n; i++) {
+	    if (cands[i]->afterPtr == afterPtr
+		    && cands[i]->id == afterPtr->id) {
+		cands[i]->present = 1;
+	    }
 	}
     }
-    CprofEvDropGone(evPtr, 1, foundPtr);
+    for (i = 0; i < n; i++) {
+	AfterRec *recPtr = cands[i];
+
+	if (recPtr->present) {
+	    continue;
+	}
+	if (foundPtr == NULL || recPtr->dueNs > foundPtr->dueNs
+		|| (recPtr->dueNs == foundPtr->dueNs
+		&& recPtr->id > foundPtr->id)) {
+	    recPtr = foundPtr;
+	    foundPtr = cands[i];
+	}
+	if (recPtr != NULL) {
+	    CprofEvCountRan(evPtr, recPtr);
+	    UnlinkAfter(evPtr, recPtr, NULL);
+	    CprofEvFreeAfterRec(recPtr);
+	}
+    }
     if (foundPtr != NULL) {
-	Tcl_DeleteHashEntry(foundHPtr);
+	UnlinkAfter(evPtr, foundPtr, NULL);
     }
     return foundPtr;
 }

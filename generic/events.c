@@ -82,6 +82,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define LOOK_NS 10000000	/* With more than 64 timers pending, the
+				 * loop's waits look at all of Tcl's list
+				 * at most every 10 ms. */
+
 /*
  * What a scheduling command's NRE callback records.
  */
@@ -638,25 +642,10 @@ ScheduledCallback(
 		|| strncmp(res, "after#", 6) != 0
 		|| atoi(res + 6) != headPtr->id) {
 	    break;
-	} else {
-	    Tcl_HashEntry *hPtr;
-	    int isNew;
-
-	    hPtr = Tcl_CreateHashEntry(&evPtr->afters, (char *) headPtr,
-		    &isNew);
-	    if (!isNew) {
-		AfterRec *oldPtr = Tcl_GetHashValue(hPtr);
-
-		if (oldPtr->id != headPtr->id) {
-		    CprofEvCountRan(evPtr, oldPtr);
-		}
-		CprofEvFreeAfterRec(oldPtr);
-	    }
-	    Tcl_SetHashValue(hPtr, CprofEvNewAfterRec(evPtr, headPtr,
-		    pPtr->originId, pPtr->kind == CPROF_HANDLER_AFTER
-		    ? pPtr->dueNs : 0));
-	    statePtr->levels.rootEvents = 1;
 	}
+	CprofEvAddAfter(evPtr, headPtr, pPtr->originId,
+		pPtr->kind == CPROF_HANDLER_AFTER ? pPtr->dueNs : 0);
+	statePtr->levels.rootEvents = 1;
 	break;
     }
     case CPROF_ROLE_FILEEVENT: {
@@ -725,8 +714,19 @@ SetupProc(
     }
     EndHandlers(evPtr, iPtr->numLevels, NULL);
     if (evPtr->afters.numEntries > 0) {
-	CprofEvLookAfters(evPtr);
-	CprofEvDropGone(evPtr, 1, NULL);
+	/*
+	 * The handlers that ran without a command since the last look
+	 * (counted), at most every LOOK_NS when there are many.
+	 */
+
+	uint64_t now = CprofEvNow();
+
+	if (evPtr->afters.numEntries <= 64
+		|| now - evPtr->lastLookNs >= LOOK_NS) {
+	    evPtr->lastLookNs = now;
+	    CprofEvLookAfters(evPtr);
+	    CprofEvDropGone(evPtr, 1, NULL);
+	}
     }
     evPtr->rootType = -1;
     evPtr->statePtr->levels.rootNoEvent = NULL;
@@ -798,6 +798,7 @@ EventsOf(
 	memset(evPtr, 0, sizeof(CprofEvents));
 	evPtr->statePtr = statePtr;
 	Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
+	Tcl_InitHashTable(&evPtr->afterScripts, TCL_ONE_WORD_KEYS);
 	Tcl_InitHashTable(&evPtr->files, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->binds, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->bgOrigins, TCL_ONE_WORD_KEYS);
@@ -879,12 +880,7 @@ CprofEventsForget(
     if (evPtr == NULL) {
 	return;
     }
-    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	CprofEvFreeAfterRec(Tcl_GetHashValue(hPtr));
-    }
-    Tcl_DeleteHashTable(&evPtr->afters);
-    Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
+    CprofEvForgetAfters(evPtr);
     for (hPtr = Tcl_FirstHashEntry(&evPtr->files, &search); hPtr != NULL;
 	    hPtr = Tcl_NextHashEntry(&search)) {
 	CprofEvFreeFileRec(Tcl_GetHashValue(hPtr));
@@ -922,6 +918,7 @@ CprofEventsFree(
     }
     CprofEventsForget(statePtr);
     Tcl_DeleteHashTable(&evPtr->afters);
+    Tcl_DeleteHashTable(&evPtr->afterScripts);
     Tcl_DeleteHashTable(&evPtr->files);
     Tcl_DeleteHashTable(&evPtr->binds);
     Tcl_DeleteHashTable(&evPtr->bgOrigins);

@@ -65,6 +65,12 @@ typedef struct AfterRec {
     int originId;
     uint64_t dueNs;		/* Monotonic due time; 0: unknown. */
     int present;		/* Seen in Tcl's list by the last look. */
+    const void *scriptKey;	/* Its key in evPtr->afterScripts: the
+				 * script's string (a compiled script's
+				 * bytecode has it as its source), or the
+				 * object of a list without one. */
+    struct AfterRec *nextSame;	/* The others of the same key. */
+    struct AfterRec *prevSame;
 } AfterRec;
 
 /*
@@ -116,6 +122,9 @@ struct CprofEvents {
 				 * it exists. */
     ErrAssocData *errAssoc;	/* Its "tclBgError" data, once it exists. */
     Tcl_HashTable afters;	/* AfterInfo* -> AfterRec*. */
+    Tcl_HashTable afterScripts;	/* Script key -> AfterRec* (a list). */
+    uint64_t lastLookNs;	/* When the loop last looked at all of
+				 * Tcl's list. */
     Tcl_HashTable files;	/* "r chan" -> FileRec*. */
     Tcl_HashTable binds;	/* "tag\nseq" -> BindRec*. */
     Tcl_HashTable bgOrigins;	/* BgError* -> origin id + 1. */
@@ -155,9 +164,10 @@ MODULE_SCOPE void	CprofEvRunningScript(CmdFrame *cfPtr, int *typePtr,
 			    const void **ptrPtr);
 MODULE_SCOPE AfterAssocData *CprofEvAfterAssoc(CprofEvents *evPtr);
 MODULE_SCOPE void	CprofEvFreeAfterRec(AfterRec *recPtr);
-MODULE_SCOPE AfterRec *	CprofEvNewAfterRec(CprofEvents *evPtr,
+MODULE_SCOPE void	CprofEvAddAfter(CprofEvents *evPtr,
 			    AfterInfo *afterPtr, int originId,
 			    uint64_t dueNs);
+MODULE_SCOPE void	CprofEvForgetAfters(CprofEvents *evPtr);
 MODULE_SCOPE void	CprofEvCountRan(CprofEvents *evPtr, AfterRec *recPtr);
 MODULE_SCOPE void	CprofEvLookAfters(CprofEvents *evPtr);
 MODULE_SCOPE void	CprofEvDropGone(CprofEvents *evPtr, int ran,

@@ -190,7 +190,17 @@ ScriptHead(
     } else {
 	script = Tcl_GetStringFromObj(scriptObj, &length);
 	word = script;
-	if (Tcl_ParseCommand(NULL, script, length, 0, &parse) == TCL_OK) {
+	while (wordLen < length && !strchr(" \t\n;{}[]\"$\\#", script[wordLen])) {
+	    wordLen++;
+	}
+	if (wordLen > 0 && (wordLen == length
+		|| strchr(" \t\n;", script[wordLen]))) {
+	    /*
+	     * A plain first word (most scripts): no need to parse.
+	     */
+	} else if (Tcl_ParseCommand(NULL, script, length, 0, &parse)
+		== TCL_OK) {
+	    wordLen = 0;
 	    if (parse.numWords > 0) {
 		Tcl_Token *tokenPtr = parse.tokenPtr;
 
@@ -202,6 +212,7 @@ ScriptHead(
 	    }
 	    Tcl_FreeParse(&parse);
 	} else {
+	    wordLen = 0;
 	    while (wordLen < length && !strchr(" \t\n;", script[wordLen])) {
 		wordLen++;
 	    }
@@ -242,18 +253,57 @@ CprofEvName(
 
 int
 CprofEvScriptName(
+    CprofEvents *evPtr,
     const char *prefix,
     Tcl_Obj *scriptObj,
     int originId)
 {
     Tcl_DString ds;
-    int id;
+    Tcl_HashEntry *hPtr;
+    char buf[16];
+    int id, isNew;
+
+    /*
+     * The script object, origin and prefix of the last call (a periodic
+     * timer scheduling its own literal script again): its name. The
+     * object is held, so that its address names it.
+     */
+
+    if (scriptObj == evPtr->lastNameObj && originId == evPtr->lastOriginId
+	    && prefix == evPtr->lastPrefix) {
+	return evPtr->lastNameId;
+    }
+
+    /*
+     * Names are cached by origin, prefix and head (a handler is scheduled
+     * again and again from the same place): one lookup, not two of the
+     * process-wide table.
+     */
 
     Tcl_DStringInit(&ds);
+    snprintf(buf, sizeof(buf), "%d ", originId);
+    Tcl_DStringAppend(&ds, buf, -1);
+    Tcl_DStringAppend(&ds, prefix, -1);
     ScriptHead(scriptObj, &ds);
-    id = CprofEvName(prefix, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
-	    "", originId);
+    hPtr = Tcl_CreateHashEntry(&evPtr->names, Tcl_DStringValue(&ds), &isNew);
+    if (isNew) {
+	int skip = (int) strlen(buf);
+
+	id = CprofNameWithOrigin(CprofNameIntern(Tcl_DStringValue(&ds) + skip,
+		Tcl_DStringLength(&ds) - skip), originId);
+	Tcl_SetHashValue(hPtr, INT2PTR(id));
+    } else {
+	id = PTR2INT(Tcl_GetHashValue(hPtr));
+    }
     Tcl_DStringFree(&ds);
+    Tcl_IncrRefCount(scriptObj);
+    if (evPtr->lastNameObj != NULL) {
+	Tcl_DecrRefCount(evPtr->lastNameObj);
+    }
+    evPtr->lastNameObj = scriptObj;
+    evPtr->lastOriginId = originId;
+    evPtr->lastPrefix = prefix;
+    evPtr->lastNameId = id;
     return id;
 }
 
@@ -551,7 +601,8 @@ CprofEvAddAfter(
     recPtr->scriptObj = afterPtr->commandPtr;
     Tcl_IncrRefCount(recPtr->scriptObj);
     recPtr->originId = originId;
-    recPtr->nameId = CprofEvScriptName(recPtr->kind == CPROF_HANDLER_IDLE
+    recPtr->nameId = CprofEvScriptName(evPtr,
+	    recPtr->kind == CPROF_HANDLER_IDLE
 	    ? "after idle " : "after ", recPtr->scriptObj, originId);
     recPtr->dueNs = dueNs;
     recPtr->present = 1;
@@ -1129,6 +1180,14 @@ CprofEvLookBinds(
 	return;
     }
     saved = Tcl_SaveInterpState(interp, TCL_OK);
+    if (Tcl_PkgPresent(interp, "Tk", NULL, 0) == NULL) {
+	/*
+	 * Not Tk's [bind].
+	 */
+
+	Tcl_RestoreInterpState(interp, saved);
+	return;
+    }
     if (Tcl_EvalEx(interp, lookBindsScript, -1, TCL_EVAL_GLOBAL) == TCL_OK
 	    && Tcl_ListObjGetElements(NULL, Tcl_GetObjResult(interp), &objc,
 	    &objv) == TCL_OK) {
@@ -1173,8 +1232,12 @@ CprofEvLookBinds(
 
 static ErrAssocData *
 ErrAssoc(
-    CprofEvents *evPtr)
+    CprofEvents *evPtr,
+    int look)
 {
+    if (!look) {
+	return evPtr->errAssoc;
+    }
     if (evPtr->errAssoc == NULL && !evPtr->statePtr->deleting) {
 	evPtr->errAssoc = (ErrAssocData *) Tcl_GetAssocData(
 		evPtr->statePtr->interp, "tclBgError", NULL);
@@ -1187,7 +1250,7 @@ CprofEvMapBgErrors(
     CprofEvents *evPtr,
     int originId)
 {
-    ErrAssocData *assocPtr = ErrAssoc(evPtr);
+    ErrAssocData *assocPtr = ErrAssoc(evPtr, originId >= 0);
     Tcl_HashTable fresh;
     Tcl_HashEntry *hPtr, *newPtr;
     BgError *errPtr;
@@ -1233,10 +1296,10 @@ CprofEvRunningBgError(
 {
     ErrAssocData *assocPtr;
 
-    if (objc < 2) {
+    if (objc < 3) {
 	return NULL;
     }
-    assocPtr = ErrAssoc(evPtr);
+    assocPtr = ErrAssoc(evPtr, 1);
     if (assocPtr == NULL || assocPtr->firstBgPtr == NULL
 	    || objv[objc - 2] != assocPtr->firstBgPtr->errorMsg
 	    || objv[objc - 1] != assocPtr->firstBgPtr->returnOpts) {

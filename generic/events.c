@@ -799,6 +799,7 @@ EventsOf(
 	evPtr->statePtr = statePtr;
 	Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
 	Tcl_InitHashTable(&evPtr->afterScripts, TCL_ONE_WORD_KEYS);
+	Tcl_InitHashTable(&evPtr->names, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->files, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->binds, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->bgOrigins, TCL_ONE_WORD_KEYS);
@@ -899,6 +900,10 @@ CprofEventsForget(
     Tcl_DeleteHashTable(&evPtr->bgOrigins);
     Tcl_InitHashTable(&evPtr->bgOrigins, TCL_ONE_WORD_KEYS);
     CprofEvForgetOrigins(evPtr);
+    if (evPtr->lastNameObj != NULL) {
+	Tcl_DecrRefCount(evPtr->lastNameObj);
+	evPtr->lastNameObj = NULL;
+    }
     evPtr->afterAssoc = NULL;
     evPtr->errAssoc = NULL;
 }
@@ -919,6 +924,7 @@ CprofEventsFree(
     CprofEventsForget(statePtr);
     Tcl_DeleteHashTable(&evPtr->afters);
     Tcl_DeleteHashTable(&evPtr->afterScripts);
+    Tcl_DeleteHashTable(&evPtr->names);
     Tcl_DeleteHashTable(&evPtr->files);
     Tcl_DeleteHashTable(&evPtr->binds);
     Tcl_DeleteHashTable(&evPtr->bgOrigins);

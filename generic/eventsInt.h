@@ -129,6 +129,11 @@ struct CprofEvents {
     Tcl_HashTable binds;	/* "tag\nseq" -> BindRec*. */
     Tcl_HashTable bgOrigins;	/* BgError* -> origin id + 1. */
     Tcl_HashTable origins;	/* (site, offset, caller) -> origin id. */
+    Tcl_HashTable names;	/* "origin prefix head" -> frame name id. */
+    Tcl_Obj *lastNameObj;	/* The script last named (held), */
+    int lastOriginId;		/* its origin, */
+    const char *lastPrefix;	/* its prefix (a literal), */
+    int lastNameId;		/* its name. */
     void **heldSites;		/* Site keys the cache holds: kind, key. */
     int numHeld, capHeld;
     OpenEvent *open;		/* Handlers running (their frames). */
@@ -156,8 +161,9 @@ MODULE_SCOPE CprofHandlerStat * CprofEvStat(CprofHandlers *hsPtr,
 			    int originId, int kind);
 MODULE_SCOPE int	CprofEvName(const char *prefix, const char *middle,
 			    int middleLen, const char *suffix, int originId);
-MODULE_SCOPE int	CprofEvScriptName(const char *prefix,
-			    Tcl_Obj *scriptObj, int originId);
+MODULE_SCOPE int	CprofEvScriptName(CprofEvents *evPtr,
+			    const char *prefix, Tcl_Obj *scriptObj,
+			    int originId);
 MODULE_SCOPE void	CprofEvForgetOrigins(CprofEvents *evPtr);
 MODULE_SCOPE int	CprofEvOrigin(CprofEvents *evPtr, int level);
 MODULE_SCOPE void	CprofEvRunningScript(CmdFrame *cfPtr, int *typePtr,

@@ -52,13 +52,26 @@
  *	  and options objects of the interpreter's first pending BgError; a
  *	  Tk binding by its first command, matched against the scripts
  *	  bound (their % substitutions as wildcards).
- *	- Ending: a handler's frame sits at the loop's level, above the
- *	  loop's frame, so that samples taken between its commands still
- *	  show it. It ends when the next handler starts, when the loop waits
+ *	  A coroutine resumed by a handler ("after 0 [info coroutine]") is
+ *	  not wrapped: the wrapper's resume callback asks the same, from the
+ *	  coroutine's record of its caller's command frame.
+ *	- Ending: a handler's frame is at the level of its commands, which
+ *	  are pushed above it, not in its place: readers (the sampler) show
+ *	  it while one of its commands runs, never while the loop waits or
+ *	  between two handlers, when the trampoline its anchor names is
+ *	  gone. It ends when the next handler starts, when the loop waits
  *	  again (an event source of ours is asked to set up just before the
  *	  notifier waits), when the loop's own frame goes (its pop is
- *	  queued, as for timing), or when a command runs at the level of
- *	  the frame from a script that is not the handler's.
+ *	  queued by this file), or when a command runs at its level from a
+ *	  script that is not the handler's. This file pops it itself each
+ *	  time (CprofLevelsEndEvents), so that the level stack's pops need
+ *	  no test of their own for it.
+ *	- Waiting: the event source's setup and check bracket the notifier's
+ *	  wait; with exact timing on the wall clock they push and pop [idle].
+ *	  Samples do not need it: aggregate.c reads the wait from their
+ *	  native stacks (Tcl_WaitForEvent), which costs nothing while the
+ *	  program runs and is exactly the wait, not the sources' setup and
+ *	  check around it.
  *
  *	The records of the handlers that may run, their names, origins and
  *	statistics are eventrecs.c's, below this file.
@@ -97,8 +110,8 @@ typedef struct Pending {
     int kind;			/* Handler kind (after: -1 for a cancel). */
     int originId;
     uint64_t dueNs;
-    Tcl_Obj *argObjs[3];	/* Held: channel and mask, or tag, sequence
-				 * and script. */
+    Tcl_Obj *argObjs[3];	/* Held: the channel's name, or the
+				 * binding's tag, sequence and script. */
 } Pending;
 
 static void		CloseEvent(CprofEvents *evPtr, OpenEvent *oePtr);
@@ -141,8 +154,15 @@ StartEvent(
     OpenEvent *oePtr;
     CprofFrame *framePtr;
     CprofEntry entry;
-    uint64_t now = CprofEvNow();
+    uint64_t now;
 
+    /*
+     * The handler before this one is over first: background errors that
+     * appeared since it started are its.
+     */
+
+    EndHandlers(evPtr, level - 1, envPtr);
+    now = CprofEvNow();
     statPtr = CprofEvStat(&statePtr->handlers, originId, kind);
     statPtr->count++;
     if (dueNs != 0) {
@@ -177,7 +197,6 @@ StartEvent(
     entry.methodKey = NULL;
     entry.envPtr = envPtr;
     entry.siteKind = CPROF_SITE_NONE;
-    EndHandlers(evPtr, level - 1, envPtr);
     oePtr->startNs = now;
     framePtr = CprofLevelsEnter(&statePtr->levels, &entry);
     if (framePtr == NULL) {

@@ -317,8 +317,14 @@ NodeToObj(
 	    Tcl_DictObjPut(NULL, dictObj, keys[5],
 		    Tcl_NewStringObj(mod ? mod : "", -1));
 	} else {
+	    int origin = CprofNameOrigin(fPtr->nameId);
+
 	    Tcl_DictObjPut(NULL, dictObj, keys[6],
 		    Tcl_NewStringObj(CprofKindName(fPtr->tclKind), -1));
+	    if (origin >= 0) {
+		Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("origin", -1),
+			Tcl_NewStringObj(CprofNameString(origin), -1));
+	    }
 	}
     }
     Tcl_DictObjPut(NULL, dictObj, keys[2],
@@ -544,6 +550,7 @@ static struct {
     int start;			/* "_start" */
     int main;			/* "main" */
     int libcStart[3];		/* the functions of libc that call main */
+    int idle;			/* "[idle]" */
 } ids;
 
 static void
@@ -555,6 +562,7 @@ InitIds(void)
 	ids.libcStart[0] = CprofNameIntern("__libc_start_call_main", -1);
 	ids.libcStart[1] = CprofNameIntern("__libc_start_main", -1);
 	ids.libcStart[2] = CprofNameIntern("__libc_start_main_impl", -1);
+	ids.idle = CprofNameIntern("[idle]", -1);
 	ids.ready = 1;
     }
 }
@@ -586,6 +594,12 @@ CprofAddSample(
     int afterTcl = 0;		/* The last native frame was Tcl's own. */
     int callsMain = 0;		/* The last native frame was libc's start. */
     int moduleClass;
+    const CprofTclRef *tcl = samplePtr->tcl;
+    int nTcl = samplePtr->nTcl;
+    CprofTclRef *keptTcl = NULL;
+    int idleOn = (statePtr->options.clock == CPROF_CLOCK_WALL);
+    int idleNode = -1;		/* Exact node of an [idle] frame pushed
+				 * (mode both). */
 
     if (samplePtr->flags & CPROF_SAMPLE_CHECKED) {
 	const uint64_t *c = samplePtr->check;
@@ -603,10 +617,38 @@ CprofAddSample(
 
     InitIds();
 
+    /*
+     * Waiting: a sample whose native stack is inside Tcl_WaitForEvent,
+     * on the wall clock, gets a frame [idle] in place of what is inside
+     * the wait (events.c pushes one for exact timing: that one is left
+     * out of the splice, its node kept for the frame put here).
+     */
+
+    if (idleOn) {
+	for (i = 0; i < nTcl; i++) {
+	    if (tcl[i].kind == CPROF_KIND_IDLE) {
+		break;
+	    }
+	}
+	if (i < nTcl) {
+	    int j;
+
+	    keptTcl = (CprofTclRef *) ckalloc(nTcl * sizeof(CprofTclRef));
+	    for (i = j = 0; i < nTcl; i++) {
+		if (tcl[i].kind == CPROF_KIND_IDLE) {
+		    idleNode = tcl[i].node;
+		} else {
+		    keptTcl[j++] = tcl[i];
+		}
+	    }
+	    tcl = keptTcl;
+	    nTcl = j;
+	}
+    }
     n = CprofSplice(samplePtr->ip, samplePtr->cfa, samplePtr->nNative,
-	    samplePtr->tcl, samplePtr->nTcl, statePtr->calib.trampStart,
+	    tcl, nTcl, statePtr->calib.trampStart,
 	    statePtr->calib.trampEnd, merged, &unmatched, &beyond);
-    if (samplePtr->nTcl > 0) {
+    if (nTcl > 0) {
 	if (beyond) {
 	    statePtr->shortSamples++;
 	}
@@ -620,7 +662,7 @@ CprofAddSample(
 
     for (i = 0; i < n; i++) {
 	if (merged[i].isTcl) {
-	    const CprofTclRef *refPtr = &samplePtr->tcl[merged[i].index];
+	    const CprofTclRef *refPtr = &tcl[merged[i].index];
 
 	    startup = 0;
 	    if ((refPtr->kind == CPROF_KIND_CONTROL
@@ -638,10 +680,25 @@ CprofAddSample(
 		    : samplePtr->ip[j] - 1;
 	    CprofSymInfo info;
 
-	    if (native == CPROF_NATIVE_NONE) {
+	    if (native == CPROF_NATIVE_NONE && !idleOn) {
 		continue;
 	    }
 	    CprofSymResolve(statePtr->symPtr, addr, &info);
+	    if (idleOn && info.funcStart != 0
+		    && info.funcStart == (uintptr_t) Tcl_WaitForEvent) {
+		if (native == CPROF_NATIVE_ALL) {
+		    exact[kept] = -1;
+		    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
+			    info.moduleId, -1);
+		}
+		exact[kept] = idleNode;
+		frames[kept++] = CprofTreeFrame(treePtr, 0, ids.idle, -1,
+			CPROF_KIND_IDLE);
+		break;
+	    }
+	    if (native == CPROF_NATIVE_NONE) {
+		continue;
+	    }
 
 	    /*
 	     * The C library's start-up code calls main: name it so when the
@@ -714,6 +771,9 @@ CprofAddSample(
     CprofTreeAddLines(treePtr, frames, withExact ? exact : NULL, fileIds,
 	    lines, kept, samplePtr->count, samplePtr->weight);
     statePtr->hasData = 1;
+    if (keptTcl != NULL) {
+	ckfree(keptTcl);
+    }
 }
 
 /*

@@ -85,6 +85,12 @@ CprofCaptureInstall(
     statePtr->captureNote[0] = '\0';
     __atomic_store_n(&statePtr->levels.stack.depth, 0, __ATOMIC_RELEASE);
 
+    /*
+     * First the handlers pending already (it may ask Tk about its
+     * bindings: nothing of that is to be captured).
+     */
+
+    CprofEventsInstall(capPtr);
     if (kind != CPROF_CAPTURE_TRACE) {
 	Tcl_InterpState saved = Tcl_SaveInterpState(statePtr->interp, TCL_OK);
 
@@ -140,7 +146,8 @@ static int
 IsOurCallback(
     Tcl_NRPostProc *procPtr)
 {
-    return CprofIsPopCallback(procPtr) || CprofWrapIsOurs(procPtr);
+    return CprofIsPopCallback(procPtr) || CprofWrapIsOurs(procPtr)
+	    || CprofEventsIsOurs(procPtr);
 }
 
 static int
@@ -215,6 +222,7 @@ CprofCaptureRemove(
 	statePtr->samplerPtr->shadowPtr = NULL;
     }
     CprofCheckSamples(capPtr);
+    CprofEventsRemove(capPtr);
     CprofMethodsRemove(capPtr);
     CprofTraceRemove(capPtr);
     CprofLevelsClear(&statePtr->levels);

@@ -16,6 +16,10 @@
  *			the shadow stack of -capture check.
  *	  oomethods.c	TclOO methods, for both: a frame for each
  *			procedure-bodied method when its body starts.
+ *	  events.c	event handlers, for both: a frame for each handler
+ *			the event loop runs, with its origin; the loop's
+ *			waits (eventrecs.c below it keeps the records:
+ *			eventsInt.h).
  *
  *	These read Tcl's private structures; include tclInt.h first.
  *
@@ -29,6 +33,7 @@
 #define _CAPTUREINT_H
 
 #include "tclcprofInt.h"
+#include "levelsInline.h"
 
 typedef struct CprofWrap CprofWrap;
 typedef struct CprofMethods CprofMethods;
@@ -122,5 +127,59 @@ MODULE_SCOPE void	CprofMethodsSeeObject(CprofCapture *capPtr,
 			    Tcl_Command objCmd);
 MODULE_SCOPE void	CprofMethodsStatus(CprofCapture *capPtr,
 			    Tcl_Obj *dictObj);
+
+/*
+ * events.c: event handlers. The captures call CprofEventsSchedule before
+ * a command that schedules handlers (after, fileevent, bind, close: the
+ * CPROF_NAME_ROLE_MASK flags), and CprofEventsBefore before pushing a
+ * frame for which CprofEventsMayStart holds: the command is entered right
+ * above a loop's frame or a handler's (or on an empty stack while
+ * handlers may run), so it may be the first of a handler.
+ */
+
+MODULE_SCOPE void	CprofEventsInstall(CprofCapture *capPtr);
+MODULE_SCOPE int	CprofEventsIsOurs(Tcl_NRPostProc *procPtr);
+MODULE_SCOPE void	CprofEventsLoopEnd(CprofState *statePtr, int level);
+MODULE_SCOPE void	CprofEventsSchedulePop(CprofState *statePtr,
+			    CprofLevels *lvPtr, CprofFrame *framePtr);
+MODULE_SCOPE void	CprofEventsRemove(CprofCapture *capPtr);
+MODULE_SCOPE void	CprofEventsSchedule(CprofState *statePtr,
+			    const CprofCmdName *namePtr, int level, int objc,
+			    Tcl_Obj *const objv[]);
+MODULE_SCOPE void	CprofEventsBefore(CprofState *statePtr, int level,
+			    uintptr_t anchor, int objc,
+			    Tcl_Obj *const objv[]);
+MODULE_SCOPE void	CprofEventsBeforeResume(CprofState *statePtr,
+			    int level, uintptr_t anchor, void *envPtr,
+			    void *cfPtr);
+
+static inline int
+CprofEventsMayStart(
+    CprofState *statePtr,
+    int level)
+{
+    CprofStack *stackPtr = &statePtr->levels.stack;
+    int i = stackPtr->depth - 1;
+
+    if (statePtr->eventsPtr == NULL || !statePtr->eventsOn) {
+	return 0;
+    }
+    while (i >= 0 && stackPtr->frames[i].level >= level
+	    && !(stackPtr->frames[i].level == level
+	    && (stackPtr->frames[i].flags & CPROF_FRAME_EVENT))) {
+	i--;
+    }
+    if (i < 0) {
+	/*
+	 * On an empty stack: not the script last found to be no handler
+	 * (its command frame, events.c's negative cache).
+	 */
+
+	return CprofLevelsRootMayStart(&statePtr->levels);
+    }
+    return ((stackPtr->frames[i].flags & CPROF_FRAME_LOOP)
+	    && stackPtr->frames[i].level == level - 1)
+	    || (stackPtr->frames[i].flags & CPROF_FRAME_EVENT);
+}
 
 #endif /* _CAPTUREINT_H */

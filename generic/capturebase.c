@@ -211,7 +211,7 @@ NextCompared(
     while (i < lvPtr->stack.depth) {
 	CprofFrame *framePtr = &lvPtr->stack.frames[i];
 
-	if (!(framePtr->flags & CPROF_FRAME_METHOD)
+	if (!(framePtr->flags & CPROF_FRAME_SYNTH)
 		&& framePtr->level <= numLevels) {
 	    break;
 	}

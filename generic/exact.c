@@ -845,7 +845,7 @@ CprofExactEnter(
     framePtr->desc = 0;
     framePtr->lineRec = -1;
     framePtr->eventIndex = -1;
-    if (!(framePtr->flags & CPROF_FRAME_OWN)) {
+    if (!(framePtr->flags & (CPROF_FRAME_OWN | CPROF_FRAME_ABOVE))) {
 	CountName(exactPtr, framePtr->nameId, framePtr->kind, 1);
     }
     if ((framePtr->flags & CPROF_FRAME_OWN)
@@ -1010,7 +1010,8 @@ CprofExactLeave(
     if (exactPtr->events) {
 	AddEvent(exactPtr, 'L', framePtr, now);
     }
-    if (exactPtr->slowNs > 0 && c >= exactPtr->slowNs && !exactPtr->inSlow) {
+    if (exactPtr->slowNs > 0 && c >= exactPtr->slowNs && !exactPtr->inSlow
+	    && framePtr->kind != CPROF_KIND_IDLE) {
 	return c;
     }
     return 0;

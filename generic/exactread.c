@@ -170,9 +170,15 @@ CprofExactTreeObj(
 	} else {
 	    const char *name = CprofNameString(nPtr->nameId);
 
+	    int origin = CprofNameOrigin(nPtr->nameId);
+
 	    PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "?", -1));
 	    PUT(dictObj, "kind", tclObj);
 	    PUT(dictObj, "tclkind", kindObjs[nPtr->kind]);
+	    if (origin >= 0) {
+		PUT(dictObj, "origin",
+			Tcl_NewStringObj(CprofNameString(origin), -1));
+	    }
 	}
 	PUT(dictObj, "self", Tcl_NewWideIntObj(self[i]));
 	PUT(dictObj, "total", Tcl_NewWideIntObj(adj[i]));

@@ -24,7 +24,10 @@
  * CprofLevelsPushPlain: a command entered in the same environment as the
  * top frame, with no flags but CPROF_FRAME_OBJCMD or CPROF_FRAME_FOLD, and
  * nothing to tell the hooks but its timing (no filter, no call sites, no
- * quiet, no drain due). With 'lazy'
+ * quiet, no drain due), that cannot start an event handler (it is not
+ * entered right above an event loop's or a handler's frame, nor on an
+ * empty stack while handlers may run: lvPtr->rootEvents, unless the
+ * caller has found it does not, CPROF_PUSH_NO_EVENT in 'flags'). With 'lazy'
  * set (a capture that schedules no pop for it: no timing, outside
  * coroutines) the frame is CPROF_FRAME_LAZY, and lazy frames at its level
  * or above, whose calls have completed, are popped first (as leaves).
@@ -34,6 +37,25 @@
  *
  * CprofLevelsLeaveTop: the top frame's own leave.
  */
+
+#define CPROF_PUSH_NO_EVENT	0x8000	/* Not a frame flag: the command was
+					 * found not to start a handler. */
+
+/*
+ * Whether a command entered on an empty stack may start an event handler:
+ * handlers may run (lvPtr->rootEvents), and the script running is not the
+ * one last found to be no handler (events.c keeps its command frame in
+ * lvPtr->rootNoEvent). Reads the interpreter: the captures include
+ * tclInt.h.
+ */
+
+static inline int
+CprofLevelsRootMayStart(
+    CprofLevels *lvPtr)
+{
+    return lvPtr->rootEvents && lvPtr->rootNoEvent
+	    != (void *) ((Interp *) lvPtr->interp)->cmdFramePtr;
+}
 
 static inline __attribute__((always_inline)) CprofFrame *
 CprofLevelsPushPlain(
@@ -61,7 +83,8 @@ CprofLevelsPushPlain(
 	const CprofFrame *topPtr = &stackPtr->frames[depth - 1];
 
 	if (topPtr->envPtr != envPtr
-		|| (topPtr->flags & (CPROF_FRAME_FOLD | CPROF_FRAME_OWN))) {
+		|| (topPtr->flags & (CPROF_FRAME_FOLD | CPROF_FRAME_OWN
+		| CPROF_FRAME_LOOP | CPROF_FRAME_ABOVE))) {
 	    return NULL;
 	}
 	if (topPtr->level < level) {
@@ -73,7 +96,9 @@ CprofLevelsPushPlain(
 	depth--;
 	popped++;
     }
-    if ((depth == 0 && corPtr != NULL) || depth == stackPtr->capacity) {
+    if ((depth == 0 && (corPtr != NULL || (!(flags & CPROF_PUSH_NO_EVENT)
+	    && CprofLevelsRootMayStart(lvPtr))))
+	    || depth == stackPtr->capacity) {
 	return NULL;
     }
     if (popped) {
@@ -95,7 +120,8 @@ CprofLevelsPushPlain(
     framePtr->objKey = objKey;
     framePtr->serial = ++lvPtr->serial;
     framePtr->kind = (unsigned short) kind;
-    framePtr->flags = (unsigned short) (flags | (lazy ? CPROF_FRAME_LAZY : 0));
+    framePtr->flags = (unsigned short) ((flags & ~CPROF_PUSH_NO_EVENT)
+	    | (lazy ? CPROF_FRAME_LAZY : 0));
     framePtr->node = -1;
     __atomic_store_n(&stackPtr->depth, depth + 1, __ATOMIC_RELEASE);
     if (depth + 1 > stackPtr->maxDepth) {

@@ -375,9 +375,10 @@ CommitPush(
  * Pop the top frame: its call completed (POP_LEAVE), ended without a leave
  * of its own (POP_ENDED: the command that resumed a coroutine, whose end
  * is seen when the coroutine yields or returns), or lost its leave
- * (POP_MISSING; lazy frames and resuming commands' frames, which have no
- * leave of their own, count as leaves). A slow call is reported for
- * POP_LEAVE only: pops of the others happen where no Tcl code may run.
+ * (POP_MISSING; lazy frames, resuming commands' frames, and the frames of
+ * event handlers and waits, which have no leave of their own, count as
+ * leaves). A slow call is reported for POP_LEAVE only: pops of the others
+ * happen where no Tcl code may run.
  */
 
 enum { POP_LEAVE, POP_ENDED, POP_MISSING };
@@ -390,9 +391,10 @@ PopTop(
     CprofStack *stackPtr = &lvPtr->stack;
     uint64_t slowNs = 0;
 
+
     if (how == POP_MISSING
 	    && !(stackPtr->frames[stackPtr->depth - 1].flags
-	    & (CPROF_FRAME_RESUME | CPROF_FRAME_LAZY))) {
+	    & (CPROF_FRAME_RESUME | CPROF_FRAME_LAZY | CPROF_FRAME_ABOVE))) {
 	lvPtr->counters.missingLeaves++;
     } else {
 	lvPtr->counters.leaves++;
@@ -710,6 +712,92 @@ CprofLevelsPopLazy(
 /*
  *----------------------------------------------------------------------
  *
+ * CprofLevelsEndEvents --
+ *
+ *	The loop running at 'level' in environment 'envPtr' (NULL: the
+ *	current one) is about to wait, to run another handler, or is done:
+ *	the frames of its handlers and waits on top of the stack are over,
+ *	and so are the frames above them (their calls completed; those of a
+ *	coroutine that yielded are settled first). 'endedProc', if not NULL,
+ *	hears of each handler's frame before it is popped.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofLevelsEndEvents(
+    CprofLevels *lvPtr,
+    int level,
+    void *envPtr,
+    void (*endedProc)(void *data, CprofFrame *framePtr),
+    void *data)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+
+    if (envPtr == NULL) {
+	envPtr = ((Interp *) lvPtr->interp)->execEnvPtr;
+    }
+    if (stackPtr->depth > 0 && stackPtr->frames[stackPtr->depth - 1].envPtr
+	    != ((Interp *) lvPtr->interp)->execEnvPtr) {
+	CprofLevelsSettle(lvPtr);
+    }
+    while (stackPtr->depth > 0) {
+	CprofFrame *topPtr = &stackPtr->frames[stackPtr->depth - 1];
+
+	if (topPtr->envPtr != envPtr || topPtr->level < level) {
+	    break;
+	}
+	if (!(topPtr->flags & CPROF_FRAME_ABOVE) && topPtr->level == level) {
+	    break;
+	}
+	if ((topPtr->flags & CPROF_FRAME_EVENT) && endedProc != NULL) {
+	    endedProc(data, topPtr);
+	}
+	PopTop(lvPtr, POP_ENDED);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofLevelsBelow --
+ *
+ *	The frame a command about to be entered at 'level' in environment
+ *	'envPtr' (NULL: the current one) will be pushed above: frames at its level or above it
+ *	on top of the stack are done (CprofLevelsEnter pops them), but an
+ *	event handler's at its level.
+ *
+ * Results:
+ *	Its index, or -1 when the command will be the outermost frame.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofLevelsBelow(
+    CprofLevels *lvPtr,
+    int level,
+    void *envPtr)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+    int i = stackPtr->depth - 1;
+
+    if (envPtr == NULL) {
+	envPtr = ((Interp *) lvPtr->interp)->execEnvPtr;
+    }
+
+    while (i >= 0 && stackPtr->frames[i].level >= level
+	    && stackPtr->frames[i].envPtr == envPtr
+	    && !(stackPtr->frames[i].level == level
+	    && (stackPtr->frames[i].flags & CPROF_FRAME_EVENT))) {
+	i--;
+    }
+    return i;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofLevelsEnter --
  *
  *	A command (or method) is about to run at entryPtr->level in the
@@ -741,6 +829,7 @@ CprofLevelsEnter(
     CprofFrame *framePtr, *topPtr;
     int level = entryPtr->level;
     int isMethod = (entryPtr->flags & CPROF_FRAME_METHOD) != 0;
+    int isAbove = (entryPtr->flags & CPROF_FRAME_ABOVE) != 0;
 
     if (lvPtr->quiet) {
 	return NULL;
@@ -753,7 +842,9 @@ CprofLevelsEnter(
     /*
      * Frames left behind by a coroutine that yielded or by missing
      * leaves. A method frame is entered at the level of the command
-     * running it.
+     * running it; a wait's at the level of the loop running it, above
+     * the loop's frame; an event handler's at the level of its commands,
+     * which are entered above it.
      */
 
     if (stackPtr->depth > 0
@@ -762,7 +853,11 @@ CprofLevelsEnter(
     }
     while (stackPtr->depth > 0) {
 	topPtr = &stackPtr->frames[stackPtr->depth - 1];
-	if (topPtr->level < level || (isMethod && topPtr->level == level)) {
+	if (topPtr->level < level || (isMethod && topPtr->level == level)
+		|| (isAbove && topPtr->level == level
+		&& !(topPtr->flags & CPROF_FRAME_ABOVE))
+		|| (!isAbove && topPtr->level == level
+		&& (topPtr->flags & CPROF_FRAME_EVENT))) {
 	    break;
 	}
 	if (topPtr->envPtr != envPtr) {
@@ -974,6 +1069,14 @@ CprofLevelsLeaveLevel(
 	}
 	if (topPtr->level > level && !(topPtr->flags & CPROF_FRAME_METHOD)) {
 	    PopTop(lvPtr, POP_MISSING);
+	    continue;
+	}
+	if ((topPtr->flags & CPROF_FRAME_IDLE) && topPtr->level == level) {
+	    /*
+	     * A wait of the loop that leaves: over.
+	     */
+
+	    PopTop(lvPtr, POP_ENDED);
 	    continue;
 	}
 	if (topPtr->level == level && topPtr->envPtr == envPtr

@@ -63,6 +63,8 @@ TCL_DECLARE_MUTEX(probeMutex)
 typedef struct NameTable {
     Tcl_HashTable byName;	/* name -> id */
     char **names;		/* id -> name */
+    int *origins;		/* id -> origin id of an alias, or -1 */
+    Tcl_HashTable aliases;	/* (name id, origin id) -> alias id */
     int count;
     int capacity;
     int initialized;
@@ -89,7 +91,26 @@ static const char *const controlNames[] = {
 };
 
 static const char *const kindNames[CPROF_KIND_COUNT] = {
-    "proc", "cmd", "ensemble", "method", "control"
+    "proc", "cmd", "ensemble", "method", "control", "event", "idle"
+};
+
+/*
+ * Commands that run the event loop (CPROF_NAME_LOOP), and those that
+ * schedule handlers (their role, CPROF_ROLE_*), by their full names.
+ */
+
+static const char *const loopNames[] = {
+    "::vwait", "::update", "::tkwait", "::event", "::thread::wait",
+    "::thread::send", NULL
+};
+static const struct {
+    const char *name;
+    int role;
+} roleNames[] = {
+    {"::after", CPROF_ROLE_AFTER}, {"::fileevent", CPROF_ROLE_FILEEVENT},
+    {"::tcl::chan::event", CPROF_ROLE_FILEEVENT},
+    {"::close", CPROF_ROLE_CLOSE}, {"::tcl::chan::close", CPROF_ROLE_CLOSE},
+    {"::bind", CPROF_ROLE_BIND}, {NULL, 0}
 };
 
 /*
@@ -140,6 +161,41 @@ CprofCheckTclVersion(
  *----------------------------------------------------------------------
  */
 
+/*
+ * A new id for 'name' (a string the table keeps), with its origin (an
+ * alias) or -1. Called with nameMutex held.
+ */
+
+static int
+NewId(
+    char *name,
+    int origin)
+{
+    int id;
+
+    if (nameTable.count == nameTable.capacity) {
+	nameTable.capacity = nameTable.capacity ? 2*nameTable.capacity : 256;
+	nameTable.names = (char **) ckrealloc(nameTable.names,
+		nameTable.capacity * sizeof(char *));
+	nameTable.origins = (int *) ckrealloc(nameTable.origins,
+		nameTable.capacity * sizeof(int));
+    }
+    id = nameTable.count++;
+    nameTable.names[id] = name;
+    nameTable.origins[id] = origin;
+    return id;
+}
+
+static void
+InitNameTable(void)
+{
+    if (!nameTable.initialized) {
+	Tcl_InitHashTable(&nameTable.byName, TCL_STRING_KEYS);
+	Tcl_InitHashTable(&nameTable.aliases, 2);
+	nameTable.initialized = 1;
+    }
+}
+
 int
 CprofNameIntern(
     const char *name,
@@ -156,22 +212,11 @@ CprofNameIntern(
     Tcl_DStringAppend(&ds, name, length);
 
     Tcl_MutexLock(&nameMutex);
-    if (!nameTable.initialized) {
-	Tcl_InitHashTable(&nameTable.byName, TCL_STRING_KEYS);
-	nameTable.initialized = 1;
-    }
+    InitNameTable();
     hPtr = Tcl_CreateHashEntry(&nameTable.byName, Tcl_DStringValue(&ds),
 	    &isNew);
     if (isNew) {
-	if (nameTable.count == nameTable.capacity) {
-	    nameTable.capacity = nameTable.capacity ? 2*nameTable.capacity
-		    : 256;
-	    nameTable.names = (char **) ckrealloc(nameTable.names,
-		    nameTable.capacity * sizeof(char *));
-	}
-	id = nameTable.count++;
-	nameTable.names[id] = (char *)
-		Tcl_GetHashKey(&nameTable.byName, hPtr);
+	id = NewId((char *) Tcl_GetHashKey(&nameTable.byName, hPtr), -1);
 	Tcl_SetHashValue(hPtr, INT2PTR(id));
     } else {
 	id = PTR2INT(Tcl_GetHashValue(hPtr));
@@ -195,6 +240,63 @@ CprofNameString(
     return name;
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameWithOrigin, CprofNameOrigin --
+ *
+ *	An alias: an id of its own for a name and an origin (the frame of
+ *	an event handler, named "after ::h::work", scheduled at some place
+ *	of the program, the origin's name), so that handlers of the same
+ *	name scheduled at different places are frames of their own
+ *	everywhere ids are compared, while CprofNameString gives the name.
+ *
+ * Results:
+ *	The alias's id; the origin's id of an alias, -1 for another id.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNameWithOrigin(
+    int nameId,
+    int originId)
+{
+    Tcl_HashEntry *hPtr;
+    int key[2], isNew, id = nameId;
+
+    key[0] = nameId;
+    key[1] = originId;
+    Tcl_MutexLock(&nameMutex);
+    InitNameTable();
+    if (nameId >= 0 && nameId < nameTable.count
+	    && nameTable.origins[nameId] < 0) {
+	hPtr = Tcl_CreateHashEntry(&nameTable.aliases, (char *) key, &isNew);
+	if (isNew) {
+	    id = NewId(nameTable.names[nameId], originId);
+	    Tcl_SetHashValue(hPtr, INT2PTR(id));
+	} else {
+	    id = PTR2INT(Tcl_GetHashValue(hPtr));
+	}
+    }
+    Tcl_MutexUnlock(&nameMutex);
+    return id;
+}
+
+int
+CprofNameOrigin(
+    int id)
+{
+    int origin = -1;
+
+    Tcl_MutexLock(&nameMutex);
+    if (id >= 0 && id < nameTable.count) {
+	origin = nameTable.origins[id];
+    }
+    Tcl_MutexUnlock(&nameMutex);
+    return origin;
+}
+
 int
 CprofNameCount(void)
 {
@@ -211,6 +313,18 @@ CprofKindName(
     int kind)
 {
     return (kind >= 0 && kind < CPROF_KIND_COUNT) ? kindNames[kind] : "?";
+}
+
+const char *
+CprofHandlerKindName(
+    int kind)
+{
+    static const char *const names[CPROF_HANDLER_KINDS] = {
+	"after", "after idle", "fileevent readable", "fileevent writable",
+	"bind", "bgerror"
+    };
+
+    return (kind >= 0 && kind < CPROF_HANDLER_KINDS) ? names[kind] : "?";
 }
 
 /*
@@ -493,6 +607,19 @@ CprofNameCommandUncached(
     if (strcmp(name, "::tclcprof") == 0
 	    || strncmp(name, "::tclcprof::", 12) == 0) {
 	namePtr->flags |= CPROF_NAME_OWN;
+    } else if (!TclIsProc(origPtr)) {
+	int i;
+
+	for (i = 0; loopNames[i] != NULL; i++) {
+	    if (strcmp(name, loopNames[i]) == 0) {
+		namePtr->flags |= CPROF_NAME_LOOP;
+	    }
+	}
+	for (i = 0; roleNames[i].name != NULL; i++) {
+	    if (strcmp(name, roleNames[i].name) == 0) {
+		namePtr->flags |= roleNames[i].role << CPROF_NAME_ROLE_SHIFT;
+	    }
+	}
     }
     if (TclIsProc(origPtr)) {
 	namePtr->kind = CPROF_KIND_PROC;

@@ -277,6 +277,7 @@ ClearData(
     CprofTreeFree(&statePtr->tree);
     CprofTreeInit(&statePtr->tree);
     CprofExactClear(statePtr);
+    CprofEventsClear(statePtr);
     statePtr->stoppedBy = NULL;
     statePtr->splicedSamples = 0;
     statePtr->unsplicedSamples = 0;
@@ -516,6 +517,7 @@ DoStart(
     statePtr->levels.stack.maxDepth = 0;
     ConnectLevels(statePtr);
     CprofNamingSetSubcommands(&statePtr->naming, objs[OBJ_SUBCOMMANDS]);
+    statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
     CprofCaptureInstall(statePtr);
     CprofSetObjs(ciPtr->objs, objs);
     statePtr->running = 1;
@@ -578,6 +580,8 @@ CprofRunStop(
     CprofRunStopSampling(statePtr);
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
+    CprofEventsForget(statePtr);
+    statePtr->eventsOn = 0;
     statePtr->deadlineNs = 0;
     if (ciPtr->durationTimer != NULL) {
 	Tcl_DeleteTimerHandler(ciPtr->durationTimer);

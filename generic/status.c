@@ -222,6 +222,9 @@ CprofDataObjCmd(
 	}
 	PUT(resultObj, "coverage", CprofExactCoverageObj(statePtr));
     }
+    if (statePtr->handlers.num > 0) {
+	PUT(resultObj, "handlers", CprofEventsObj(statePtr));
+    }
     Tcl_SetObjResult(interp, resultObj);
     return TCL_OK;
 }

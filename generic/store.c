@@ -186,6 +186,7 @@ COVERAGE_COMMANDS_SQL
 "  name TEXT NOT NULL,\n"
 "  PRIMARY KEY (run, seq)\n"
 ") WITHOUT ROWID;\n"
+HANDLERS_SQL
 "CREATE VIEW node_frames AS\n"
 "  SELECT n.*, f.kind AS kind, f.name AS name, f.tclkind AS tclkind,\n"
 "         f.module AS module\n"
@@ -249,7 +250,8 @@ COVERAGE_COMMANDS_SQL
 "  SELECT run, seq, frame, calls FROM coverage_commands_v1;\n"
 "DROP TABLE coverage_commands_v1;\n"
 NEVER_CALLED_SQL
-NODE_LINES_SQL;
+NODE_LINES_SQL
+HANDLERS_SQL;
 
 static const char *const stmtSql[ST_COUNT] = {
     "SELECT id FROM frames WHERE kind = ?1 AND name = ?2 AND tclkind = ?3"
@@ -283,7 +285,6 @@ static const char *const stmtSql[ST_COUNT] = {
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run, id)"
 	" DO UPDATE SET weight = ?7"
 };
-
 
 /*
  * Test hook: a limit on the pages of connections opened from now on, to

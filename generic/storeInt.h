@@ -29,6 +29,24 @@
 #include <sqlite3.h>
 
 /*
+ * Event handlers per origin and kind (events.c): in the schema, and
+ * made with CREATE TABLE IF NOT EXISTS when a run with handlers is
+ * written to a file made before it (readers look for it first).
+ */
+
+#define HANDLERS_SQL \
+"CREATE TABLE IF NOT EXISTS handlers (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  seq INTEGER NOT NULL,\n" \
+"  origin TEXT NOT NULL,\n" \
+"  kind TEXT NOT NULL,\n" \
+"  count INTEGER NOT NULL, timed INTEGER NOT NULL,\n" \
+"  total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,\n" \
+"  latency_count INTEGER, latency_ns INTEGER, latency_max_ns INTEGER,\n" \
+"  PRIMARY KEY (run, seq)\n" \
+") WITHOUT ROWID;\n"
+
+/*
  * Prepared statements of a writing connection.
  */
 
@@ -78,6 +96,7 @@ struct CprofStore {
     int numSiteHits;
     int eventsWritten;		/* Events of the buffer written. */
     int clearPending;		/* The run's rows must go first (reset). */
+    int wroteHandlers;		/* The run has rows in handlers. */
     int flushes;		/* Successful flushes. */
     double lastFlushMs;		/* How long the last one took. */
     Tcl_Obj *lastErrorObj;	/* Message of the last failure, or NULL. */

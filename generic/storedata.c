@@ -36,12 +36,12 @@ enum {
     DK_NAME, DK_KIND, DK_TCLKIND, DK_MODULE, DK_SELF, DK_TOTAL, DK_CALLS,
     DK_TOTAL_NS, DK_SELF_NS, DK_MIN_NS, DK_MAX_NS, DK_SUSPENDED_NS,
     DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_SELF_LINES,
-    DK_CALLER_LINES, DK_COUNT
+    DK_CALLER_LINES, DK_ORIGIN, DK_COUNT
 };
 static const char *const dataKeyNames[DK_COUNT] = {
     "name", "kind", "tclkind", "module", "self", "total", "calls",
     "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
-    "file", "line", "caller", "self_lines", "caller_lines"
+    "file", "line", "caller", "self_lines", "caller_lines", "origin"
 };
 
 typedef struct DataWriter {
@@ -53,6 +53,7 @@ typedef struct DataWriter {
 
 static int		DataNodeLines(DataWriter *wPtr, Tcl_Obj *listObj,
 			    int64_t node, int64_t callee);
+static int		DataHandlers(DataWriter *wPtr, Tcl_Obj *profileObj);
 
 /*
  * A key of a dict, or NULL.
@@ -120,6 +121,14 @@ DataFrameId(
     parts[1] = DataGet(wPtr, dictObj, DK_NAME);
     parts[2] = DataGet(wPtr, dictObj, DK_TCLKIND);
     parts[3] = DataGet(wPtr, dictObj, DK_MODULE);
+    if (parts[3] == NULL && strcmp(kind, "tcl") == 0) {
+	/*
+	 * An event handler's frame keeps its origin where a run writes it
+	 * (frames.module).
+	 */
+
+	parts[3] = DataGet(wPtr, dictObj, DK_ORIGIN);
+    }
     for (i = 1; i < 4; i++) {
 	if (parts[i] == NULL) {
 	    parts[i] = Tcl_NewObj();
@@ -340,6 +349,60 @@ DataNodeLines(
 }
 
 /*
+ * The event handlers of a profile (its "handlers": dicts of origin,
+ * kind, count, timed, total_ns, max_ns and for timers the latency
+ * figures), a row each.
+ */
+
+static int
+DataHandlers(
+    DataWriter *wPtr,
+    Tcl_Obj *profileObj)
+{
+    static const char *const keys[] = {
+	"origin", "kind", "count", "timed", "total_ns", "max_ns",
+	"latency_count", "latency_ns", "latency_max_ns"
+    };
+    CprofStore *storePtr = wPtr->storePtr;
+    Tcl_Obj *listObj = CprofDbMetaGet(profileObj, "handlers", NULL), **v;
+    sqlite3_stmt *stmt;
+    int n, i, k, rc;
+
+    if (listObj == NULL
+	    || Tcl_ListObjGetElements(NULL, listObj, &n, &v) != TCL_OK
+	    || n == 0) {
+	return SQLITE_OK;
+    }
+    rc = sqlite3_exec(storePtr->db, HANDLERS_SQL, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO handlers (run, seq,"
+	    " origin, kind, count, timed, total_ns, max_ns, latency_count,"
+	    " latency_ns, latency_max_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+	    " ?8, ?9, ?10, ?11)", -1, &stmt, NULL);
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	for (k = 0; k < 9; k++) {
+	    Tcl_Obj *valueObj = CprofDbMetaGet(v[i], keys[k], NULL);
+
+	    if (k < 2) {
+		CprofDbBindObj(stmt, 3 + k, valueObj ? valueObj
+			: Tcl_NewStringObj("unknown", -1));
+	    } else if (valueObj != NULL) {
+		BindNumber(stmt, 3 + k, valueObj);
+	    } else if (k < 6) {
+		sqlite3_bind_int(stmt, 3 + k, 0);
+	    }
+	}
+	rc = CprofDbExec(stmt);
+    }
+    sqlite3_finalize(stmt);
+    return rc;
+}
+
+/*
  * The elements of a list in a dict (an empty list when it is missing).
  */
 
@@ -374,6 +437,9 @@ DataBody(
     rc = DataTree(wPtr, 0, CprofDbMetaGet(profileObj, "tree", NULL));
     if (rc == SQLITE_OK && strcmp(mode, "both") == 0) {
 	rc = DataTree(wPtr, 1, CprofDbMetaGet(profileObj, "exact", NULL));
+    }
+    if (rc == SQLITE_OK) {
+	rc = DataHandlers(wPtr, profileObj);
     }
     if (rc != SQLITE_OK || strcmp(mode, "sample") == 0) {
 	return rc;

@@ -138,6 +138,9 @@ LoadTree(
 		PUT(dictObj, "module", ColumnObj(stmt, 5));
 	    } else {
 		PUT(dictObj, "tclkind", ColumnObj(stmt, 4));
+		if (sqlite3_column_bytes(stmt, 5) > 0) {
+		    PUT(dictObj, "origin", ColumnObj(stmt, 5));
+		}
 	    }
 	}
 	PUT(dictObj, "self", ColumnObj(stmt, 6));
@@ -278,6 +281,70 @@ NoRun(
     return TCL_ERROR;
 }
 
+/*
+ * The handlers of a run, if the file has the table and the run has rows:
+ * the profile's "handlers", as CprofEventsObj makes it.
+ */
+
+static int
+LoadHandlers(
+    sqlite3 *db,
+    Tcl_WideInt runId,
+    Tcl_Obj **listObjPtr)
+{
+    static const char *const keys[] = {
+	"origin", "kind", "count", "timed", "total_ns", "max_ns",
+	"latency_count", "latency_ns", "latency_max_ns"
+    };
+    sqlite3_stmt *stmt;
+    Tcl_Obj *listObj = NULL;
+    int rc, k;
+
+    *listObjPtr = NULL;
+    rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE"
+	    " type = 'table' AND name = 'handlers'", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    rc = sqlite3_step(stmt);
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_DONE) {
+	return SQLITE_OK;
+    }
+    if (rc != SQLITE_ROW) {
+	return rc;
+    }
+    rc = sqlite3_prepare_v2(db, "SELECT origin, kind, count, timed,"
+	    " total_ns, max_ns, latency_count, latency_ns, latency_max_ns"
+	    " FROM handlers WHERE run = ?1 ORDER BY seq", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    sqlite3_bind_int64(stmt, 1, runId);
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	Tcl_Obj *d = Tcl_NewDictObj();
+
+	for (k = 0; k < 9; k++) {
+	    if (sqlite3_column_type(stmt, k) != SQLITE_NULL) {
+		PUT(d, keys[k], ColumnObj(stmt, k));
+	    }
+	}
+	if (listObj == NULL) {
+	    listObj = Tcl_NewListObj(0, NULL);
+	}
+	Tcl_ListObjAppendElement(NULL, listObj, d);
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) {
+	if (listObj != NULL) {
+	    Tcl_DecrRefCount(listObj);
+	}
+	return rc;
+    }
+    *listObjPtr = listObj;
+    return SQLITE_OK;
+}
+
 Tcl_Obj *
 CprofStoreLoad(
     Tcl_Interp *interp,
@@ -415,6 +482,13 @@ CprofStoreLoad(
 	    goto dbError;
 	}
 	PUT(covObj, "lines", listObj);
+    }
+    rc = LoadHandlers(db, runId, &listObj);
+    if (rc != SQLITE_OK) {
+	goto dbError;
+    }
+    if (listObj != NULL) {
+	PUT(resultObj, "handlers", listObj);
     }
     goto done;
 

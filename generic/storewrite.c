@@ -60,7 +60,16 @@ FrameId(
     if (isC) {
 	module = aux >= 0 ? CprofNameString(aux) : "";
     } else {
+	int origin = CprofNameOrigin(nameId);
+
 	tclkind = CprofKindName(aux);
+	if (origin >= 0) {
+	    /*
+	     * An event handler's frame: its origin, in the module column.
+	     */
+
+	    module = CprofNameString(origin);
+	}
     }
     stmt = storePtr->stmts[ST_FRAME_GET];
     CprofDbBindText(stmt, 1, isC ? "c" : "tcl");
@@ -569,6 +578,72 @@ FlushEvents(
 /*
  *----------------------------------------------------------------------
  *
+ * FlushHandlers --
+ *
+ *	The event handlers' figures (statePtr->handlers), rewritten whole:
+ *	a row per origin and kind, few of them.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+FlushHandlers(
+    CprofStore *storePtr,
+    CprofState *statePtr)
+{
+    CprofHandlers *hsPtr = &statePtr->handlers;
+    sqlite3_stmt *stmt;
+    char *sql;
+    int i, rc;
+
+    if (hsPtr->num == 0 && !storePtr->wroteHandlers) {
+	return SQLITE_OK;
+    }
+    rc = sqlite3_exec(storePtr->db, HANDLERS_SQL, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    sql = sqlite3_mprintf("DELETE FROM handlers WHERE run = %lld",
+	    (long long) storePtr->runId);
+    rc = sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO handlers (run, seq,"
+	    " origin, kind, count, timed, total_ns, max_ns, latency_count,"
+	    " latency_ns, latency_max_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+	    " ?8, ?9, ?10, ?11)", -1, &stmt, NULL);
+    for (i = 0; rc == SQLITE_OK && i < hsPtr->num; i++) {
+	CprofHandlerStat *hPtr = &hsPtr->stats[i];
+	const char *origin = CprofNameString(hPtr->originId);
+
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	CprofDbBindText(stmt, 3, origin ? origin : "unknown");
+	CprofDbBindText(stmt, 4, CprofHandlerKindName(hPtr->kind));
+	sqlite3_bind_int64(stmt, 5, (sqlite3_int64) hPtr->count);
+	sqlite3_bind_int64(stmt, 6, (sqlite3_int64) hPtr->timed);
+	sqlite3_bind_int64(stmt, 7, (sqlite3_int64) hPtr->totalNs);
+	sqlite3_bind_int64(stmt, 8, (sqlite3_int64) hPtr->maxNs);
+	if (hPtr->kind == CPROF_HANDLER_AFTER) {
+	    sqlite3_bind_int64(stmt, 9, (sqlite3_int64) hPtr->latencyCount);
+	    sqlite3_bind_int64(stmt, 10, (sqlite3_int64) hPtr->latencyNs);
+	    sqlite3_bind_int64(stmt, 11,
+		    (sqlite3_int64) hPtr->latencyMaxNs);
+	}
+	rc = CprofDbExec(stmt);
+    }
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_OK) {
+	storePtr->wroteHandlers = (hsPtr->num > 0);
+    }
+    return rc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * FlushRun --
  *
  *	The run's row: its figures from the profile's meta (kept whole, as
@@ -893,6 +968,9 @@ FlushBody(
 	    rc = FlushCoverage(storePtr, statePtr, final
 		    && !Tcl_InterpDeleted(statePtr->interp));
 	}
+    }
+    if (rc == SQLITE_OK) {
+	rc = FlushHandlers(storePtr, statePtr);
     }
     if (rc == SQLITE_OK) {
 	rc = CprofDbFlushRun(storePtr, metaObj, final);

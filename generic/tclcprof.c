@@ -123,6 +123,7 @@ DeleteState(
 	Tcl_DecrRefCount(statePtr->firstDisagreement);
     }
     CprofExactFree(statePtr);
+    CprofEventsFree(statePtr);
     CprofTreeFree(&statePtr->tree);
     if (statePtr->symPtr != NULL) {
 	CprofSymFree(statePtr->symPtr);

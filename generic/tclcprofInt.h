@@ -8,8 +8,8 @@
  *	Everything declared here is expressed in public Tcl types. The
  *	units that read Tcl's private structures (tclInt.h, tclOOInt.h) are
  *	the ones that must: naming.c, levelstack.c, the capture (capture.c,
- *	wrap.c, trace.c, oomethods.c); CprofCheckTclVersion refuses any Tcl
- *	but 8.6 at load.
+ *	wrap.c, trace.c, oomethods.c, events.c, eventrecs.c);
+ *	CprofCheckTclVersion refuses any Tcl but 8.6 at load.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -54,6 +54,10 @@ enum CprofFrameKind {
     CPROF_KIND_METHOD,		/* A TclOO method call on an object. */
     CPROF_KIND_CONTROL,		/* A control command that adds nothing when
 				 * traced (if, foreach, catch, ...). */
+    CPROF_KIND_EVENT,		/* An event handler run by the event loop
+				 * (events.c): "after ::h::work". */
+    CPROF_KIND_IDLE,		/* Time the event loop waited in the
+				 * notifier: "[idle]". */
     CPROF_KIND_COUNT
 };
 
@@ -86,6 +90,28 @@ enum CprofFrameKind {
 				 * may have completed already; readers
 				 * leave out frames above Tcl's current
 				 * level). */
+#define CPROF_FRAME_LOOP	0x100	/* A command that runs the event loop
+				 * (vwait, update, tkwait...): the frames
+				 * pushed right above it may be handlers
+				 * (events.c). */
+#define CPROF_FRAME_EVENT	0x200	/* An event handler's frame (kind
+				 * event), pushed by events.c at the level
+				 * of the handler's commands, which are
+				 * pushed above it (not in its place);
+				 * ended by the next handler, the loop's
+				 * next wait, or the loop's end. */
+#define CPROF_FRAME_IDLE	0x400	/* The loop's wait in the notifier (kind
+				 * idle), at the loop's level: exact timing
+				 * only. */
+#define CPROF_FRAME_ABOVE	(CPROF_FRAME_EVENT | CPROF_FRAME_IDLE)
+				/* Frames that do not pop those at their
+				 * level below them (a loop's), nor are
+				 * popped by those pushed at their level
+				 * (a handler's commands). */
+#define CPROF_FRAME_SYNTH	(CPROF_FRAME_METHOD | CPROF_FRAME_ABOVE)
+				/* Frames that are not commands: only the
+				 * wrapper's stack has them (-capture
+				 * check compares without them). */
 
 /*
  * One tracked Tcl frame. Readers outside normal context (the sampler's
@@ -211,6 +237,17 @@ typedef struct CprofTclInternals {
 					 * argument, "db eval" (-subcommands). */
 #define CPROF_NAME_SCRIPT	0x40	/* source: named for the script it
 					 * runs, "<script app.tcl>". */
+#define CPROF_NAME_LOOP		0x80	/* Runs the event loop: vwait,
+					 * update, tkwait, event (generate),
+					 * thread::wait, thread::send. */
+#define CPROF_NAME_ROLE_MASK	0x700	/* Schedules handlers (events.c): */
+#define CPROF_NAME_ROLE_SHIFT	8
+#define CPROF_ROLE_AFTER	1	/* after */
+#define CPROF_ROLE_FILEEVENT	2	/* fileevent, chan event */
+#define CPROF_ROLE_CLOSE	3	/* close, chan close */
+#define CPROF_ROLE_BIND		4	/* Tk's bind */
+#define CprofNameRole(flags) \
+    (((flags) & CPROF_NAME_ROLE_MASK) >> CPROF_NAME_ROLE_SHIFT)
 
 typedef struct CprofCmdName {
     int nameId;
@@ -277,8 +314,11 @@ MODULE_SCOPE const CprofTclInternals *CprofProbeInternals(
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofNameIntern(const char *name, int length);
 MODULE_SCOPE const char *CprofNameString(int id);
+MODULE_SCOPE int	CprofNameWithOrigin(int nameId, int originId);
+MODULE_SCOPE int	CprofNameOrigin(int id);
 MODULE_SCOPE int	CprofNameCount(void);
 MODULE_SCOPE const char *CprofKindName(int kind);
+MODULE_SCOPE const char *CprofHandlerKindName(int kind);
 MODULE_SCOPE void	CprofNamingInit(CprofNaming *nPtr, Tcl_Interp *interp);
 MODULE_SCOPE void	CprofNamingClear(CprofNaming *nPtr);
 MODULE_SCOPE void	CprofNamingFree(CprofNaming *nPtr);
@@ -393,6 +433,14 @@ typedef struct CprofLevels {
     int plain;			/* None of filtering, quiet, sites: the
 				 * inline fast paths apply (kept by
 				 * CprofLevelsRecheck). */
+    int rootEvents;		/* A command pushed on an empty stack may
+				 * start an event handler (events.c knows
+				 * handlers that may run): the fast path
+				 * leaves it to the capture's slow path. */
+    void *rootNoEvent;		/* The command frame of the script last
+				 * found to be no handler there, until the
+				 * event loop waits or handlers change (a
+				 * key only), or NULL. */
 
     /* The capture's coroutine callbacks, or NULL. */
     const CprofCoroCallbacks *coroCbPtr;
@@ -433,6 +481,11 @@ MODULE_SCOPE int	CprofLevelsLeave(CprofLevels *lvPtr, uint64_t serial);
 MODULE_SCOPE void	CprofLevelsLeaveLevel(CprofLevels *lvPtr, int level);
 MODULE_SCOPE void	CprofLevelsSettle(CprofLevels *lvPtr);
 MODULE_SCOPE void	CprofLevelsPopLazy(CprofLevels *lvPtr, int keep);
+MODULE_SCOPE void	CprofLevelsEndEvents(CprofLevels *lvPtr, int level,
+			    void *envPtr, void (*endedProc)(void *data,
+			    CprofFrame *framePtr), void *data);
+MODULE_SCOPE int	CprofLevelsBelow(CprofLevels *lvPtr, int level,
+			    void *envPtr);
 MODULE_SCOPE int	CprofLevelsResume(CprofLevels *lvPtr, void *corKey,
 			    int baseLevel, uintptr_t anchor);
 MODULE_SCOPE void	CprofLevelsResumeSuspension(CprofLevels *lvPtr,
@@ -919,6 +972,39 @@ MODULE_SCOPE int	CprofNativeWalk(uintptr_t *ip, uintptr_t *cfa,
 			    int max);
 
 /*
+ * Event handlers (events.c): per origin and kind, what ran. Read by the
+ * profile value (events.c) and the store (store.c).
+ */
+
+enum CprofHandlerKind {
+    CPROF_HANDLER_AFTER = 0,	/* after ms script */
+    CPROF_HANDLER_IDLE,		/* after idle script */
+    CPROF_HANDLER_READABLE,	/* fileevent (chan event) readable */
+    CPROF_HANDLER_WRITABLE,	/* ... writable */
+    CPROF_HANDLER_BIND,		/* A Tk binding. */
+    CPROF_HANDLER_BGERROR,	/* The background error handler. */
+    CPROF_HANDLER_KINDS
+};
+
+typedef struct CprofHandlerStat {
+    int originId;		/* Name id of the origin. */
+    int kind;			/* enum CprofHandlerKind. */
+    uint64_t count;		/* Handlers run. */
+    uint64_t timed;		/* Of them, those whose time is known. */
+    uint64_t totalNs, maxNs;	/* Their elapsed time. */
+    uint64_t latencyCount;	/* Timers: runs whose due time is known, */
+    uint64_t latencyNs;		/* their delays from due time to run, */
+    uint64_t latencyMaxNs;	/* and the longest. */
+} CprofHandlerStat;
+
+typedef struct CprofHandlers {
+    CprofHandlerStat *stats;
+    int num, cap;
+    Tcl_HashTable index;	/* (origin, kind) -> index + 1. */
+    int initialized;
+} CprofHandlers;
+
+/*
  * Per-interpreter state, kept as AssocData under CPROF_ASSOC.
  */
 
@@ -984,6 +1070,14 @@ typedef struct CprofState {
     unsigned char *moduleFlags;	/* Per module name id: its class
 				 * (aggregate.c, MOD_*). */
     int numModuleFlags;
+
+    /* Event handlers (events.c). */
+    int eventsOn;		/* The run attributes handlers: set by the
+				 * command layer for the capture a run
+				 * installs (not for calibration). */
+    struct CprofEvents *eventsPtr;
+				/* events.c's records, or NULL. */
+    CprofHandlers handlers;	/* What ran, since start or reset. */
 
     /* Exact timing, coverage and the stop deadline. */
     CprofExact exact;
@@ -1133,6 +1227,15 @@ MODULE_SCOPE void	CprofFiguresPut(Tcl_Obj *dictObj,
 MODULE_SCOPE int	CprofExactLineValues(CprofExact *exactPtr, int rec,
 			    CprofLineValues *valPtr);
 
+
+/*
+ * Event handlers (events.c, part of the capture).
+ */
+
+MODULE_SCOPE void	CprofEventsForget(CprofState *statePtr);
+MODULE_SCOPE void	CprofEventsClear(CprofState *statePtr);
+MODULE_SCOPE void	CprofEventsFree(CprofState *statePtr);
+MODULE_SCOPE Tcl_Obj *	CprofEventsObj(CprofState *statePtr);
 
 /*
  * The capture (capture.c and the units it chooses between).

@@ -160,10 +160,26 @@ TraceEnter(
     if (namePtr->flags & CPROF_NAME_OWN) {
 	entry.flags |= CPROF_FRAME_OWN;
     }
+    if (namePtr->flags & CPROF_NAME_LOOP) {
+	entry.flags |= CPROF_FRAME_LOOP;
+    }
     entry.level = level;
     entry.anchor = (lvPtr == &statePtr->levels
 	    && statePtr->calib.state == CPROF_CALIB_OK)
 	    ? marker + statePtr->calib.offset : 0;
+    if (lvPtr == &statePtr->levels && statePtr->eventsOn) {
+	/*
+	 * Event handlers (events.c): the first command of one, and
+	 * commands that schedule them.
+	 */
+
+	if (CprofEventsMayStart(statePtr, level)) {
+	    CprofEventsBefore(statePtr, level, entry.anchor, objc, objv);
+	}
+	if (namePtr->flags & CPROF_NAME_ROLE_MASK) {
+	    CprofEventsSchedule(statePtr, namePtr, level, objc, objv);
+	}
+    }
     entry.token = (Tcl_Command) cmdPtr;
     entry.envPtr = NULL;
     entry.siteKind = CPROF_SITE_NONE;
@@ -195,6 +211,7 @@ TraceLeave(
 {
     CprofState *statePtr = capPtr->statePtr;
     TraceCalib *calPtr = CalibOf(capPtr);
+    const CprofCmdName *namePtr;
 
     if (calPtr != NULL && (Tcl_Command) cmdPtr == calPtr->cmd) {
 	return;
@@ -202,9 +219,13 @@ TraceLeave(
     if (capPtr->tracedPtr != &statePtr->levels && statePtr->levels.quiet) {
 	return;
     }
-    if (Ignored(capPtr, cmdPtr,
-	    CprofNameCommand(&statePtr->naming, (Tcl_Command) cmdPtr))) {
+    namePtr = CprofNameCommand(&statePtr->naming, (Tcl_Command) cmdPtr);
+    if (Ignored(capPtr, cmdPtr, namePtr)) {
 	return;
+    }
+    if ((namePtr->flags & CPROF_NAME_LOOP)
+	    && capPtr->tracedPtr == &statePtr->levels) {
+	CprofEventsLoopEnd(statePtr, level);
     }
     CprofLevelsLeaveLevel(capPtr->tracedPtr, level);
 }

@@ -641,7 +641,8 @@ NameRec(
     recPtr->epoch = recPtr->cmdPtr->cmdEpoch;
     recPtr->flags &= ~REC_PLAIN;
     if (!(recPtr->name.flags & (CPROF_NAME_ENSEMBLE | CPROF_NAME_OBJECT
-	    | CPROF_NAME_OWN | CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT))
+	    | CPROF_NAME_OWN | CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT
+	    | CPROF_NAME_LOOP | CPROF_NAME_ROLE_MASK))
 	    && !(recPtr->flags & (REC_CALIB | REC_EAGER))) {
 	recPtr->flags |= REC_PLAIN;
     }
@@ -704,6 +705,9 @@ WrapPush(
     if (recPtr->name.flags & CPROF_NAME_OWN) {
 	entry.flags |= CPROF_FRAME_OWN;
     }
+    if (recPtr->name.flags & CPROF_NAME_LOOP) {
+	entry.flags |= CPROF_FRAME_LOOP;
+    }
     entry.level = ((Interp *) interp)->numLevels;
     entry.anchor = capPtr->anchored ? cfa + capPtr->wrapOffset : 0;
     entry.token = (Tcl_Command) recPtr->cmdPtr;
@@ -714,7 +718,9 @@ WrapPush(
 		&entry.siteOffset);
     }
     framePtr = CprofLevelsEnter(lvPtr, &entry);
-    if (framePtr != NULL) {
+    if (framePtr != NULL && (framePtr->flags & CPROF_FRAME_LOOP)) {
+	CprofEventsSchedulePop(statePtr, lvPtr, framePtr);
+    } else if (framePtr != NULL) {
 	CprofSchedulePop(statePtr, lvPtr, framePtr->serial);
     }
     if (capPtr->tracedPtr != NULL && capPtr->tracedPtr != lvPtr
@@ -752,6 +758,7 @@ WrapSlow(
     CprofCapture *capPtr = recPtr->capPtr;
     CprofState *statePtr = capPtr->statePtr;
     CprofLevels *lvPtr = &statePtr->levels;
+    int noEvent = 0;
 
     if (capPtr->wrapPtr->pending) {
 	LookNow(capPtr->wrapPtr);
@@ -764,6 +771,26 @@ WrapSlow(
     }
 
     /*
+     * Event handlers: the first command of one (events.c), and commands
+     * that schedule them.
+     */
+
+    if (statePtr->eventsOn && !(recPtr->flags & REC_CALIB)
+	    && !capPtr->coverage) {
+	int level = ((Interp *) interp)->numLevels;
+
+	if (CprofEventsMayStart(statePtr, level)) {
+	    CprofEventsBefore(statePtr, level,
+		    capPtr->anchored ? cfa + capPtr->wrapOffset : 0, objc,
+		    objv);
+	    noEvent = CPROF_PUSH_NO_EVENT;
+	}
+	if (recPtr->name.flags & CPROF_NAME_ROLE_MASK) {
+	    CprofEventsSchedule(statePtr, &recPtr->name, level, objc, objv);
+	}
+    }
+
+    /*
      * Objects and ensembles take the inline push too, with their flag.
      */
 
@@ -771,9 +798,10 @@ WrapSlow(
 	    && !(recPtr->name.flags & CPROF_NAME_OWN)) {
 	ExecEnv *envPtr = ((Interp *) interp)->execEnvPtr;
 	void *corPtr = envPtr->corPtr, *objKey = NULL;
+	int loop = (recPtr->name.flags & CPROF_NAME_LOOP) != 0;
 	int lazy = (corPtr == NULL && !lvPtr->timing
-		&& !(recPtr->flags & REC_EAGER));
-	int nameId = recPtr->name.nameId, flags = 0, fresh;
+		&& !(recPtr->flags & REC_EAGER) && !loop);
+	int nameId = recPtr->name.nameId, flags = noEvent, fresh;
 	const void *method = NULL;
 	CprofFrame *framePtr;
 
@@ -792,6 +820,14 @@ WrapSlow(
 	    nameId = CprofNameArgument(&statePtr->naming, &recPtr->name,
 		    objc, objv);
 	}
+	if (loop) {
+	    /*
+	     * A loop's frame is popped when it returns: the frames of its
+	     * handlers go with it.
+	     */
+
+	    flags |= CPROF_FRAME_LOOP;
+	}
 	framePtr = CprofLevelsPushPlain(lvPtr, nameId, recPtr->name.kind,
 		((Interp *) interp)->numLevels,
 		capPtr->anchored ? cfa + capPtr->wrapOffset : 0,
@@ -799,7 +835,9 @@ WrapSlow(
 		objKey);
 	if (framePtr != NULL) {
 	    framePtr->methodKey = method;
-	    if (!lazy) {
+	    if (loop) {
+		CprofEventsSchedulePop(statePtr, lvPtr, framePtr);
+	    } else if (!lazy) {
 		CprofSchedulePop(statePtr, lvPtr, framePtr->serial);
 	    }
 	    if (statePtr->polling && (lvPtr->counters.enters & 255) == 0) {
@@ -962,6 +1000,15 @@ ResumeCallback(
     entry.methodKey = NULL;
     entry.envPtr = corPtr->callerEEPtr;
     entry.siteKind = CPROF_SITE_NONE;
+    if (statePtr->eventsOn && CprofEventsMayStart(statePtr, entry.level)) {
+	/*
+	 * A handler may be the resume of a coroutine (the resumer's
+	 * command frame is the coroutine's record of its caller).
+	 */
+
+	CprofEventsBeforeResume(statePtr, entry.level, entry.anchor,
+		corPtr->callerEEPtr, corPtr->caller.cmdFramePtr);
+    }
     framePtr = CprofLevelsEnter(lvPtr, &entry);
     if (framePtr == NULL) {
 	CprofLevelsDropSuspension(lvPtr, recPtr);

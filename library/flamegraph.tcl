@@ -573,7 +573,12 @@ proc ::tclcprof::exportlib::Html {t {diff {}}} {
 	    switch -- $kind {
 		tcl {
 		    lappend kinds 0
-		    lappend extra [JsonString [FrameAttr $t $f tclkind]]
+		    set what [FrameAttr $t $f tclkind]
+		    if {[set origin [FrameAttr $t $f origin]] ne ""} {
+			# An event handler: where it was scheduled.
+			append what " from " $origin
+		    }
+		    lappend extra [JsonString $what]
 		}
 		c {
 		    lappend kinds 1

@@ -172,7 +172,7 @@ proc ::tclcprof::mergelib::Begin {} {
     array unset M
     array set M {metas {} parts {} lines {} lineIdx {} cmds {} cmdIdx {}
 	covLines {} covLineIdx {} procs {} hasLines 1 siteCounts 1
-	hasCoverage 0 trees {}}
+	hasCoverage 0 trees {} handlers {}}
 }
 
 proc ::tclcprof::mergelib::Add {profile part} {
@@ -194,6 +194,37 @@ proc ::tclcprof::mergelib::Add {profile part} {
     foreach treeKey {tree exact} {
 	if {[dict exists $profile $treeKey]} {
 	    AddTree $profile $treeKey
+	}
+    }
+    # Event handlers, per origin and kind: counts and times summed, the
+    # largest maximum.
+    if {[dict exists $profile handlers]} {
+	foreach h [dict get $profile handlers] {
+	    if {[catch {dict get $h origin} origin]
+		    || [catch {dict get $h kind} kind]} {
+		Fail {DATA FORMAT} "invalid profile: a handler without\
+		    origin or kind"
+	    }
+	    set key [list $origin $kind]
+	    if {![dict exists $M(handlers) $key]} {
+		dict set M(handlers) $key $h
+		continue
+	    }
+	    set old [dict get $M(handlers) $key]
+	    foreach k {count timed total_ns latency_count latency_ns} {
+		if {[dict exists $h $k]} {
+		    dict set old $k [expr {([dict exists $old $k]
+			? [dict get $old $k] : 0) + [dict get $h $k]}]
+		}
+	    }
+	    foreach k {max_ns latency_max_ns} {
+		if {[dict exists $h $k]} {
+		    dict set old $k [expr {[dict exists $old $k]
+			? max([dict get $old $k], [dict get $h $k])
+			: [dict get $h $k]}]
+		}
+	    }
+	    dict set M(handlers) $key $old
 	}
     }
     if {[dict exists $profile lines]} {
@@ -356,6 +387,10 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 		? [dict get $cn tclkind] : ""}]
 	    set mod [expr {$kind ne "tcl" && [dict exists $cn module]
 		? [dict get $cn module] : ""}]
+	    # An event handler's frame: by its origin too.
+	    if {$kind eq "tcl" && [dict exists $cn origin]} {
+		set mod [dict get $cn origin]
+	    }
 	    set key $m\0$kind\0[lindex $inName $c]\0$tk\0$mod
 	    if {[dict exists $child $key]} {
 		lset to $c [dict get $child $key]
@@ -446,7 +481,8 @@ proc ::tclcprof::mergelib::End {} {
 		continue
 	    }
 	    set key $p\0tcl\0[dict get $base name]\0[expr {[dict exists \
-		$base tclkind] ? [dict get $base tclkind] : ""}]\0
+		$base tclkind] ? [dict get $base tclkind] : ""}]\0[expr {
+		[dict exists $base origin] ? [dict get $base origin] : ""}]
 	    if {![dict exists $M(exact,child) $key]} {
 		continue
 	    }
@@ -465,6 +501,9 @@ proc ::tclcprof::mergelib::End {} {
     }
     if {$M(hasLines) && $mode ni {sample coverage}} {
 	dict set profile lines $M(lines)
+    }
+    if {[dict size $M(handlers)]} {
+	dict set profile handlers [dict values $M(handlers)]
     }
     if {$M(hasCoverage)} {
 	dict set profile coverage [dict create commands $M(cmds) \

@@ -189,8 +189,8 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
     foreach {opt v} [OptionPairs $arglist $optionNames] {
 	switch -- $opt {
 	    -type {
-		set v [Enum $opt $v type \
-			{callees callers components coverage flat lines tree}]
+		set v [Enum $opt $v type {callees callers components\
+			coverage events flat lines tree}]
 	    }
 	    -sort {
 		set v [Enum $opt $v "sort key" \
@@ -244,7 +244,9 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 		to show"
     }
     if {[dict get $o -min] eq ""} {
-	dict set o -min [dict get $defaultMin [dict get $o -format]]
+	# The handlers of -type events are few: all of them by default.
+	dict set o -min [expr {[dict get $o -type] eq "events" ? 0.0
+		: [dict get $defaultMin [dict get $o -format]]}]
     }
     CheckSource $o
     dict set o focusOn [dict exists $given -focus]
@@ -281,6 +283,9 @@ proc ::tclcprof::reportlib::Report {o profile} {
     }
     if {$type eq "lines"} {
 	return [Lines $o $profile]
+    }
+    if {$type eq "events"} {
+	return [Events $o $profile]
     }
 
     # Which tree: a profile of mode both has the sampled tree (tree) and

@@ -12,8 +12,8 @@
 #	passes TESTFLAGS as the options.
 #
 #	The files that exercise the level stack (levelstack, api, exact,
-#	sample, by default) run once more under each other capture: Tcl's
-#	trace (-capture trace) and both compared (-capture check, which
+#	sample, events, by default) run once more under each other capture:
+#	Tcl's trace (-capture trace) and both compared (-capture check, which
 #	also asserts that the two never disagreed). The test files read
 #	the capture from the environment variable TCLCPROF_TEST_CAPTURE.
 #	"-captures LIST" chooses the captures (wrap first runs every file;
@@ -63,7 +63,7 @@ if {[set i [lsearch -exact $argv -captures]] >= 0} {
     set argv [lreplace $argv $i $i+1]
 }
 set ::tclcprof_alltests::captureFiles {
-    levelstack.test capture.test api.test exact.test sample.test
+    levelstack.test capture.test api.test exact.test sample.test events.test
 }
 set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 tcltest::configure {*}$argv

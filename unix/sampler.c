@@ -1047,10 +1047,10 @@ CprofHistBounds(
 
 /*
  * -capture check: a hash of a level stack's frames as the check compares
- * them (command and level; method frames, which only the wrapper has, and
- * frames above Tcl's current level left out), the hash without the last
- * frame counted, and the coroutine of that last frame (a key, never
- * dereferenced).
+ * them (command and level; method, event and wait frames, which only the
+ * wrapper has, and frames above Tcl's current level left out), the hash
+ * without the last frame counted, and the coroutine of that last frame (a
+ * key, never dereferenced).
  *
  * Signal safety:
  *	Reads the frames only.
@@ -1071,7 +1071,7 @@ StackHash(
 
     for (i = 0; i < depth; i++) {
 	if (frames[i].level > numLevels
-		|| (frames[i].flags & CPROF_FRAME_METHOD)) {
+		|| (frames[i].flags & CPROF_FRAME_SYNTH)) {
 	    continue;
 	}
 	prev = h;

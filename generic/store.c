@@ -1273,3 +1273,28 @@ CprofDbExec(
     sqlite3_clear_bindings(stmt);
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
+
+/*
+ * Bind a number (an integer, else a double; NULL when it is neither or
+ * missing).
+ */
+
+void
+CprofDbBindNumber(
+    sqlite3_stmt *stmt,
+    int index,
+    Tcl_Obj *valueObj)
+{
+    Tcl_WideInt w;
+    double d;
+
+    if (valueObj == NULL) {
+	sqlite3_bind_null(stmt, index);
+    } else if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
+	sqlite3_bind_int64(stmt, index, w);
+    } else if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
+	sqlite3_bind_double(stmt, index, d);
+    } else {
+	sqlite3_bind_null(stmt, index);
+    }
+}

@@ -46,6 +46,11 @@
 "  PRIMARY KEY (run, seq)\n" \
 ") WITHOUT ROWID;\n"
 
+#define HANDLERS_INSERT_SQL \
+    "INSERT INTO handlers (run, seq, origin, kind, count, timed, total_ns," \
+    " max_ns, latency_count, latency_ns, latency_max_ns) VALUES (?1, ?2," \
+    " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+
 /*
  * Prepared statements of a writing connection.
  */
@@ -130,6 +135,8 @@ MODULE_SCOPE void	CprofDbBindText(sqlite3_stmt *stmt, int index,
 			    const char *text);
 MODULE_SCOPE void	CprofDbBindObj(sqlite3_stmt *stmt, int index,
 			    Tcl_Obj *objPtr);
+MODULE_SCOPE void	CprofDbBindNumber(sqlite3_stmt *stmt, int index,
+			    Tcl_Obj *valueObj);
 MODULE_SCOPE int	CprofDbExec(sqlite3_stmt *stmt);
 
 /*

@@ -75,31 +75,6 @@ DataGet(
 }
 
 /*
- * Bind a number (an integer, else a double; NULL when it is neither or
- * missing).
- */
-
-static void
-BindNumber(
-    sqlite3_stmt *stmt,
-    int index,
-    Tcl_Obj *valueObj)
-{
-    Tcl_WideInt w;
-    double d;
-
-    if (valueObj == NULL) {
-	sqlite3_bind_null(stmt, index);
-    } else if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
-	sqlite3_bind_int64(stmt, index, w);
-    } else if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
-	sqlite3_bind_double(stmt, index, d);
-    } else {
-	sqlite3_bind_null(stmt, index);
-    }
-}
-
-/*
  * The frame id of a node or record, by kind, name, tclkind and module,
  * added to the frames table if new.
  */
@@ -229,15 +204,15 @@ DataTree(
 	    sqlite3_bind_int64(stmt, 4, parent);
 	    sqlite3_bind_int64(stmt, 5, frame);
 	}
-	BindNumber(stmt, 6, DataGet(wPtr, nodeObj, DK_SELF));
-	BindNumber(stmt, 7, DataGet(wPtr, nodeObj, DK_TOTAL));
+	CprofDbBindNumber(stmt, 6, DataGet(wPtr, nodeObj, DK_SELF));
+	CprofDbBindNumber(stmt, 7, DataGet(wPtr, nodeObj, DK_TOTAL));
 	if (DataGet(wPtr, nodeObj, DK_CALLS) != NULL) {
 	    for (k = DK_CALLS; k <= DK_MAX_NS; k++) {
-		BindNumber(stmt, 8 + k - DK_CALLS, DataGet(wPtr, nodeObj, k));
+		CprofDbBindNumber(stmt, 8 + k - DK_CALLS, DataGet(wPtr, nodeObj, k));
 	    }
 	    sqlite3_bind_int64(stmt, 13, 0);
 	    if (DataGet(wPtr, nodeObj, DK_SUSPENDED_NS) != NULL) {
-		BindNumber(stmt, 13, DataGet(wPtr, nodeObj, DK_SUSPENDED_NS));
+		CprofDbBindNumber(stmt, 13, DataGet(wPtr, nodeObj, DK_SUSPENDED_NS));
 	    }
 	}
 	sqlite3_bind_int(stmt, 14, recursive);
@@ -338,8 +313,8 @@ DataNodeLines(
 	    sqlite3_bind_int64(stmt, 4, callee);
 	}
 	CprofDbBindObj(stmt, 5, v[i]);
-	BindNumber(stmt, 6, v[i+1]);
-	BindNumber(stmt, 7, v[i+2]);
+	CprofDbBindNumber(stmt, 6, v[i+1]);
+	CprofDbBindNumber(stmt, 7, v[i+2]);
 	rc = CprofDbExec(stmt);
 	if (rc != SQLITE_OK) {
 	    return rc;
@@ -377,10 +352,8 @@ DataHandlers(
     if (rc != SQLITE_OK) {
 	return rc;
     }
-    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO handlers (run, seq,"
-	    " origin, kind, count, timed, total_ns, max_ns, latency_count,"
-	    " latency_ns, latency_max_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-	    " ?8, ?9, ?10, ?11)", -1, &stmt, NULL);
+    rc = sqlite3_prepare_v2(storePtr->db, HANDLERS_INSERT_SQL, -1, &stmt,
+	    NULL);
     for (i = 0; rc == SQLITE_OK && i < n; i++) {
 	sqlite3_bind_int64(stmt, 1, storePtr->runId);
 	sqlite3_bind_int(stmt, 2, i);
@@ -391,7 +364,7 @@ DataHandlers(
 		CprofDbBindObj(stmt, 3 + k, valueObj ? valueObj
 			: Tcl_NewStringObj("unknown", -1));
 	    } else if (valueObj != NULL) {
-		BindNumber(stmt, 3 + k, valueObj);
+		CprofDbBindNumber(stmt, 3 + k, valueObj);
 	    } else if (k < 6) {
 		sqlite3_bind_int(stmt, 3 + k, 0);
 	    }
@@ -466,13 +439,13 @@ DataBody(
 	sqlite3_bind_int64(stmt, 1, storePtr->runId);
 	sqlite3_bind_int(stmt, 2, i);
 	CprofDbBindObj(stmt, 3, DataGet(wPtr, rowObj, DK_FILE));
-	BindNumber(stmt, 4, DataGet(wPtr, rowObj, DK_LINE));
+	CprofDbBindNumber(stmt, 4, DataGet(wPtr, rowObj, DK_LINE));
 	sqlite3_bind_int64(stmt, 5, frame);
-	BindNumber(stmt, 6, DataGet(wPtr, rowObj, DK_CALLS));
-	BindNumber(stmt, 7, DataGet(wPtr, rowObj, DK_TOTAL_NS));
-	BindNumber(stmt, 8, DataGet(wPtr, rowObj, DK_SELF_NS));
-	BindNumber(stmt, 9, DataGet(wPtr, rowObj, DK_MIN_NS));
-	BindNumber(stmt, 10, DataGet(wPtr, rowObj, DK_MAX_NS));
+	CprofDbBindNumber(stmt, 6, DataGet(wPtr, rowObj, DK_CALLS));
+	CprofDbBindNumber(stmt, 7, DataGet(wPtr, rowObj, DK_TOTAL_NS));
+	CprofDbBindNumber(stmt, 8, DataGet(wPtr, rowObj, DK_SELF_NS));
+	CprofDbBindNumber(stmt, 9, DataGet(wPtr, rowObj, DK_MIN_NS));
+	CprofDbBindNumber(stmt, 10, DataGet(wPtr, rowObj, DK_MAX_NS));
 	sqlite3_bind_int(stmt, 11, 1);
 	callerObj = DataGet(wPtr, rowObj, DK_CALLER);
 	if (callerObj != NULL) {
@@ -501,7 +474,7 @@ DataBody(
 	}
 	sqlite3_bind_int64(stmt, 1, storePtr->runId);
 	sqlite3_bind_int(stmt, 2, i / 3);
-	BindNumber(stmt, 3, rows[i]);
+	CprofDbBindNumber(stmt, 3, rows[i]);
 	CprofDbBindObj(stmt, 4, rows[i + 1]);
 	sqlite3_bind_int64(stmt, 5, frame);
 	rc = CprofDbExec(stmt);
@@ -521,7 +494,7 @@ DataBody(
 	}
 	sqlite3_bind_int64(stmt, 1, storePtr->runId);
 	sqlite3_bind_int64(stmt, 2, frame);
-	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_CALLS));
+	CprofDbBindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_CALLS));
 	sqlite3_bind_int(stmt, 4, i);
 	rc = CprofDbExec(stmt);
     }
@@ -530,8 +503,8 @@ DataBody(
     for (i = 0; rc == SQLITE_OK && i < n; i++) {
 	sqlite3_bind_int64(stmt, 1, storePtr->runId);
 	CprofDbBindObj(stmt, 2, DataGet(wPtr, rows[i], DK_FILE));
-	BindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_LINE));
-	BindNumber(stmt, 4, DataGet(wPtr, rows[i], DK_CALLS));
+	CprofDbBindNumber(stmt, 3, DataGet(wPtr, rows[i], DK_LINE));
+	CprofDbBindNumber(stmt, 4, DataGet(wPtr, rows[i], DK_CALLS));
 	sqlite3_bind_int(stmt, 5, i);
 	rc = CprofDbExec(stmt);
     }

@@ -610,10 +610,8 @@ FlushHandlers(
     if (rc != SQLITE_OK) {
 	return rc;
     }
-    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO handlers (run, seq,"
-	    " origin, kind, count, timed, total_ns, max_ns, latency_count,"
-	    " latency_ns, latency_max_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-	    " ?8, ?9, ?10, ?11)", -1, &stmt, NULL);
+    rc = sqlite3_prepare_v2(storePtr->db, HANDLERS_INSERT_SQL, -1, &stmt,
+	    NULL);
     for (i = 0; rc == SQLITE_OK && i < hsPtr->num; i++) {
 	CprofHandlerStat *hPtr = &hsPtr->stats[i];
 	const char *origin = CprofNameString(hPtr->originId);
@@ -702,19 +700,7 @@ BindMetaNumber(
     const char *key1,
     const char *key2)
 {
-    Tcl_Obj *valueObj = CprofDbMetaGet(metaObj, key1, key2);
-    Tcl_WideInt w;
-    double d;
-
-    if (valueObj == NULL) {
-	sqlite3_bind_null(stmt, index);
-    } else if (Tcl_GetWideIntFromObj(NULL, valueObj, &w) == TCL_OK) {
-	sqlite3_bind_int64(stmt, index, w);
-    } else if (Tcl_GetDoubleFromObj(NULL, valueObj, &d) == TCL_OK) {
-	sqlite3_bind_double(stmt, index, d);
-    } else {
-	sqlite3_bind_null(stmt, index);
-    }
+    CprofDbBindNumber(stmt, index, CprofDbMetaGet(metaObj, key1, key2));
 }
 
 int

@@ -71,13 +71,7 @@ proc ::tclcprof::reportlib::Events {o profile} {
 	    continue
 	}
 	set matched 1
-	set skip 0
-	foreach p $hide {
-	    if {[string match $p $origin]} {
-		set skip 1
-		break
-	    }
-	}
+	set skip [Hidden $hide $origin]
 	set t [dict get $r total_ns]
 	if {$skip || $t * 100.0 < $minWeight} {
 	    continue

@@ -784,6 +784,19 @@ proc ::tclcprof::reportlib::NodePath {id} {
     return $where
 }
 
+# Hidden --
+#	Whether a name matches one of the -hide patterns (string match) of
+#	a report whose rows are not tree frames (lines, events, coverage).
+
+proc ::tclcprof::reportlib::Hidden {patterns name} {
+    foreach p $patterns {
+	if {[string match $p $name]} {
+	    return 1
+	}
+    }
+    return 0
+}
+
 # TailMatch, FocusMatch --
 #
 #	Whether a -focus pattern matches a frame: its whole name, or, for a
@@ -2189,13 +2202,7 @@ proc ::tclcprof::reportlib::Lines {o profile} {
 	    continue
 	}
 	set matched 1
-	set skip 0
-	foreach p $hide {
-	    if {[string match $p $name]} {
-		set skip 1
-		break
-	    }
-	}
+	set skip [Hidden $hide $name]
 	set t [dict get $r total_ns]
 	if {$skip || $t * 100.0 < $minWeight} {
 	    continue
@@ -2372,13 +2379,7 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
 	    continue
 	}
 	set matched 1
-	set skip 0
-	foreach p $hide {
-	    if {[string match $p $name]} {
-		set skip 1
-		break
-	    }
-	}
+	set skip [Hidden $hide $name]
 	if {$skip || $t * 100.0 < $minWeight} {
 	    continue
 	}
@@ -2487,12 +2488,7 @@ proc ::tclcprof::reportlib::Coverage {o profile} {
 		tcl]} {
 	    return 0
 	}
-	foreach p $hide {
-	    if {[string match $p $name]} {
-		return 0
-	    }
-	}
-	return 1
+	expr {![::tclcprof::reportlib::Hidden $hide $name]}
     }} $hide $focusOn $focus]
 
     set executed {}

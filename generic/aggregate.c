@@ -98,7 +98,8 @@ CprofTreeFrame(
     int isC,
     int nameId,
     int moduleId,
-    int tclKind)
+    int tclKind,
+    int interpId)
 {
     CprofFrameDef key;
     Tcl_HashEntry *hPtr;
@@ -108,6 +109,7 @@ CprofTreeFrame(
     key.nameId = nameId;
     key.moduleId = isC ? moduleId : -1;
     key.tclKind = isC ? -1 : tclKind;
+    key.interpId = isC ? -1 : interpId;
     hPtr = Tcl_CreateHashEntry(&treePtr->frameIndex, (char *) &key, &isNew);
     if (!isNew) {
 	return PTR2INT(Tcl_GetHashValue(hPtr));
@@ -309,8 +311,15 @@ NodeToObj(
 	Tcl_DictObjPut(NULL, dictObj, keys[0],
 		Tcl_NewStringObj(name ? name : "?", -1));
 	Tcl_DictObjPut(NULL, dictObj, keys[1],
-		Tcl_NewStringObj(fPtr->isC ? "c" : "tcl", -1));
-	if (fPtr->isC) {
+		Tcl_NewStringObj(fPtr->isC == CPROF_FD_THREAD ? "thread"
+		: fPtr->isC ? "c" : "tcl", -1));
+	if (fPtr->isC == CPROF_FD_THREAD) {
+	    const char *id = fPtr->moduleId >= 0
+		    ? CprofNameString(fPtr->moduleId) : NULL;
+
+	    Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("thread", -1),
+		    Tcl_NewStringObj(id ? id : "", -1));
+	} else if (fPtr->isC) {
 	    const char *mod = fPtr->moduleId >= 0
 		    ? CprofNameString(fPtr->moduleId) : NULL;
 
@@ -319,8 +328,13 @@ NodeToObj(
 	} else {
 	    int origin = CprofNameOrigin(fPtr->nameId);
 
+	    const char *ip = fPtr->interpId >= 0
+		    ? CprofNameString(fPtr->interpId) : NULL;
+
 	    Tcl_DictObjPut(NULL, dictObj, keys[6],
 		    Tcl_NewStringObj(CprofKindName(fPtr->tclKind), -1));
+	    Tcl_DictObjPut(NULL, dictObj, keys[9],
+		    Tcl_NewStringObj(ip ? ip : "", -1));
 	    if (origin >= 0) {
 		Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("origin", -1),
 			Tcl_NewStringObj(CprofNameString(origin), -1));
@@ -356,12 +370,12 @@ CprofTreeToObj(
 {
     static const char *const keyNames[] = {
 	"name", "kind", "self", "total", "children", "module", "tclkind",
-	"self_lines", "caller_lines"
+	"self_lines", "caller_lines", "interp"
     };
-    Tcl_Obj *keys[9], *resultObj, **lineLists = NULL;
+    Tcl_Obj *keys[10], *resultObj, **lineLists = NULL;
     int i;
 
-    for (i = 0; i < 9; i++) {
+    for (i = 0; i < 10; i++) {
 	keys[i] = Tcl_NewStringObj(keyNames[i], -1);
 	Tcl_IncrRefCount(keys[i]);
     }
@@ -391,7 +405,7 @@ CprofTreeToObj(
     if (lineLists != NULL) {
 	ckfree(lineLists);
     }
-    for (i = 0; i < 9; i++) {
+    for (i = 0; i < 10; i++) {
 	Tcl_DecrRefCount(keys[i]);
     }
     return resultObj;
@@ -673,7 +687,7 @@ CprofAddSample(
 	    exact[kept] = refPtr->node;
 	    lines[kept] = 0;
 	    frames[kept++] = CprofTreeFrame(treePtr, 0, refPtr->nameId, -1,
-		    refPtr->kind);
+		    refPtr->kind, refPtr->interpId);
 	} else {
 	    int j = merged[i].index;
 	    uintptr_t addr = (j == 0) ? samplePtr->ip[0]
@@ -689,11 +703,11 @@ CprofAddSample(
 		if (native == CPROF_NATIVE_ALL) {
 		    exact[kept] = -1;
 		    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
-			    info.moduleId, -1);
+			    info.moduleId, -1, -1);
 		}
 		exact[kept] = idleNode;
 		frames[kept++] = CprofTreeFrame(treePtr, 0, ids.idle, -1,
-			CPROF_KIND_IDLE);
+			CPROF_KIND_IDLE, -1);
 		break;
 	    }
 	    if (native == CPROF_NATIVE_NONE) {
@@ -765,7 +779,7 @@ CprofAddSample(
 	    fileIds[kept] = info.fileId;
 	    lines[kept] = info.fileId >= 0 ? info.line : 0;
 	    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
-		    info.moduleId, -1);
+		    info.moduleId, -1, -1);
 	}
     }
     CprofTreeAddLines(treePtr, frames, withExact ? exact : NULL, fileIds,

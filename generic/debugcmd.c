@@ -182,7 +182,7 @@ DebugAggregate(
 		goto bad;
 	    }
 	    frames[j] = CprofTreeFrame(&tree, isC, CprofNameIntern(name, -1),
-		    -1, isC ? -1 : CPROF_KIND_PROC);
+		    -1, isC ? -1 : CPROF_KIND_PROC, -1);
 	}
 	CprofTreeAdd(&tree, frames, NULL, fc, 1, (uint64_t) weight);
     }

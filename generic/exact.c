@@ -301,6 +301,7 @@ CprofExactInit(
 {
     memset(exactPtr, 0, sizeof(CprofExact));
     exactPtr->clockId = CLOCK_MONOTONIC;
+    exactPtr->interpId = -1;
     InitRoot(exactPtr);
 }
 

@@ -137,9 +137,13 @@ CprofExactTreeObj(
     int64_t *self = (int64_t *) ckalloc(n * sizeof(int64_t));
     unsigned char *shown = (unsigned char *) ckalloc(n);
     Tcl_Obj **objs = (Tcl_Obj **) ckalloc(n * sizeof(Tcl_Obj *));
-    Tcl_Obj *kindObjs[CPROF_KIND_COUNT], *tclObj, *resultObj;
+    Tcl_Obj *kindObjs[CPROF_KIND_COUNT], *tclObj, *resultObj, *interpObj;
+    const char *interpName = exactPtr->interpId >= 0
+	    ? CprofNameString(exactPtr->interpId) : NULL;
 
     CprofExactAdjust(exactPtr, adj, self, shown);
+    interpObj = Tcl_NewStringObj(interpName ? interpName : "", -1);
+    Tcl_IncrRefCount(interpObj);
     for (i = 0; i < CPROF_KIND_COUNT; i++) {
 	kindObjs[i] = Tcl_NewStringObj(CprofKindName(i), -1);
 	Tcl_IncrRefCount(kindObjs[i]);
@@ -175,6 +179,7 @@ CprofExactTreeObj(
 	    PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "?", -1));
 	    PUT(dictObj, "kind", tclObj);
 	    PUT(dictObj, "tclkind", kindObjs[nPtr->kind]);
+	    PUT(dictObj, "interp", interpObj);
 	    if (origin >= 0) {
 		PUT(dictObj, "origin",
 			Tcl_NewStringObj(CprofNameString(origin), -1));
@@ -196,6 +201,7 @@ CprofExactTreeObj(
     }
     resultObj = objs[0];
     Tcl_DecrRefCount(tclObj);
+    Tcl_DecrRefCount(interpObj);
     for (i = 0; i < CPROF_KIND_COUNT; i++) {
 	Tcl_DecrRefCount(kindObjs[i]);
     }

@@ -138,6 +138,7 @@ LoadTree(
 		PUT(dictObj, "module", ColumnObj(stmt, 5));
 	    } else {
 		PUT(dictObj, "tclkind", ColumnObj(stmt, 4));
+		PUT(dictObj, "interp", Tcl_NewObj());
 		if (sqlite3_column_bytes(stmt, 5) > 0) {
 		    PUT(dictObj, "origin", ColumnObj(stmt, 5));
 		}

@@ -575,6 +575,7 @@ typedef struct CprofTclRef {
     unsigned short flags;	/* CPROF_FRAME_HIDDEN, from the frame. */
     int node;			/* Exact call-tree node (mode both), or
 				 * -1. */
+    int interpId;		/* Its interpreter (CprofFrameDef). */
     uintptr_t anchor;
 } CprofTclRef;
 
@@ -638,11 +639,22 @@ MODULE_SCOPE int	CprofSplice(const uintptr_t *ip, const uintptr_t *cfa,
  * The aggregated call tree (aggregate.c).
  */
 
+#define CPROF_FD_TCL	0
+#define CPROF_FD_C	1
+#define CPROF_FD_THREAD	2	/* A thread's root in a profile of several
+				 * threads. */
+
 typedef struct CprofFrameDef {
-    int isC;			/* 0: Tcl frame, 1: native C function. */
-    int nameId;
-    int moduleId;		/* C: module name id or -1; Tcl: -1. */
-    int tclKind;		/* Tcl: enum CprofFrameKind; C: -1. */
+    int isC;			/* CPROF_FD_TCL, CPROF_FD_C or
+				 * CPROF_FD_THREAD. */
+    int nameId;			/* Thread: its display name. */
+    int moduleId;		/* C: module name id or -1; thread: the
+				 * name id of its Tcl id (tid0x...); Tcl:
+				 * -1. */
+    int tclKind;		/* Tcl: enum CprofFrameKind; others: -1. */
+    int interpId;		/* Tcl: name id of the interpreter's path
+				 * from its thread's top interpreter, -1
+				 * for that one; others: -1. */
 } CprofFrameDef;
 
 typedef struct CprofNode {
@@ -692,7 +704,8 @@ typedef struct CprofTree {
 MODULE_SCOPE void	CprofTreeInit(CprofTree *treePtr);
 MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
 MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
-			    int nameId, int moduleId, int tclKind);
+			    int nameId, int moduleId, int tclKind,
+			    int interpId);
 MODULE_SCOPE void	CprofTreeAdd(CprofTree *treePtr, const int *frames,
 			    const int *exact, int numFrames, uint64_t count,
 			    uint64_t weight);
@@ -797,6 +810,8 @@ typedef struct CprofNameCalls CprofNameCalls;
 
 typedef struct CprofExact {
     int on;			/* Timing every traced command. */
+    int interpId;		/* The interpreter timed (CprofFrameDef's
+				 * interpId): its nodes' 'interp'. */
     int coverage;		/* Coverage mode: counting only. */
     int lines;			/* Call-site records. */
     clockid_t clockId;		/* CLOCK_MONOTONIC or the thread CPU clock. */

@@ -364,6 +364,7 @@ SpoolMerge(
 	ref.kind = samplePtr->tcl[i].kind;
 	ref.flags = samplePtr->tcl[i].flags;
 	ref.node = samplePtr->tcl[i].node;
+	ref.interpId = samplePtr->tcl[i].interpId;
 	ref.anchor = samplePtr->tcl[i].anchor;
 	memcpy(p + len, &ref, sizeof(ref));
 	len += sizeof(ref);
@@ -1214,6 +1215,7 @@ SignalHandler(
 	refPtr->kind = frames[i].kind;
 	refPtr->flags = frames[i].flags & CPROF_FRAME_HIDDEN;
 	refPtr->node = frames[i].node;
+	refPtr->interpId = -1;
 	refPtr->anchor = frames[i].anchor;
     }
     slotPtr->nTcl = (uint16_t) (live - first);

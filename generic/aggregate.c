@@ -611,6 +611,7 @@ CprofAddSample(
     const CprofTclRef *tcl = samplePtr->tcl;
     int nTcl = samplePtr->nTcl;
     CprofTclRef *keptTcl = NULL;
+    CprofTclRef sortedTcl[CPROF_TCL_MAX];
     int idleOn = (statePtr->options.clock == CPROF_CLOCK_WALL);
     int idleNode = -1;		/* Exact node of an [idle] frame pushed
 				 * (mode both). */
@@ -630,6 +631,36 @@ CprofAddSample(
     }
 
     InitIds();
+
+    /*
+     * Frames of several interpreters (child interpreters, sampled with
+     * their parent's thread): in the order of their native frames, the
+     * outermost (highest stack address) first; frames of one
+     * interpreter keep their order.
+     */
+
+    for (i = 0; i < nTcl; i++) {
+	if (tcl[i].interpId >= 0) {
+	    break;
+	}
+    }
+    if (i < nTcl && nTcl > 1) {
+	int j;
+
+	memcpy(sortedTcl, tcl, nTcl * sizeof(CprofTclRef));
+	for (i = 1; i < nTcl; i++) {
+	    CprofTclRef ref = sortedTcl[i];
+
+	    for (j = i; j > 0 && ref.anchor != 0
+		    && sortedTcl[j - 1].anchor != 0
+		    && sortedTcl[j - 1].anchor < ref.anchor
+		    && sortedTcl[j - 1].interpId != ref.interpId; j--) {
+		sortedTcl[j] = sortedTcl[j - 1];
+	    }
+	    sortedTcl[j] = ref;
+	}
+	tcl = sortedTcl;
+    }
 
     /*
      * Waiting: a sample whose native stack is inside Tcl_WaitForEvent,

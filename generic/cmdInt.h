@@ -49,7 +49,7 @@ enum CprofOption {
     OPT_CAPTURE, OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
     OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
     OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE, OPT_NATIVE, OPT_ONSLOW,
-    OPT_RATE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
+    OPT_RATE, OPT_SCOPE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
 };
 
 MODULE_SCOPE const char *const cprofOptionNames[];
@@ -57,6 +57,7 @@ MODULE_SCOPE const char *const cprofModeNames[];
 MODULE_SCOPE const char *const cprofClockNames[];
 MODULE_SCOPE const char *const cprofNativeNames[];
 MODULE_SCOPE const char *const cprofCommitNames[];
+MODULE_SCOPE const char *const cprofScopeNames[];
 
 /*
  * Options whose values are Tcl values, kept as objects.
@@ -122,6 +123,19 @@ typedef struct CprofInterp {
 				/* Stops a run (run.c's CprofRunStop), for
 				 * rundb.c's exit flush, which sits below
 				 * run.c. */
+
+    /* Scope tree and process (scope.c). */
+    struct CprofSession *sessionPtr;
+				/* The session this interpreter takes part
+				 * in (as its owner or a member), or NULL. */
+    int member;			/* Profiled by a session started in another
+				 * interpreter (no command of its own
+				 * started it). */
+    int interpId;		/* Name id of its path from its thread's top
+				 * interpreter, -1 for that one. */
+    struct CprofInterp *nextMemberPtr;
+				/* The session's members, linked. */
+    Tcl_ThreadId thread;	/* The thread it lives in. */
 } CprofInterp;
 
 /*
@@ -178,6 +192,37 @@ MODULE_SCOPE int	CprofRunDbFinish(CprofInterp *ciPtr, Tcl_Interp *interp,
 MODULE_SCOPE void	CprofRunDbPoll(CprofInterp *ciPtr, uint64_t now);
 MODULE_SCOPE void	CprofRunDbFlushTimerProc(ClientData clientData);
 
+MODULE_SCOPE int	CprofRunStartMember(CprofInterp *ciPtr,
+			    const CprofOptions *optsPtr, CprofInterp *ownerPtr,
+			    CprofInterp *hostPtr);
+MODULE_SCOPE void	CprofRunStopMember(CprofInterp *ciPtr);
+
+/*
+ * scope.c
+ */
+
+typedef struct CprofSession CprofSession;
+
+MODULE_SCOPE void *	CprofScopeListBelow(Tcl_Interp *interp);
+MODULE_SCOPE int	CprofScopeBegin(CprofInterp *ciPtr, Tcl_Interp *interp,
+			    void *below);
+MODULE_SCOPE void	CprofScopeEnd(CprofInterp *ciPtr);
+MODULE_SCOPE void	CprofScopeRelease(CprofInterp *ciPtr);
+MODULE_SCOPE int	CprofScopeCheckStart(CprofInterp *ciPtr,
+			    Tcl_Interp *interp, int scope);
+MODULE_SCOPE void	CprofScopeMemberGone(CprofInterp *ciPtr);
+MODULE_SCOPE int	CprofScopeStopping(CprofInterp *ciPtr);
+MODULE_SCOPE Tcl_Obj *	CprofScopeProfile(CprofInterp *ciPtr,
+			    Tcl_Obj *ownObj);
+MODULE_SCOPE Tcl_ObjCmdProc CprofThreadnameObjCmd;
+MODULE_SCOPE void	CprofScopeUnload(void);
+
+/*
+ * tclcprof.c
+ */
+
+MODULE_SCOPE CprofInterp *CprofInterpFor(Tcl_Interp *interp);
+
 /*
  * meta.c
  */
@@ -191,6 +236,7 @@ MODULE_SCOPE double	CprofSamplerSeconds(CprofSampler *sPtr);
  * status.c
  */
 
+MODULE_SCOPE Tcl_Obj *	CprofProfileValue(CprofInterp *ciPtr);
 MODULE_SCOPE Tcl_ObjCmdProc CprofStatusObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofDataObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofSaveObjCmd;

@@ -406,6 +406,7 @@ CprofExactFree(
 	Tcl_DecrRefCount(exactPtr->onSlowObj);
     }
     memset(exactPtr, 0, sizeof(CprofExact));
+    exactPtr->interpId = -1;
 }
 
 /*

@@ -110,7 +110,8 @@ static const struct {
     {"::after", CPROF_ROLE_AFTER}, {"::fileevent", CPROF_ROLE_FILEEVENT},
     {"::tcl::chan::event", CPROF_ROLE_FILEEVENT},
     {"::close", CPROF_ROLE_CLOSE}, {"::tcl::chan::close", CPROF_ROLE_CLOSE},
-    {"::bind", CPROF_ROLE_BIND}, {NULL, 0}
+    {"::bind", CPROF_ROLE_BIND}, {"::interp", CPROF_ROLE_INTERP},
+    {NULL, 0}
 };
 
 /*

@@ -24,7 +24,8 @@
 const char *const cprofOptionNames[] = {
     "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
     "-duration", "-eventlimit", "-events", "-exclude", "-flush", "-include",
-    "-label", "-lines", "-mode", "-native", "-onslow", "-rate", "-slow",
+    "-label", "-lines", "-mode", "-native", "-onslow", "-rate", "-scope",
+    "-slow",
     "-subcommands", "-test", NULL
 };
 
@@ -39,6 +40,9 @@ const char *const cprofNativeNames[] = {
 };
 const char *const cprofCommitNames[] = {
     "staged", "direct", NULL
+};
+const char *const cprofScopeNames[] = {
+    "interp", "tree", "process", NULL
 };
 
 /*
@@ -159,6 +163,12 @@ CprofParseOptions(
 	case OPT_CAPTURE:
 	    if (GetEnum(interp, objv[i+1], CprofCaptureNames(), "capture",
 		    "-capture", &optsPtr->capture) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
+	case OPT_SCOPE:
+	    if (GetEnum(interp, objv[i+1], cprofScopeNames, "scope", "-scope",
+		    &optsPtr->scope) != TCL_OK) {
 		return TCL_ERROR;
 	    }
 	    break;
@@ -295,6 +305,8 @@ CprofParseOptions(
 	    which = "-mode";
 	} else if (optsPtr->capture != before.capture) {
 	    which = "-capture";
+	} else if (optsPtr->scope != before.scope) {
+	    which = "-scope";
 	} else if (CprofRunClock(optsPtr) != before.clock) {
 	    which = "-clock";
 	} else if (optsPtr->rate != before.rate) {
@@ -434,6 +446,8 @@ CprofOptionValue(
 		? CPROF_CLOCK_WALL : CPROF_CLOCK_CPU));
     case OPT_SLOW:
 	return Tcl_NewDoubleObj(optsPtr->slowMs);
+    case OPT_SCOPE:
+	return Tcl_NewStringObj(cprofScopeNames[optsPtr->scope], -1);
     }
     return Tcl_NewObj();
 }

@@ -123,7 +123,9 @@ static void
 HookDrain(
     void *data)
 {
-    CprofDrain((CprofState *) data);
+    CprofState *statePtr = (CprofState *) data;
+
+    CprofDrain(statePtr->hostPtr != NULL ? statePtr->hostPtr : statePtr);
 }
 
 static const CprofLevelHooks levelHooks = {
@@ -144,7 +146,10 @@ ConnectLevels(
     lvPtr->filtering = (statePtr->exact.includeObj != NULL
 	    || statePtr->exact.excludeObj != NULL);
     lvPtr->needDrainPtr = (statePtr->samplerPtr != NULL)
-	    ? &statePtr->samplerPtr->needDrain : NULL;
+	    ? &statePtr->samplerPtr->needDrain
+	    : (statePtr->hostPtr != NULL
+	    && statePtr->hostPtr->samplerPtr != NULL)
+	    ? &statePtr->hostPtr->samplerPtr->needDrain : NULL;
     CprofLevelsRecheck(lvPtr);
 }
 
@@ -212,6 +217,7 @@ KeepSamplerFigures(
     statePtr->lastRate = sPtr->rate;
     statePtr->lastClock = sPtr->clock;
     statePtr->lastAchieved = secs > 0 ? sPtr->counters.signals / secs : 0;
+    statePtr->lastSampledNs = (uint64_t) (secs * 1e9);
 }
 
 static int
@@ -403,13 +409,14 @@ DoStart(
     Tcl_Obj *objs[OBJ_COUNT];
     int given = 0, i;
     double startWall;
+    void *below;
 
     /*
      * A run starts from the configured options; those given here apply to
      * this run only.
      */
 
-    if (statePtr->running) {
+    if (statePtr->running && !ciPtr->member) {
 	return CprofStateError(interp, "profiling is already running", "RUNNING");
     }
     for (i = 0; i < OBJ_COUNT; i++) {
@@ -425,6 +432,9 @@ DoStart(
      * its mode off.
      */
 
+    if (CprofScopeCheckStart(ciPtr, interp, opts.scope) != TCL_OK) {
+	return TCL_ERROR;
+    }
     run = opts;
     run.clock = CprofRunClock(&opts);
     if (!CprofModeExact(run.mode)) {
@@ -444,6 +454,15 @@ DoStart(
      */
 
     startWall = CprofWallSeconds();
+    if (ciPtr->member) {
+	/*
+	 * An interpreter a session took in starts a run of its own: it
+	 * leaves the session first (what it collected so far is the
+	 * session's).
+	 */
+
+	CprofRunStopMember(ciPtr);
+    }
     if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
 	/*
 	 * The file is named absolutely: a child process that changes
@@ -497,8 +516,10 @@ DoStart(
      * ring, together with its counters.
      */
 
+    CprofScopeRelease(ciPtr);
     CprofExactPrepare(statePtr, &run, events, inNs, callNs);
     ClearData(statePtr);
+    statePtr->exact.interpId = ciPtr->interpId = -1;
     CprofExactSetFilters(statePtr, objs[OBJ_INCLUDE], objs[OBJ_EXCLUDE]);
     if (statePtr->exact.onSlowObj != NULL) {
 	Tcl_DecrRefCount(statePtr->exact.onSlowObj);
@@ -518,6 +539,8 @@ DoStart(
     ConnectLevels(statePtr);
     CprofNamingSetSubcommands(&statePtr->naming, objs[OBJ_SUBCOMMANDS]);
     statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
+    below = (run.scope != CPROF_SCOPE_INTERP && run.mode != CPROF_MODE_STACK)
+	    ? CprofScopeListBelow(interp) : NULL;
     CprofCaptureInstall(statePtr);
     CprofSetObjs(ciPtr->objs, objs);
     statePtr->running = 1;
@@ -536,7 +559,89 @@ DoStart(
 		CprofRunDbFlushTimerProc, ciPtr);
     }
     CprofRunDbUpdatePolling(ciPtr);
+    if (below != NULL) {
+	CprofScopeBegin(ciPtr, interp, below);
+    }
     return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofRunStartMember, CprofRunStopMember --
+ *
+ *	A run in an interpreter that a session of scope tree or process
+ *	takes in (scope.c), in that interpreter's thread: the session's
+ *	options, the owner's anchors and compensation, no file. With a host
+ *	(another profiled interpreter of the same thread, whose sampler
+ *	samples the thread), the level stack is sampled by the host's
+ *	sampler; else the interpreter samples its thread itself.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofRunStartMember(
+    CprofInterp *ciPtr,
+    const CprofOptions *optsPtr,
+    CprofInterp *ownerPtr,
+    CprofInterp *hostPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+    CprofOptions run = *optsPtr;
+
+    run.duration = 0;
+    run.events = 0;
+    run.slowMs = 0;
+    statePtr->calib = ownerPtr->state.calib;
+    statePtr->calibKind = ownerPtr->state.calibKind;
+    statePtr->callbackOffset = ownerPtr->state.callbackOffset;
+    statePtr->options = run;
+    statePtr->hostPtr = (hostPtr != NULL) ? &hostPtr->state : NULL;
+    if (CprofModeSamples(run.mode)) {
+	if (hostPtr == NULL) {
+	    if (StartSampling(statePtr) != TCL_OK) {
+		Tcl_ResetResult(statePtr->interp);
+		statePtr->hostPtr = NULL;
+		return TCL_ERROR;
+	    }
+	} else if (hostPtr->state.samplerPtr == NULL
+		|| !CprofSamplerAddStack(hostPtr->state.samplerPtr,
+		&statePtr->levels.stack, CprofNumLevelsPtr(statePtr->interp),
+		ciPtr->interpId)) {
+	    statePtr->hostPtr = NULL;
+	    return TCL_ERROR;
+	}
+    }
+    CprofExactPrepare(statePtr, &run, NULL, ownerPtr->state.exact.inNs,
+	    ownerPtr->state.exact.callNs);
+    ClearData(statePtr);
+    statePtr->exact.interpId = ciPtr->interpId;
+    memset(&statePtr->levels.counters, 0, sizeof(statePtr->levels.counters));
+    statePtr->levels.stack.maxDepth = 0;
+    ConnectLevels(statePtr);
+    statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
+    CprofCaptureInstall(statePtr);
+    statePtr->running = 1;
+    statePtr->paused = 0;
+    statePtr->pausedNs = 0;
+    statePtr->startNs = CprofMonoNs();
+    statePtr->stopNs = 0;
+    ciPtr->startWall = CprofWallSeconds();
+    statePtr->pollProc = Poll;
+    CprofRunDbUpdatePolling(ciPtr);
+    return TCL_OK;
+}
+
+void
+CprofRunStopMember(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+
+    if (statePtr->running) {
+	CprofRunStop(statePtr);
+    }
 }
 
 int
@@ -576,6 +681,25 @@ CprofRunStop(
 {
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
 
+    if (ciPtr->sessionPtr != NULL && !ciPtr->member) {
+	/*
+	 * The owner of a session: its members stop first (those of this
+	 * thread are sampled with its sampler).
+	 */
+
+	CprofScopeEnd(ciPtr);
+    }
+    if (statePtr->hostPtr != NULL) {
+	CprofState *hostPtr = statePtr->hostPtr;
+
+	if (hostPtr->samplerPtr != NULL) {
+	    CprofDrain(hostPtr);
+	    CprofSamplerRemoveStack(hostPtr->samplerPtr,
+		    &statePtr->levels.stack);
+	}
+	statePtr->hostPtr = NULL;
+	statePtr->levels.needDrainPtr = NULL;
+    }
     CprofExactCloseAll(statePtr);
     CprofRunStopSampling(statePtr);
     CprofCaptureRemove(statePtr);
@@ -594,6 +718,9 @@ CprofRunStop(
     statePtr->running = 0;
     statePtr->paused = 0;
     CprofRunDbUpdatePolling(ciPtr);
+    if (ciPtr->member) {
+	CprofScopeMemberGone(ciPtr);
+    }
 }
 
 int
@@ -611,6 +738,15 @@ CprofStopObjCmd(
     }
     if (!statePtr->running) {
 	return CprofStateError(interp, "profiling is not running", "STOPPED");
+    }
+    if (((CprofInterp *) clientData)->member) {
+	/*
+	 * An interpreter a session took in: the whole session stops (its
+	 * owner is told; this one stops now).
+	 */
+
+	CprofScopeEnd((CprofInterp *) clientData);
+	return TCL_OK;
     }
     CprofRunStop(statePtr);
 
@@ -770,6 +906,12 @@ Poll(
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
     uint64_t now = (uint64_t) CprofMonoNs();
 
+    if (ciPtr->member) {
+	if (CprofScopeStopping(ciPtr)) {
+	    CprofRunStopMember(ciPtr);
+	}
+	return;
+    }
     if (statePtr->deadlineNs != 0 && now >= statePtr->deadlineNs) {
 	CprofRunStopByItself(statePtr);
 	return;

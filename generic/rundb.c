@@ -117,7 +117,7 @@ CprofRunDbUpdatePolling(
     CprofState *statePtr = &ciPtr->state;
 
     statePtr->polling = statePtr->running && (statePtr->deadlineNs != 0
-	    || ciPtr->storePtr != NULL);
+	    || ciPtr->storePtr != NULL || ciPtr->member);
 }
 
 /*

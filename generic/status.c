@@ -131,7 +131,6 @@ CprofDataObjCmd(
     static const char *const dataOptions[] = {"-db", "-run", NULL};
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
-    CprofExact *exactPtr = &statePtr->exact;
     int mode = statePtr->options.mode, i, index;
     Tcl_Obj *resultObj, *dbObj = NULL, *runObj = NULL;
     Tcl_WideInt runId;
@@ -188,6 +187,35 @@ CprofDataObjCmd(
 	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
 	return TCL_ERROR;
     }
+    Tcl_SetObjResult(interp, CprofScopeProfile(ciPtr,
+	    CprofProfileValue(ciPtr)));
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofProfileValue --
+ *
+ *	The profile of this interpreter's run (its thread's, with its
+ *	children's frames), as a value; the data of members of a session
+ *	are not in it (scope.c puts them together).
+ *
+ *----------------------------------------------------------------------
+ */
+
+Tcl_Obj *
+CprofProfileValue(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+    CprofExact *exactPtr = &statePtr->exact;
+    int mode = statePtr->options.mode;
+    Tcl_Obj *resultObj;
+
+    if (statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+    }
     resultObj = Tcl_NewDictObj();
     PUT(resultObj, "meta", CprofMetaDict(ciPtr));
     switch (mode) {
@@ -225,8 +253,7 @@ CprofDataObjCmd(
     if (statePtr->handlers.num > 0) {
 	PUT(resultObj, "handlers", CprofEventsObj(statePtr));
     }
-    Tcl_SetObjResult(interp, resultObj);
-    return TCL_OK;
+    return resultObj;
 }
 
 /*

@@ -49,6 +49,7 @@ static const struct {
     {"start",		CprofStartObjCmd, NULL},
     {"status",		CprofStatusObjCmd, NULL},
     {"stop",		CprofStopObjCmd, NULL},
+    {"threadname",	CprofThreadnameObjCmd, NULL},
     {NULL, NULL, NULL}
 };
 
@@ -110,6 +111,16 @@ DeleteState(
 	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
 	ciPtr->durationTimer = NULL;
     }
+    if (statePtr->running && (ciPtr->member || ciPtr->sessionPtr != NULL)) {
+	/*
+	 * A member publishes what it collected; an owner stops its
+	 * session.
+	 */
+
+	statePtr->stoppedBy = "deleted";
+	CprofRunStop(statePtr);
+    }
+    CprofScopeRelease(ciPtr);
     CprofRunStopSampling(statePtr);
     CprofCaptureRemove(statePtr);
     statePtr->running = 0;
@@ -156,8 +167,6 @@ Tclcprof_Init(
     Tcl_Interp *interp)
 {
     CprofInterp *ciPtr;
-    CprofState *statePtr;
-    int i;
 
     if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
 	return TCL_ERROR;
@@ -182,8 +191,42 @@ Tclcprof_Init(
 	return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
     }
 
+    ciPtr = CprofInterpFor(interp);
+    if (CreateCommands(interp, ciPtr) != TCL_OK
+	    || SourceLibrary(interp) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofInterpFor --
+ *
+ *	The state of an interpreter, made if new (without commands: a run
+ *	of scope tree or process profiles interpreters that never loaded
+ *	the package).
+ *
+ *----------------------------------------------------------------------
+ */
+
+CprofInterp *
+CprofInterpFor(
+    Tcl_Interp *interp)
+{
+    CprofInterp *ciPtr;
+    CprofState *statePtr;
+    int i;
+
+    ciPtr = (CprofInterp *) Tcl_GetAssocData(interp, CPROF_ASSOC, NULL);
+    if (ciPtr != NULL) {
+	return ciPtr;
+    }
     ciPtr = (CprofInterp *) ckalloc(sizeof(CprofInterp));
     memset(ciPtr, 0, sizeof(CprofInterp));
+    ciPtr->interpId = -1;
+    ciPtr->thread = Tcl_GetCurrentThread();
     statePtr = &ciPtr->state;
     statePtr->interp = interp;
     ciPtr->stopProc = CprofRunStop;
@@ -193,6 +236,7 @@ Tclcprof_Init(
     statePtr->options.clock = CPROF_CLOCK_AUTO;
     statePtr->options.compensate = 1;
     statePtr->options.eventLimit = DEFAULT_EVENT_LIMIT;
+    statePtr->options.scope = CPROF_SCOPE_TREE;
     ciPtr->defaults = statePtr->options;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     for (i = 0; i < OBJ_COUNT; i++) {
@@ -211,11 +255,7 @@ Tclcprof_Init(
     CprofNamingInit(&statePtr->naming, interp);
     CprofLevelsInit(&statePtr->levels, interp, &statePtr->naming);
     Tcl_SetAssocData(interp, CPROF_ASSOC, DeleteState, ciPtr);
-    if (CreateCommands(interp, ciPtr) != TCL_OK
-	    || SourceLibrary(interp) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
+    return ciPtr;
 }
 
 /*
@@ -510,6 +550,9 @@ Tclcprof_Unload(
 
     if (CprofCaptureUnload(interp) != TCL_OK) {
 	return TCL_ERROR;
+    }
+    if (flags == TCL_UNLOAD_DETACH_FROM_PROCESS) {
+	CprofScopeUnload();
     }
     Tcl_DeleteAssocData(interp, CPROF_ASSOC);
     nsPtr = Tcl_FindNamespace(interp, "::tclcprof", NULL, 0);

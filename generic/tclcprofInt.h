@@ -246,6 +246,7 @@ typedef struct CprofTclInternals {
 #define CPROF_ROLE_FILEEVENT	2	/* fileevent, chan event */
 #define CPROF_ROLE_CLOSE	3	/* close, chan close */
 #define CPROF_ROLE_BIND		4	/* Tk's bind */
+#define CPROF_ROLE_INTERP	5	/* interp (scope.c: children) */
 #define CprofNameRole(flags) \
     (((flags) & CPROF_NAME_ROLE_MASK) >> CPROF_NAME_ROLE_SHIFT)
 
@@ -544,8 +545,15 @@ enum CprofCaptureKind {
     CPROF_CAPTURE_CHECK		/* Both, compared (capture.c). */
 };
 
+enum CprofScope {
+    CPROF_SCOPE_INTERP = 0,	/* The interpreter that starts. */
+    CPROF_SCOPE_TREE,		/* ... and every interpreter below it. */
+    CPROF_SCOPE_PROCESS		/* Every interpreter of every thread. */
+};
+
 typedef struct CprofOptions {
     int mode;			/* enum CprofMode. */
+    int scope;			/* enum CprofScope. */
     int capture;		/* enum CprofCaptureKind. */
     int clock;			/* enum CprofClock. */
     int native;			/* enum CprofNative. */
@@ -928,6 +936,20 @@ typedef struct CprofSamplerCounters {
 MODULE_SCOPE void	CprofHistBounds(int bucket, double *loPtr,
 			    double *hiPtr);
 
+/*
+ * A level stack sampled with the thread's own (CprofSampler.extra). A slot
+ * is live while stackPtr is not NULL; it is set and cleared by the thread
+ * itself, so that the signal fence orders it against the handler.
+ */
+
+#define CPROF_EXTRA_STACKS 32
+
+typedef struct CprofExtraStack {
+    CprofStack *volatile stackPtr;
+    const int *numLevelsPtr;	/* &iPtr->numLevels of its interpreter. */
+    int interpId;		/* Its frames' CprofTclRef.interpId. */
+} CprofExtraStack;
+
 typedef struct CprofSampler {
     volatile int enabled;	/* Handler records samples. */
     volatile int busy;		/* Handler running (re-entry guard). */
@@ -939,6 +961,12 @@ typedef struct CprofSampler {
     volatile int forked;	/* Set in a child process by the atfork
 				 * handler: the timer must be made again. */
     CprofStack *stackPtr;	/* The profiled interpreter's level stack. */
+    CprofExtraStack extra[CPROF_EXTRA_STACKS];
+				/* The level stacks of other interpreters
+				 * profiled in this thread (child
+				 * interpreters): their frames are copied
+				 * too, tagged with their interpId. */
+    volatile int numExtra;	/* Slots of extra in use or once used. */
     CprofStack *volatile shadowPtr;
 				/* -capture check: the trace's stack, or
 				 * NULL. */
@@ -971,6 +999,13 @@ MODULE_SCOPE int	CprofSamplerCreate(Tcl_Interp *interp,
 MODULE_SCOPE int	CprofSamplerArm(Tcl_Interp *interp,
 			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDisarm(CprofSampler *samplerPtr);
+MODULE_SCOPE int	CprofSamplerAddStack(CprofSampler *samplerPtr,
+			    CprofStack *stackPtr, const int *numLevelsPtr,
+			    int interpId);
+MODULE_SCOPE void	CprofSamplerRemoveStack(CprofSampler *samplerPtr,
+			    CprofStack *stackPtr);
+MODULE_SCOPE int	CprofCopyTclFrames(CprofSampler *samplerPtr,
+			    CprofTclRef *out, int max, uint32_t *flagsPtr);
 MODULE_SCOPE void	CprofSamplerAfterFork(Tcl_Interp *interp,
 			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDestroy(CprofSampler *samplerPtr);
@@ -1081,6 +1116,8 @@ typedef struct CprofState {
 				/* Counters of the last sampler, kept after
 				 * stop. */
     double lastRate, lastAchieved;
+    uint64_t lastSampledNs;	/* Time of the sampler's clock while it
+				 * was armed, in the last run. */
     int lastClock;
     unsigned char *moduleFlags;	/* Per module name id: its class
 				 * (aggregate.c, MOD_*). */
@@ -1100,10 +1137,18 @@ typedef struct CprofState {
 				 * 0. */
     const char *stoppedBy;	/* Why the last run ended by itself, or
 				 * NULL. */
+    struct CprofState *hostPtr;	/* The profiled interpreter of the same
+				 * thread whose sampler samples this one's
+				 * frames too (scope tree), or NULL. */
     int polling;		/* The command layer has timed duties
 				 * (-duration, flushes to -db, noticing a
 				 * fork): the capture calls pollProc every
 				 * 256 commands. */
+    void (*childProc)(struct CprofState *statePtr, Tcl_Interp *interp,
+	    int objc, Tcl_Obj *const objv[]);
+				/* Scope tree and process: `interp` is
+				 * called (CPROF_ROLE_INTERP), before it
+				 * runs; may queue an NRE callback. */
     void (*pollProc)(struct CprofState *statePtr);
 				/* May stop the run: called where nothing
 				 * of the capture is in use any more. */

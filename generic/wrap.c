@@ -790,6 +790,11 @@ WrapSlow(
 	}
     }
 
+    if (statePtr->childProc != NULL && !(recPtr->flags & REC_CALIB)
+	    && CprofNameRole(recPtr->name.flags) == CPROF_ROLE_INTERP) {
+	statePtr->childProc(statePtr, interp, objc, objv);
+    }
+
     /*
      * Objects and ensembles take the inline push too, with their flag.
      */

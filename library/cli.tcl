@@ -249,7 +249,8 @@ proc ::tclcprof::cli::RunTests {script arglist opts} {
 proc ::tclcprof::cli::StartOnce {opts args} {
     variable started
     trace remove execution ::source enter [list ::tclcprof::cli::StartOnce $opts]
-    ::tclcprof::start {*}$opts
+    # Every thread and interpreter of the program, unless told otherwise.
+    ::tclcprof::start -scope process {*}$opts
     set started 1
 }
 

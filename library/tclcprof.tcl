@@ -53,7 +53,8 @@ proc ::tclcprof::EnvStart {value} {
 	dict set opts -db $::tclcprof::cli::defaultDb
     }
     try {
-	::tclcprof::start {*}$opts
+	# Every thread and interpreter of the program, unless told otherwise.
+	::tclcprof::start -scope process {*}$opts
     } on error {msg options} {
 	return -code error -errorcode [dict get $options -errorcode] \
 	    "TCLCPROF environment variable: $msg"

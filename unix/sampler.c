@@ -1084,6 +1084,146 @@ StackHash(
     out[1] = prev;
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofCopyTclFrames --
+ *
+ *	Copy the Tcl frames of the thread's level stacks into 'out':
+ *	those at or below their interpreter's current nesting level (frames
+ *	above it lost their leave), the interpreter of the sampler first,
+ *	then the others', each stack outermost first. When they hold more
+ *	than 'max', each keeps its innermost ones and the sample is flagged
+ *	truncated. Called by the signal handler: reads only, no calls.
+ *
+ * Results:
+ *	The number of frames copied.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline int
+CopyStack(
+    CprofStack *stackPtr,
+    const int *numLevelsPtr,
+    int interpId,
+    CprofTclRef *out,
+    int room,
+    int *truncPtr)
+{
+    const CprofFrame *frames = __atomic_load_n(&stackPtr->frames,
+	    __ATOMIC_ACQUIRE);
+    int live = __atomic_load_n(&stackPtr->depth, __ATOMIC_ACQUIRE);
+    int numLevels = *numLevelsPtr, first = 0, i;
+
+    while (live > 0 && frames[live - 1].level > numLevels) {
+	live--;
+    }
+    if (live > room) {
+	first = live - room;
+	*truncPtr = 1;
+    }
+    for (i = first; i < live; i++) {
+	CprofTclRef *refPtr = &out[i - first];
+
+	refPtr->nameId = frames[i].nameId;
+	refPtr->level = frames[i].level;
+	refPtr->kind = frames[i].kind;
+	refPtr->flags = frames[i].flags & CPROF_FRAME_HIDDEN;
+	refPtr->node = (interpId < 0) ? frames[i].node : -1;
+	refPtr->interpId = interpId;
+	refPtr->anchor = frames[i].anchor;
+    }
+    return live - first;
+}
+
+int
+CprofCopyTclFrames(
+    CprofSampler *sPtr,
+    CprofTclRef *out,
+    int max,
+    uint32_t *flagsPtr)
+{
+    int n, i, numExtra, truncated = 0;
+
+    numExtra = __atomic_load_n(&sPtr->numExtra, __ATOMIC_ACQUIRE);
+
+    /*
+     * The sampler's own interpreter's frames keep at least half the room
+     * when others have frames too.
+     */
+
+    n = CopyStack(sPtr->stackPtr, sPtr->numLevelsPtr, -1, out,
+	    numExtra > 0 ? max / 2 : max, &truncated);
+    for (i = 0; i < numExtra && n < max; i++) {
+	CprofStack *stackPtr = __atomic_load_n(&sPtr->extra[i].stackPtr,
+		__ATOMIC_ACQUIRE);
+
+	if (stackPtr != NULL && stackPtr->depth > 0) {
+	    n += CopyStack(stackPtr, sPtr->extra[i].numLevelsPtr,
+		    sPtr->extra[i].interpId, out + n, max - n, &truncated);
+	}
+    }
+    if (truncated) {
+	*flagsPtr |= CPROF_SAMPLE_TCL_TRUNC;
+	sPtr->counters.tclTrunc++;
+    }
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSamplerAddStack, CprofSamplerRemoveStack --
+ *
+ *	Sample another interpreter's level stack with this thread's: called
+ *	by the thread that owns the sampler. Add returns 0 when every slot
+ *	is taken.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSamplerAddStack(
+    CprofSampler *sPtr,
+    CprofStack *stackPtr,
+    const int *numLevelsPtr,
+    int interpId)
+{
+    int i;
+
+    for (i = 0; i < CPROF_EXTRA_STACKS; i++) {
+	if (sPtr->extra[i].stackPtr == NULL) {
+	    sPtr->extra[i].numLevelsPtr = numLevelsPtr;
+	    sPtr->extra[i].interpId = interpId;
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    __atomic_store_n(&sPtr->extra[i].stackPtr, stackPtr,
+		    __ATOMIC_RELEASE);
+	    if (i >= sPtr->numExtra) {
+		__atomic_store_n(&sPtr->numExtra, i + 1, __ATOMIC_RELEASE);
+	    }
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+void
+CprofSamplerRemoveStack(
+    CprofSampler *sPtr,
+    CprofStack *stackPtr)
+{
+    int i;
+
+    for (i = 0; i < sPtr->numExtra; i++) {
+	if (sPtr->extra[i].stackPtr == stackPtr) {
+	    __atomic_store_n(&sPtr->extra[i].stackPtr, NULL,
+		    __ATOMIC_RELEASE);
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+    }
+}
+
 static void
 SignalHandler(
     int signo,
@@ -1096,7 +1236,7 @@ SignalHandler(
     uint32_t head, weight;
     uint64_t t0, t1;
     const CprofFrame *frames;
-    int depth, live, first, i, numLevels, full;
+    int depth, numLevels, full;
     Walk walk;
     ucontext_t *ucPtr = (ucontext_t *) context;
 
@@ -1188,37 +1328,11 @@ SignalHandler(
     }
     slotPtr->nNative = (uint16_t) walk.n;
 
-    /*
-     * Tcl frames: those at or below Tcl's current nesting level (frames
-     * above it lost their leave). The innermost ones are kept when the
-     * stack is deeper than a slot holds.
-     */
-
+    slotPtr->nTcl = (uint16_t) CprofCopyTclFrames(sPtr, slotPtr->tcl,
+	    CPROF_TCL_MAX, &slotPtr->flags);
     frames = __atomic_load_n(&sPtr->stackPtr->frames, __ATOMIC_ACQUIRE);
     depth = __atomic_load_n(&sPtr->stackPtr->depth, __ATOMIC_ACQUIRE);
     numLevels = *sPtr->numLevelsPtr;
-    live = depth;
-    while (live > 0 && frames[live - 1].level > numLevels) {
-	live--;
-    }
-    first = 0;
-    if (live > CPROF_TCL_MAX) {
-	first = live - CPROF_TCL_MAX;
-	slotPtr->flags |= CPROF_SAMPLE_TCL_TRUNC;
-	sPtr->counters.tclTrunc++;
-    }
-    for (i = first; i < live; i++) {
-	CprofTclRef *refPtr = &slotPtr->tcl[i - first];
-
-	refPtr->nameId = frames[i].nameId;
-	refPtr->level = frames[i].level;
-	refPtr->kind = frames[i].kind;
-	refPtr->flags = frames[i].flags & CPROF_FRAME_HIDDEN;
-	refPtr->node = frames[i].node;
-	refPtr->interpId = -1;
-	refPtr->anchor = frames[i].anchor;
-    }
-    slotPtr->nTcl = (uint16_t) (live - first);
     if (sPtr->shadowPtr != NULL) {
 	CprofStack *shadowPtr = sPtr->shadowPtr;
 	void *corPtr, *shadowCorPtr;

@@ -48,8 +48,8 @@
 enum CprofOption {
     OPT_CAPTURE, OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
     OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
-    OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE, OPT_NATIVE, OPT_ONSLOW,
-    OPT_RATE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
+    OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MEMRATE, OPT_MODE, OPT_NATIVE,
+    OPT_ONSLOW, OPT_RATE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
 };
 
 MODULE_SCOPE const char *const cprofOptionNames[];
@@ -91,6 +91,14 @@ enum ObjOption {
  */
 
 #define MAX_RATE 10000.0
+
+/*
+ * -memrate: mean bytes between memory samples, by default (as tcmalloc's
+ * and Go's) and at most.
+ */
+
+#define DEFAULT_MEMRATE (512 * 1024)
+#define MAX_MEMRATE ((Tcl_WideInt) 1 << 40)
 
 
 /*

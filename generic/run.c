@@ -144,7 +144,8 @@ ConnectLevels(
     lvPtr->filtering = (statePtr->exact.includeObj != NULL
 	    || statePtr->exact.excludeObj != NULL);
     lvPtr->needDrainPtr = (statePtr->samplerPtr != NULL)
-	    ? &statePtr->samplerPtr->needDrain : NULL;
+	    ? &statePtr->samplerPtr->needDrain
+	    : (int *) CprofMemoryDrainFlag(statePtr);
     CprofLevelsRecheck(lvPtr);
 }
 
@@ -194,7 +195,7 @@ DrainTimerProc(
     CprofState *statePtr = (CprofState *) clientData;
 
     statePtr->drainTimer = NULL;
-    if (statePtr->samplerPtr != NULL) {
+    if (statePtr->samplerPtr != NULL || CprofMemoryRunning(statePtr)) {
 	CprofDrain(statePtr);
 	statePtr->drainTimer = Tcl_CreateTimerHandler(DRAIN_MS,
 		DrainTimerProc, statePtr);
@@ -240,6 +241,26 @@ StartSampling(
     return TCL_OK;
 }
 
+/*
+ * Memory samples (memory.c): the hooks go in after the sampler (whose
+ * record of the thread they use when it has one); the drain timer serves
+ * both.
+ */
+
+static int
+StartMemory(
+    CprofState *statePtr)
+{
+    if (CprofMemoryStart(statePtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (statePtr->drainTimer == NULL) {
+	statePtr->drainTimer = Tcl_CreateTimerHandler(DRAIN_MS,
+		DrainTimerProc, statePtr);
+    }
+    return TCL_OK;
+}
+
 static void
 PauseSampling(
     CprofState *statePtr)
@@ -276,6 +297,7 @@ ClearData(
 {
     CprofTreeFree(&statePtr->tree);
     CprofTreeInit(&statePtr->tree);
+    CprofMemoryClear(statePtr);
     CprofExactClear(statePtr);
     CprofEventsClear(statePtr);
     statePtr->stoppedBy = NULL;
@@ -482,7 +504,9 @@ DoStart(
 	statePtr->options = keep;
     }
     statePtr->options = run;
-    if (CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK) {
+    if ((CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK)
+	    || (run.memory && StartMemory(statePtr) != TCL_OK)) {
+	CprofRunStopSampling(statePtr);
 	statePtr->options = saved;
 	if (events != NULL) {
 	    ckfree(events);
@@ -577,7 +601,12 @@ CprofRunStop(
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
 
     CprofExactCloseAll(statePtr);
+    CprofMemoryStop(statePtr);
     CprofRunStopSampling(statePtr);
+    if (statePtr->drainTimer != NULL) {
+	Tcl_DeleteTimerHandler(statePtr->drainTimer);
+	statePtr->drainTimer = NULL;
+    }
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     CprofEventsForget(statePtr);
@@ -644,6 +673,7 @@ CprofPauseObjCmd(
     }
     CprofExactCloseAll(statePtr);
     PauseSampling(statePtr);
+    CprofMemoryPause(statePtr, 1);
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     statePtr->paused = 1;
@@ -700,6 +730,7 @@ CprofResumeObjCmd(
 		    (uint64_t) CprofMonoNs());
 	}
     }
+    CprofMemoryPause(statePtr, 0);
     ConnectLevels(statePtr);
     CprofCaptureInstall(statePtr);
     return TCL_OK;

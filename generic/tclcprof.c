@@ -124,6 +124,7 @@ DeleteState(
     }
     CprofExactFree(statePtr);
     CprofEventsFree(statePtr);
+    CprofMemoryFree(statePtr);
     CprofTreeFree(&statePtr->tree);
     if (statePtr->symPtr != NULL) {
 	CprofSymFree(statePtr->symPtr);
@@ -193,6 +194,7 @@ Tclcprof_Init(
     statePtr->options.clock = CPROF_CLOCK_AUTO;
     statePtr->options.compensate = 1;
     statePtr->options.eventLimit = DEFAULT_EVENT_LIMIT;
+    statePtr->options.memRate = DEFAULT_MEMRATE;
     ciPtr->defaults = statePtr->options;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     for (i = 0; i < OBJ_COUNT; i++) {

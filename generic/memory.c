@@ -488,8 +488,13 @@ PutFigures(
     }
 }
 
-Tcl_Obj *
-CprofMemoryTreeObj(
+/*
+ * The memory tree with self and total set for a view (NULL when there is
+ * none); a node's figures.
+ */
+
+CprofTree *
+CprofMemoryPrepare(
     CprofState *statePtr,
     int view,
     int count)
@@ -499,13 +504,7 @@ CprofMemoryTreeObj(
     int i;
 
     if (mPtr == NULL) {
-	CprofTree empty;
-	Tcl_Obj *objPtr;
-
-	CprofTreeInit(&empty);
-	objPtr = CprofTreeToObj(&empty, NULL);
-	CprofTreeFree(&empty);
-	return objPtr;
+	return NULL;
     }
     treePtr = &mPtr->tree;
     Fig(mPtr, treePtr->numNodes);
@@ -538,7 +537,51 @@ CprofMemoryTreeObj(
 	treePtr->nodes[treePtr->nodes[i].parent].total
 		+= treePtr->nodes[i].total;
     }
-    return CprofTreeToObjEx(treePtr, NULL, PutFigures, mPtr);
+    return treePtr;
+}
+
+void
+CprofMemoryFigures(
+    CprofState *statePtr,
+    int node,
+    int64_t fig[6])
+{
+    CprofMemory *mPtr = statePtr->memPtr;
+    const MemFig *fPtr;
+    double pb, po;
+
+    if (mPtr == NULL || node >= mPtr->capFigs) {
+	memset(fig, 0, 6 * sizeof(int64_t));
+	return;
+    }
+    fPtr = &mPtr->figs[node];
+    PeakValues(mPtr, fPtr, &pb, &po);
+    fig[0] = Round(fPtr->allocBytes);
+    fig[1] = Round(fPtr->allocObjects);
+    fig[2] = Round(fPtr->liveBytes);
+    fig[3] = Round(fPtr->liveObjects);
+    fig[4] = Round(pb);
+    fig[5] = Round(po);
+}
+
+Tcl_Obj *
+CprofMemoryTreeObj(
+    CprofState *statePtr,
+    int view,
+    int count)
+{
+    CprofTree *treePtr = CprofMemoryPrepare(statePtr, view, count);
+
+    if (treePtr == NULL) {
+	CprofTree empty;
+	Tcl_Obj *objPtr;
+
+	CprofTreeInit(&empty);
+	objPtr = CprofTreeToObj(&empty, NULL);
+	CprofTreeFree(&empty);
+	return objPtr;
+    }
+    return CprofTreeToObjEx(treePtr, NULL, PutFigures, statePtr->memPtr);
 }
 
 /*

@@ -1200,6 +1200,10 @@ MODULE_SCOPE int	CprofMemoryView(Tcl_Interp *interp, Tcl_Obj *viewObj,
 MODULE_SCOPE Tcl_Obj *	CprofMemoryTreeObj(CprofState *statePtr, int view,
 			    int count);
 MODULE_SCOPE Tcl_Obj *	CprofMemoryDict(CprofState *statePtr);
+MODULE_SCOPE CprofTree *CprofMemoryPrepare(CprofState *statePtr, int view,
+			    int count);
+MODULE_SCOPE void	CprofMemoryFigures(CprofState *statePtr, int node,
+			    int64_t fig[6]);
 
 /*
  * The store (store.c): runs in an SQLite file.

@@ -132,7 +132,7 @@ CprofTreeFrame(
  * CprofTreeAdd, CprofTreeAddLines --
  *
  *	Add one stack (frame indices, outermost first) with its weight,
- *	standing for 'count' samples.
+ *	standing for 'count' samples; return the node it ends at.
  *	'exact', when not NULL, gives for each frame the exact call-tree
  *	node of its Tcl path (-1 for C frames): recorded on the node.
  *	'fileIds' and 'lines', when not NULL, give each frame's source
@@ -142,7 +142,7 @@ CprofTreeFrame(
  *----------------------------------------------------------------------
  */
 
-void
+int
 CprofTreeAdd(
     CprofTree *treePtr,
     const int *frames,
@@ -151,8 +151,8 @@ CprofTreeAdd(
     uint64_t count,
     uint64_t weight)
 {
-    CprofTreeAddLines(treePtr, frames, exact, NULL, NULL, numFrames, count,
-	    weight);
+    return CprofTreeAddLines(treePtr, frames, exact, NULL, NULL, numFrames,
+	    count, weight);
 }
 
 static void
@@ -200,7 +200,7 @@ AddLine(
     treePtr->lines[PTR2INT(Tcl_GetHashValue(hPtr))].weight += weight;
 }
 
-void
+int
 CprofTreeAddLines(
     CprofTree *treePtr,
     const int *frames,
@@ -270,6 +270,7 @@ CprofTreeAddLines(
 	AddLine(treePtr, node, -1, fileIds[lineAt], lines[lineAt], weight);
     }
     treePtr->nodes[node].self += weight;
+    return node;
 }
 
 /*
@@ -284,9 +285,16 @@ CprofTreeAddLines(
  *	root. C source lines: self_lines on a C frame's node (its self
  *	weight by line, {file line weight ...}), caller_lines on a node
  *	whose parent is a C frame (its total by the parent's line).
+ *	CprofTreeToObjEx calls nodeProc, when not NULL, with each node's
+ *	dict to add figures of the caller's (memory.c).
  *
  *----------------------------------------------------------------------
  */
+
+typedef struct NodeProc {
+    void (*proc)(void *data, int node, Tcl_Obj *dictObj);
+    void *data;
+} NodeProc;
 
 static Tcl_Obj *
 NodeToObj(
@@ -294,7 +302,8 @@ NodeToObj(
     CprofExact *exactPtr,
     int node,
     Tcl_Obj *const keys[],
-    Tcl_Obj **lineLists)
+    Tcl_Obj **lineLists,
+    const NodeProc *npPtr)
 {
     CprofNode *nPtr = &treePtr->nodes[node];
     Tcl_Obj *dictObj = Tcl_NewDictObj();
@@ -348,6 +357,9 @@ NodeToObj(
     if (exactPtr != NULL && nPtr->exact > 0) {
 	CprofExactNodeFigures(exactPtr, nPtr->exact, dictObj);
     }
+    if (npPtr->proc != NULL) {
+	npPtr->proc(npPtr->data, node, dictObj);
+    }
     if (lineLists != NULL && lineLists[2 * node] != NULL) {
 	Tcl_DictObjPut(NULL, dictObj, keys[7], lineLists[2 * node]);
     }
@@ -357,7 +369,7 @@ NodeToObj(
     for (child = nPtr->firstChild; child >= 0;
 	    child = treePtr->nodes[child].nextSibling) {
 	Tcl_ListObjAppendElement(NULL, childrenObj,
-		NodeToObj(treePtr, exactPtr, child, keys, lineLists));
+		NodeToObj(treePtr, exactPtr, child, keys, lineLists, npPtr));
     }
     Tcl_DictObjPut(NULL, dictObj, keys[4], childrenObj);
     return dictObj;
@@ -368,6 +380,17 @@ CprofTreeToObj(
     CprofTree *treePtr,
     CprofExact *exactPtr)
 {
+    return CprofTreeToObjEx(treePtr, exactPtr, NULL, NULL);
+}
+
+Tcl_Obj *
+CprofTreeToObjEx(
+    CprofTree *treePtr,
+    CprofExact *exactPtr,
+    void (*nodeProc)(void *data, int node, Tcl_Obj *dictObj),
+    void *data)
+{
+    NodeProc np;
     static const char *const keyNames[] = {
 	"name", "kind", "self", "total", "children", "module", "tclkind",
 	"self_lines", "caller_lines", "interp"
@@ -401,7 +424,9 @@ CprofTreeToObj(
 		    Tcl_NewWideIntObj((Tcl_WideInt) recPtr->weight));
 	}
     }
-    resultObj = NodeToObj(treePtr, exactPtr, 0, keys, lineLists);
+    np.proc = nodeProc;
+    np.data = data;
+    resultObj = NodeToObj(treePtr, exactPtr, 0, keys, lineLists, &np);
     if (lineLists != NULL) {
 	ckfree(lineLists);
     }
@@ -584,9 +609,11 @@ InitIds(void)
 /*
  *----------------------------------------------------------------------
  *
- * CprofAddSample --
+ * CprofAddSample, CprofAddSampleTo --
  *
- *	Splice, name, filter and aggregate one raw sample.
+ *	Splice, name, filter and aggregate one raw sample, into the
+ *	state's tree or the one given (memory samples: memory.c).
+ *	CprofAddSampleTo returns the node the sample ends at.
  *
  *----------------------------------------------------------------------
  */
@@ -596,15 +623,24 @@ CprofAddSample(
     CprofState *statePtr,
     const CprofSample *samplePtr)
 {
+    CprofAddSampleTo(statePtr, &statePtr->tree, samplePtr);
+}
+
+int
+CprofAddSampleTo(
+    CprofState *statePtr,
+    CprofTree *treePtr,
+    const CprofSample *samplePtr)
+{
     CprofSpliceEntry merged[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int exact[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int fileIds[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int lines[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
-    int withExact = statePtr->exact.on;
+    int withExact = statePtr->exact.on && treePtr == &statePtr->tree;
     int n, i, kept = 0, unmatched, beyond, startup = 1;
     int native = statePtr->options.native;
-    CprofTree *treePtr = &statePtr->tree;
+    int leaf;
     int afterTcl = 0;		/* The last native frame was Tcl's own. */
     int callsMain = 0;		/* The last native frame was libc's start. */
     int moduleClass;
@@ -612,7 +648,8 @@ CprofAddSample(
     int nTcl = samplePtr->nTcl;
     CprofTclRef *keptTcl = NULL;
     CprofTclRef sortedTcl[CPROF_TCL_MAX];
-    int idleOn = (statePtr->options.clock == CPROF_CLOCK_WALL);
+    int idleOn = (statePtr->options.clock == CPROF_CLOCK_WALL
+	    && treePtr == &statePtr->tree);
     int idleNode = -1;		/* Exact node of an [idle] frame pushed
 				 * (mode both). */
 
@@ -813,12 +850,13 @@ CprofAddSample(
 		    info.moduleId, -1, -1);
 	}
     }
-    CprofTreeAddLines(treePtr, frames, withExact ? exact : NULL, fileIds,
-	    lines, kept, samplePtr->count, samplePtr->weight);
+    leaf = CprofTreeAddLines(treePtr, frames, withExact ? exact : NULL,
+	    fileIds, lines, kept, samplePtr->count, samplePtr->weight);
     statePtr->hasData = 1;
     if (keptTcl != NULL) {
 	ckfree(keptTcl);
     }
+    return leaf;
 }
 
 /*
@@ -845,6 +883,9 @@ CprofDrain(
     CprofSample *samplePtr;
     uint64_t t0 = 0;
 
+    if (statePtr->memPtr != NULL) {
+	CprofMemoryDrain(statePtr);
+    }
     if (sPtr == NULL) {
 	return;
     }

@@ -48,8 +48,8 @@
 enum CprofOption {
     OPT_CAPTURE, OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
     OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
-    OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MODE, OPT_NATIVE, OPT_ONSLOW,
-    OPT_RATE, OPT_SCOPE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
+    OPT_INCLUDE, OPT_LABEL, OPT_LINES, OPT_MEMRATE, OPT_MODE, OPT_NATIVE,
+    OPT_ONSLOW, OPT_RATE, OPT_SCOPE, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
 };
 
 MODULE_SCOPE const char *const cprofOptionNames[];
@@ -92,6 +92,14 @@ enum ObjOption {
  */
 
 #define MAX_RATE 10000.0
+
+/*
+ * -memrate: mean bytes between memory samples, by default (as tcmalloc's
+ * and Go's) and at most.
+ */
+
+#define DEFAULT_MEMRATE (512 * 1024)
+#define MAX_MEMRATE ((Tcl_WideInt) 1 << 40)
 
 
 /*
@@ -236,7 +244,8 @@ MODULE_SCOPE double	CprofSamplerSeconds(CprofSampler *sPtr);
  * status.c
  */
 
-MODULE_SCOPE Tcl_Obj *	CprofProfileValue(CprofInterp *ciPtr);
+MODULE_SCOPE Tcl_Obj *	CprofProfileValue(CprofInterp *ciPtr, int view,
+			    int count);
 MODULE_SCOPE Tcl_ObjCmdProc CprofStatusObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofDataObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofSaveObjCmd;

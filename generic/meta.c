@@ -249,13 +249,18 @@ CprofMetaDict(
 		Tcl_NewStringObj(cprofNativeNames[statePtr->options.native], -1));
 	PUT(metaObj, "sampling", samplingObj);
     }
-    if (mode != CPROF_MODE_SAMPLE) {
+    if (mode != CPROF_MODE_SAMPLE && mode != CPROF_MODE_MEMORY) {
 	PUT(metaObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt)
 		(mode == CPROF_MODE_COVERAGE ? statePtr->levels.counters.enters
 		: (Tcl_WideInt) exactPtr->calls)));
 	PUT(metaObj, "lines", Tcl_NewBooleanObj(statePtr->options.lines));
 	PUT(metaObj, "include", ciPtr->objs[OBJ_INCLUDE]);
 	PUT(metaObj, "exclude", ciPtr->objs[OBJ_EXCLUDE]);
+    }
+    if (statePtr->options.memory) {
+	PUT(metaObj, "memory", CprofMemoryDict(statePtr));
+	PUT(metaObj, "native",
+		Tcl_NewStringObj(cprofNativeNames[statePtr->options.native], -1));
     }
     if (CprofModeExact(mode)) {
 	PUT(metaObj, "compensate",

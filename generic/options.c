@@ -24,13 +24,14 @@
 const char *const cprofOptionNames[] = {
     "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
     "-duration", "-eventlimit", "-events", "-exclude", "-flush", "-include",
-    "-label", "-lines", "-mode", "-native", "-onslow", "-rate", "-scope",
+    "-label", "-lines", "-memrate", "-mode", "-native", "-onslow", "-rate",
+    "-scope",
     "-slow",
     "-subcommands", "-test", NULL
 };
 
 const char *const cprofModeNames[] = {
-    "sample", "stack", "exact", "both", "coverage", NULL
+    "sample", "stack", "exact", "both", "coverage", "memory", NULL
 };
 const char *const cprofClockNames[] = {
     "cpu", "wall", "auto", NULL
@@ -263,12 +264,52 @@ CprofParseOptions(
 	case OPT_LABEL:
 	    objs[OBJ_LABEL] = objv[i+1];
 	    break;
-	case OPT_MODE:
+	case OPT_MODE: {
+	    Tcl_Obj **words;
+
+	    /*
+	     * A mode, or "sample memory" (either order): time samples and
+	     * memory samples in the same run.
+	     */
+
+	    if (Tcl_ListObjGetElements(NULL, objv[i+1], &n, &words) == TCL_OK
+		    && n == 2) {
+		int a, b;
+
+		if (GetEnum(interp, words[0], cprofModeNames, "mode", "-mode",
+			&a) != TCL_OK || GetEnum(interp, words[1],
+			cprofModeNames, "mode", "-mode", &b) != TCL_OK) {
+		    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-mode",
+			    Tcl_GetString(objv[i+1]), NULL);
+		    return TCL_ERROR;
+		}
+		if (!((a == CPROF_MODE_SAMPLE && b == CPROF_MODE_MEMORY)
+			|| (a == CPROF_MODE_MEMORY && b == CPROF_MODE_SAMPLE))) {
+		    return CprofBadValue(interp, "-mode", objv[i+1],
+			    "only sample and memory combine");
+		}
+		optsPtr->mode = CPROF_MODE_SAMPLE;
+		optsPtr->memory = 1;
+		break;
+	    }
 	    if (GetEnum(interp, objv[i+1], cprofModeNames, "mode", "-mode",
 		    &optsPtr->mode) != TCL_OK) {
 		return TCL_ERROR;
 	    }
+	    optsPtr->memory = (optsPtr->mode == CPROF_MODE_MEMORY);
 	    break;
+	}
+	case OPT_MEMRATE: {
+	    Tcl_WideInt bytes;
+
+	    if (Tcl_GetWideIntFromObj(NULL, objv[i+1], &bytes) != TCL_OK
+		    || bytes < 1 || bytes > MAX_MEMRATE) {
+		return CprofBadValue(interp, "-memrate", objv[i+1],
+			"expected a number of bytes from 1 to 1099511627776");
+	    }
+	    optsPtr->memRate = bytes;
+	    break;
+	}
 	case OPT_NATIVE:
 	    if (GetEnum(interp, objv[i+1], cprofNativeNames, "native", "-native",
 		    &optsPtr->native) != TCL_OK) {
@@ -301,8 +342,11 @@ CprofParseOptions(
     if (running) {
 	const char *which = NULL;
 
-	if (optsPtr->mode != before.mode) {
+	if (optsPtr->mode != before.mode
+		|| optsPtr->memory != before.memory) {
 	    which = "-mode";
+	} else if (optsPtr->memRate != before.memRate) {
+	    which = "-memrate";
 	} else if (optsPtr->capture != before.capture) {
 	    which = "-capture";
 	} else if (optsPtr->scope != before.scope) {
@@ -361,15 +405,23 @@ CprofCheckModeOptions(
 		"exact or both"},
 	{OPT_COMPENSATE, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
 		"exact or both"},
-	{OPT_DB, ~(1 << CPROF_MODE_STACK), "sample, exact, both or coverage"},
+	{OPT_DB, ~(1 << CPROF_MODE_STACK),
+		"sample, exact, both, coverage or memory"},
 	{OPT_COMMIT, ~(1 << CPROF_MODE_STACK),
-		"sample, exact, both or coverage"},
+		"sample, exact, both, coverage or memory"},
 	{OPT_FLUSH, ~(1 << CPROF_MODE_STACK),
-		"sample, exact, both or coverage"},
+		"sample, exact, both, coverage or memory"},
 	{-1, 0, NULL}
     };
     int i;
 
+    if ((given & (1 << OPT_MEMRATE)) && !optsPtr->memory) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"-memrate applies to -mode memory, not to -mode %s",
+		cprofModeNames[optsPtr->mode]));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-memrate", NULL);
+	return TCL_ERROR;
+    }
     for (i = 0; rules[i].option >= 0; i++) {
 	if ((given & (1 << rules[i].option))
 		&& !(rules[i].modes & (1 << optsPtr->mode))) {
@@ -435,7 +487,12 @@ CprofOptionValue(
     case OPT_LINES:
 	return Tcl_NewBooleanObj(optsPtr->lines);
     case OPT_MODE:
+	if (optsPtr->memory && optsPtr->mode != CPROF_MODE_MEMORY) {
+	    return Tcl_ObjPrintf("%s memory", cprofModeNames[optsPtr->mode]);
+	}
 	return Tcl_NewStringObj(cprofModeNames[optsPtr->mode], -1);
+    case OPT_MEMRATE:
+	return Tcl_NewWideIntObj(optsPtr->memRate);
     case OPT_NATIVE:
 	return Tcl_NewStringObj(cprofNativeNames[optsPtr->native], -1);
     case OPT_ONSLOW:

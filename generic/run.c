@@ -149,7 +149,8 @@ ConnectLevels(
 	    ? &statePtr->samplerPtr->needDrain
 	    : (statePtr->hostPtr != NULL
 	    && statePtr->hostPtr->samplerPtr != NULL)
-	    ? &statePtr->hostPtr->samplerPtr->needDrain : NULL;
+	    ? &statePtr->hostPtr->samplerPtr->needDrain
+	    : (int *) CprofMemoryDrainFlag(statePtr);
     CprofLevelsRecheck(lvPtr);
 }
 
@@ -199,7 +200,7 @@ DrainTimerProc(
     CprofState *statePtr = (CprofState *) clientData;
 
     statePtr->drainTimer = NULL;
-    if (statePtr->samplerPtr != NULL) {
+    if (statePtr->samplerPtr != NULL || CprofMemoryRunning(statePtr)) {
 	CprofDrain(statePtr);
 	statePtr->drainTimer = Tcl_CreateTimerHandler(DRAIN_MS,
 		DrainTimerProc, statePtr);
@@ -246,6 +247,26 @@ StartSampling(
     return TCL_OK;
 }
 
+/*
+ * Memory samples (memory.c): the hooks go in after the sampler (whose
+ * record of the thread they use when it has one); the drain timer serves
+ * both.
+ */
+
+static int
+StartMemory(
+    CprofState *statePtr)
+{
+    if (CprofMemoryStart(statePtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (statePtr->drainTimer == NULL) {
+	statePtr->drainTimer = Tcl_CreateTimerHandler(DRAIN_MS,
+		DrainTimerProc, statePtr);
+    }
+    return TCL_OK;
+}
+
 static void
 PauseSampling(
     CprofState *statePtr)
@@ -282,6 +303,7 @@ ClearData(
 {
     CprofTreeFree(&statePtr->tree);
     CprofTreeInit(&statePtr->tree);
+    CprofMemoryClear(statePtr);
     CprofExactClear(statePtr);
     CprofEventsClear(statePtr);
     statePtr->stoppedBy = NULL;
@@ -501,7 +523,9 @@ DoStart(
 	statePtr->options = keep;
     }
     statePtr->options = run;
-    if (CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK) {
+    if ((CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK)
+	    || (run.memory && StartMemory(statePtr) != TCL_OK)) {
+	CprofRunStopSampling(statePtr);
 	statePtr->options = saved;
 	if (events != NULL) {
 	    ckfree(events);
@@ -701,7 +725,12 @@ CprofRunStop(
 	statePtr->levels.needDrainPtr = NULL;
     }
     CprofExactCloseAll(statePtr);
+    CprofMemoryStop(statePtr);
     CprofRunStopSampling(statePtr);
+    if (statePtr->drainTimer != NULL) {
+	Tcl_DeleteTimerHandler(statePtr->drainTimer);
+	statePtr->drainTimer = NULL;
+    }
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     CprofEventsForget(statePtr);
@@ -780,6 +809,7 @@ CprofPauseObjCmd(
     }
     CprofExactCloseAll(statePtr);
     PauseSampling(statePtr);
+    CprofMemoryPause(statePtr, 1);
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     statePtr->paused = 1;
@@ -836,6 +866,7 @@ CprofResumeObjCmd(
 		    (uint64_t) CprofMonoNs());
 	}
     }
+    CprofMemoryPause(statePtr, 0);
     ConnectLevels(statePtr);
     CprofCaptureInstall(statePtr);
     return TCL_OK;

@@ -656,7 +656,7 @@ CprofScopeMemberGone(
 
     if (ciPtr->state.startNs != 0) {
 	if (primary) {
-	    value = Publish(CprofProfileValue(ciPtr));
+	    value = Publish(CprofProfileValue(ciPtr, -1, 0));
 	} else if (CprofModeExact(ciPtr->state.options.mode)) {
 	    value = Publish(CprofExactTreeObj(&ciPtr->state.exact));
 	}

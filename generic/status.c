@@ -48,7 +48,7 @@ CprofStatusObjCmd(
 	Tcl_WrongNumArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
-    if (statePtr->samplerPtr != NULL) {
+    if (statePtr->samplerPtr != NULL || statePtr->memPtr != NULL) {
 	CprofDrain(statePtr);
     }
     now = statePtr->running ? CprofMonoNs() : statePtr->stopNs;
@@ -63,8 +63,11 @@ CprofStatusObjCmd(
     resultObj = Tcl_NewDictObj();
     PUT(resultObj, "running", Tcl_NewBooleanObj(statePtr->running));
     PUT(resultObj, "paused", Tcl_NewBooleanObj(statePtr->paused));
-    PUT(resultObj, "mode",
-	    Tcl_NewStringObj(cprofModeNames[statePtr->options.mode], -1));
+    PUT(resultObj, "mode", statePtr->options.memory
+	    && statePtr->options.mode != CPROF_MODE_MEMORY
+	    ? Tcl_ObjPrintf("%s memory",
+		cprofModeNames[statePtr->options.mode])
+	    : Tcl_NewStringObj(cprofModeNames[statePtr->options.mode], -1));
     PUT(resultObj, "label", ciPtr->objs[OBJ_LABEL]);
     PUT(resultObj, "options", CprofOptionsDict(ciPtr));
     PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
@@ -97,6 +100,7 @@ CprofStatusObjCmd(
     PUT(resultObj, "calibration", calObj);
     PUT(resultObj, "sampling", CprofSamplingDict(statePtr));
     PUT(resultObj, "exact", CprofExactDict(statePtr));
+    PUT(resultObj, "memory", CprofMemoryDict(statePtr));
     PUT(resultObj, "db", ciPtr->storePtr != NULL
 	    ? CprofStoreStatus(ciPtr->storePtr) : Tcl_NewDictObj());
 
@@ -128,15 +132,19 @@ CprofDataObjCmd(
     int objc,
     Tcl_Obj *const objv[])
 {
-    static const char *const dataOptions[] = {"-db", "-run", NULL};
+    static const char *const dataOptions[] = {
+	"-db", "-run", "-view", "-count", NULL
+    };
     CprofInterp *ciPtr = (CprofInterp *) clientData;
     CprofState *statePtr = &ciPtr->state;
     int mode = statePtr->options.mode, i, index;
-    Tcl_Obj *resultObj, *dbObj = NULL, *runObj = NULL;
+    Tcl_Obj *resultObj, *dbObj = NULL, *runObj = NULL, *viewObj = NULL;
     Tcl_WideInt runId;
+    int view = 0, count = 0;
 
     if (objc % 2 != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-db files? ?-run ids?");
+	Tcl_WrongNumArgs(interp, 1, objv,
+		"?-db files? ?-run ids? ?-view alloc|live|peak? ?-count bool?");
 	return TCL_ERROR;
     }
     for (i = 1; i < objc; i += 2) {
@@ -148,6 +156,16 @@ CprofDataObjCmd(
 	}
 	if (index == 0) {
 	    dbObj = objv[i+1];
+	} else if (index == 2) {
+	    if (CprofMemoryView(interp, objv[i+1], &view) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    viewObj = objv[i+1];
+	} else if (index == 3) {
+	    if (Tcl_GetBooleanFromObj(NULL, objv[i+1], &count) != TCL_OK) {
+		return CprofBadValue(interp, "-count", objv[i+1],
+			"expected a boolean");
+	    }
 	} else if (CprofStoreCheckRuns(interp, objv[i+1], &runId) != TCL_OK) {
 	    return TCL_ERROR;
 	} else {
@@ -165,6 +183,28 @@ CprofDataObjCmd(
 	    return TCL_ERROR;
 	}
 	Tcl_SetObjResult(interp, resultObj);
+	if (viewObj != NULL || count) {
+	    /*
+	     * A memory profile read back: the view is chosen in Tcl, as for
+	     * reports (reportlib::MemoryView).
+	     */
+
+	    Tcl_Obj *cmd[4];
+	    int code;
+
+	    cmd[0] = Tcl_NewStringObj("::tclcprof::reportlib::MemoryView", -1);
+	    cmd[1] = resultObj;
+	    cmd[2] = viewObj ? viewObj : Tcl_NewStringObj("alloc", -1);
+	    cmd[3] = Tcl_NewBooleanObj(count);
+	    for (i = 0; i < 4; i++) {
+		Tcl_IncrRefCount(cmd[i]);
+	    }
+	    code = Tcl_EvalObjv(interp, 4, cmd, 0);
+	    for (i = 0; i < 4; i++) {
+		Tcl_DecrRefCount(cmd[i]);
+	    }
+	    return code;
+	}
 	return TCL_OK;
     }
     if (runObj != NULL) {
@@ -178,7 +218,7 @@ CprofDataObjCmd(
      * From memory.
      */
 
-    if (statePtr->samplerPtr != NULL) {
+    if (statePtr->samplerPtr != NULL || statePtr->memPtr != NULL) {
 	CprofDrain(statePtr);
     }
     if (statePtr->startNs == 0 || mode == CPROF_MODE_STACK) {
@@ -187,8 +227,16 @@ CprofDataObjCmd(
 	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
 	return TCL_ERROR;
     }
+    if ((viewObj != NULL || count) && !statePtr->options.memory) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"%s applies to profiles of -mode memory",
+		viewObj != NULL ? "-view" : "-count"));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE",
+		viewObj != NULL ? "-view" : "-count", NULL);
+	return TCL_ERROR;
+    }
     Tcl_SetObjResult(interp, CprofScopeProfile(ciPtr,
-	    CprofProfileValue(ciPtr)));
+	    CprofProfileValue(ciPtr, viewObj != NULL ? view : -1, count)));
     return TCL_OK;
 }
 
@@ -199,24 +247,47 @@ CprofDataObjCmd(
  *
  *	The profile of this interpreter's run (its thread's, with its
  *	children's frames), as a value; the data of members of a session
- *	are not in it (scope.c puts them together).
+ *	are not in it (scope.c puts them together). Memory profiles: the
+ *	view (-1: not asked for, alloc) and unit asked for.
  *
  *----------------------------------------------------------------------
  */
 
 Tcl_Obj *
 CprofProfileValue(
-    CprofInterp *ciPtr)
+    CprofInterp *ciPtr,
+    int view,
+    int count)
 {
+    static const char *const viewNames[] = {"alloc", "live", "peak"};
     CprofState *statePtr = &ciPtr->state;
     CprofExact *exactPtr = &statePtr->exact;
     int mode = statePtr->options.mode;
     Tcl_Obj *resultObj;
 
-    if (statePtr->samplerPtr != NULL) {
+    if (statePtr->samplerPtr != NULL || statePtr->memPtr != NULL) {
 	CprofDrain(statePtr);
     }
     resultObj = Tcl_NewDictObj();
+    if (statePtr->options.memory
+	    && (mode == CPROF_MODE_MEMORY || view >= 0 || count)) {
+	/*
+	 * The memory tree (with time samples too, when a view is asked
+	 * for).
+	 */
+
+	Tcl_Obj *metaObj = CprofMetaDict(ciPtr);
+
+	PUT(metaObj, "mode", Tcl_NewStringObj("memory", -1));
+	PUT(metaObj, "view", Tcl_NewStringObj(viewNames[view < 0 ? 0
+		: view], -1));
+	PUT(metaObj, "unit", Tcl_NewStringObj(count ? "objects" : "bytes",
+		-1));
+	PUT(resultObj, "meta", metaObj);
+	PUT(resultObj, "tree", CprofMemoryTreeObj(statePtr,
+		view < 0 ? 0 : view, count));
+	return resultObj;
+    }
     PUT(resultObj, "meta", CprofMetaDict(ciPtr));
     switch (mode) {
     case CPROF_MODE_SAMPLE:

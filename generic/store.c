@@ -78,6 +78,23 @@
 ") WITHOUT ROWID;\n"
 
 /*
+ * The figures of memory profiles (-mode memory): per node of tree 0, the
+ * node's own bytes and objects allocated, live at the end, and live when
+ * the run's live bytes were highest (memory.c). The nodes' self and
+ * total hold the bytes allocated.
+ */
+
+#define MEMORY_NODES_SQL \
+"CREATE TABLE IF NOT EXISTS memory_nodes (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  node INTEGER NOT NULL,\n" \
+"  alloc_bytes INTEGER NOT NULL, alloc_objects INTEGER NOT NULL,\n" \
+"  live_bytes INTEGER NOT NULL, live_objects INTEGER NOT NULL,\n" \
+"  peak_bytes INTEGER NOT NULL, peak_objects INTEGER NOT NULL,\n" \
+"  PRIMARY KEY (run, node)\n" \
+") WITHOUT ROWID;\n"
+
+/*
  * The schema, version 2. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
  *
@@ -164,6 +181,7 @@ static const char schemaSql[] =
 "  PRIMARY KEY (run, id)\n"
 ") WITHOUT ROWID;\n"
 NODE_LINES_SQL
+MEMORY_NODES_SQL
 "CREATE TABLE events (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
 "  seq INTEGER NOT NULL,\n"
@@ -251,6 +269,7 @@ COVERAGE_COMMANDS_SQL
 "DROP TABLE coverage_commands_v1;\n"
 NEVER_CALLED_SQL
 NODE_LINES_SQL
+MEMORY_NODES_SQL
 HANDLERS_SQL;
 
 static const char *const stmtSql[ST_COUNT] = {
@@ -283,7 +302,12 @@ static const char *const stmtSql[ST_COUNT] = {
 	" overhead_pct = ?13, meta = ?14 WHERE id = ?1",
     "INSERT INTO node_lines (run, id, node, callee, file, line, weight)"
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run, id)"
-	" DO UPDATE SET weight = ?7"
+	" DO UPDATE SET weight = ?7",
+    "INSERT INTO memory_nodes (run, node, alloc_bytes, alloc_objects,"
+	" live_bytes, live_objects, peak_bytes, peak_objects) VALUES (?1, ?2,"
+	" ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run, node) DO UPDATE SET"
+	" alloc_bytes = ?3, alloc_objects = ?4, live_bytes = ?5,"
+	" live_objects = ?6, peak_bytes = ?7, peak_objects = ?8"
 };
 
 /*
@@ -1008,10 +1032,11 @@ CprofDbConnect(
     sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 	    NULL);
     /*
-     * A file made before node_lines was kept gets it.
+     * A file made before node_lines (or memory_nodes) was kept gets it.
      */
 
-    rc = sqlite3_exec(storePtr->db, NODE_LINES_SQL, NULL, NULL, NULL);
+    rc = sqlite3_exec(storePtr->db, NODE_LINES_SQL MEMORY_NODES_SQL, NULL,
+	    NULL, NULL);
     if (rc != SQLITE_OK) {
 	CprofDbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
 	CprofDbDisconnect(storePtr, 0);

@@ -68,6 +68,11 @@ LoadTree(
     Tcl_HashTable pending;	/* Node id -> its list of children. */
     Tcl_HashTable lineLists;	/* 2 * node id (+1 for caller lines) ->
 				 * the node's C source lines. */
+    Tcl_HashTable memFigs;	/* Node id -> its memory figures. */
+    static const char *const memKeys[] = {
+	"alloc_bytes", "alloc_objects", "live_bytes", "live_objects",
+	"peak_bytes", "peak_objects"
+    };
     Tcl_HashEntry *hPtr;
     Tcl_HashSearch search;
     Tcl_Obj *rootObj = NULL;
@@ -101,6 +106,34 @@ LoadTree(
 	    for (k = 2; k < 5; k++) {
 		Tcl_ListObjAppendElement(NULL, listObj, ColumnObj(stmt, k));
 	    }
+	}
+	sqlite3_finalize(stmt);
+    }
+
+    /*
+     * Memory profiles: each node's figures (memory_nodes, absent from
+     * files made before it was kept).
+     */
+
+    Tcl_InitHashTable(&memFigs, TCL_ONE_WORD_KEYS);
+    if (tree == 0 && sqlite3_prepare_v2(db, "SELECT node, alloc_bytes,"
+	    " alloc_objects, live_bytes, live_objects, peak_bytes,"
+	    " peak_objects FROM memory_nodes WHERE run = ?1", -1, &stmt,
+	    NULL) == SQLITE_OK) {
+	sqlite3_bind_int64(stmt, 1, runId);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+	    Tcl_Obj *figObj = Tcl_NewDictObj();
+
+	    for (k = 0; k < 6; k++) {
+		PUT(figObj, memKeys[k], ColumnObj(stmt, k + 1));
+	    }
+	    Tcl_IncrRefCount(figObj);
+	    hPtr = Tcl_CreateHashEntry(&memFigs, (char *) (intptr_t)
+		    sqlite3_column_int64(stmt, 0), &isNew);
+	    if (!isNew) {
+		Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+	    }
+	    Tcl_SetHashValue(hPtr, figObj);
 	}
 	sqlite3_finalize(stmt);
     }
@@ -154,6 +187,22 @@ LoadTree(
 		PUT(dictObj, "suspended_ns", ColumnObj(stmt, 13));
 	    }
 	}
+	hPtr = Tcl_FindHashEntry(&memFigs, (char *) (intptr_t) id);
+	if (hPtr != NULL) {
+	    Tcl_DictObjSize(NULL, (Tcl_Obj *) Tcl_GetHashValue(hPtr), &k);
+	    {
+		Tcl_DictSearch ds;
+		Tcl_Obj *kObj, *vObj;
+		int done;
+
+		Tcl_DictObjFirst(NULL, (Tcl_Obj *) Tcl_GetHashValue(hPtr),
+			&ds, &kObj, &vObj, &done);
+		for (; !done; Tcl_DictObjNext(&ds, &kObj, &vObj, &done)) {
+		    Tcl_DictObjPut(NULL, dictObj, kObj, vObj);
+		}
+		Tcl_DictObjDone(&ds);
+	    }
+	}
 	for (k = 0; k < 2; k++) {
 	    hPtr = Tcl_FindHashEntry(&lineLists,
 		    (char *) (intptr_t) (2 * id + k));
@@ -201,6 +250,11 @@ LoadTree(
 	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
     }
     Tcl_DeleteHashTable(&lineLists);
+    for (hPtr = Tcl_FirstHashEntry(&memFigs, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DeleteHashTable(&memFigs);
     if (rc != SQLITE_DONE) {
 	if (rootObj != NULL) {
 	    Tcl_DecrRefCount(rootObj);

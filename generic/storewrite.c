@@ -20,6 +20,9 @@
 #include <unistd.h>
 #include <errno.h>
 
+static int		FlushTree(CprofStore *storePtr,
+			    CprofState *statePtr, CprofTree *treePtr,
+			    int tree);
 static int		FlushNodeLines(CprofStore *storePtr,
 			    CprofTree *treePtr);
 
@@ -218,7 +221,16 @@ FlushSampleTree(
     CprofState *statePtr,
     int tree)
 {
-    CprofTree *treePtr = &statePtr->tree;
+    return FlushTree(storePtr, statePtr, &statePtr->tree, tree);
+}
+
+static int
+FlushTree(
+    CprofStore *storePtr,
+    CprofState *statePtr,
+    CprofTree *treePtr,
+    int tree)
+{
     CprofExact *exactPtr = (statePtr->options.mode == CPROF_MODE_BOTH)
 	    ? &statePtr->exact : NULL;
     ShadowTree *shPtr = &storePtr->trees[tree];
@@ -259,6 +271,38 @@ FlushSampleTree(
 	}
     }
     return FlushNodeLines(storePtr, treePtr);
+}
+
+/*
+ * A memory profile: its tree as tree 0 (self and total: bytes
+ * allocated), each node's figures in memory_nodes.
+ */
+
+static int
+FlushMemoryTree(
+    CprofStore *storePtr,
+    CprofState *statePtr)
+{
+    CprofTree *treePtr = CprofMemoryPrepare(statePtr, 0, 0);
+    sqlite3_stmt *stmt = storePtr->stmts[ST_MEM_NODE];
+    int i, k, rc;
+
+    if (treePtr == NULL) {
+	return SQLITE_OK;
+    }
+    rc = FlushTree(storePtr, statePtr, treePtr, 0);
+    for (i = 0; rc == SQLITE_OK && i < treePtr->numNodes; i++) {
+	int64_t fig[6];
+
+	CprofMemoryFigures(statePtr, i, fig);
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	for (k = 0; k < 6; k++) {
+	    sqlite3_bind_int64(stmt, 3 + k, fig[k]);
+	}
+	rc = CprofDbExec(stmt);
+    }
+    return rc;
 }
 
 /*
@@ -910,7 +954,8 @@ FlushBody(
     if (storePtr->clearPending) {
 	static const char *const tables[] = {
 	    "nodes", "lines", "events", "coverage_commands",
-	    "coverage_lines", "coverage_procs", "node_lines", NULL
+	    "coverage_lines", "coverage_procs", "node_lines", "memory_nodes",
+	    NULL
 	};
 	int i;
 
@@ -936,9 +981,13 @@ FlushBody(
 		rc = FlushExactTree(storePtr, statePtr, 1);
 	    }
 	    break;
+	case CPROF_MODE_MEMORY:
+	    rc = FlushMemoryTree(storePtr, statePtr);
+	    break;
 	}
     }
-    if (rc == SQLITE_OK && mode != CPROF_MODE_SAMPLE) {
+    if (rc == SQLITE_OK && mode != CPROF_MODE_SAMPLE
+	    && mode != CPROF_MODE_MEMORY) {
 	if (statePtr->options.lines && mode != CPROF_MODE_COVERAGE) {
 	    rc = FlushLines(storePtr, statePtr);
 	}

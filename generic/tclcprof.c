@@ -135,6 +135,7 @@ DeleteState(
     }
     CprofExactFree(statePtr);
     CprofEventsFree(statePtr);
+    CprofMemoryFree(statePtr);
     CprofTreeFree(&statePtr->tree);
     if (statePtr->symPtr != NULL) {
 	CprofSymFree(statePtr->symPtr);
@@ -237,6 +238,7 @@ CprofInterpFor(
     statePtr->options.compensate = 1;
     statePtr->options.eventLimit = DEFAULT_EVENT_LIMIT;
     statePtr->options.scope = CPROF_SCOPE_TREE;
+    statePtr->options.memRate = DEFAULT_MEMRATE;
     ciPtr->defaults = statePtr->options;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     for (i = 0; i < OBJ_COUNT; i++) {

@@ -514,7 +514,10 @@ enum CprofMode {
     CPROF_MODE_STACK,		/* Track the level stack only. */
     CPROF_MODE_EXACT,		/* Time every traced command. */
     CPROF_MODE_BOTH,		/* Sampling and exact timing together. */
-    CPROF_MODE_COVERAGE		/* Which commands and lines ran. */
+    CPROF_MODE_COVERAGE,	/* Which commands and lines ran. */
+    CPROF_MODE_MEMORY		/* Allocations sampled by bytes (memory.c);
+				 * with time samples: mode sample and the
+				 * options' 'memory'. */
 };
 
 #define CprofModeSamples(m) \
@@ -570,6 +573,10 @@ typedef struct CprofOptions {
     int commit;			/* -db: 0 staged, 1 direct. */
     int flushMs;		/* -db: ms between flushes; 0: default of
 				 * the commit mode. */
+    int memory;			/* Memory samples (mode memory, or mode
+				 * sample with -mode {sample memory}). */
+    Tcl_WideInt memRate;	/* -memrate: mean bytes between memory
+				 * samples. */
 } CprofOptions;
 
 /*
@@ -714,10 +721,10 @@ MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
 MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 			    int nameId, int moduleId, int tclKind,
 			    int interpId);
-MODULE_SCOPE void	CprofTreeAdd(CprofTree *treePtr, const int *frames,
+MODULE_SCOPE int	CprofTreeAdd(CprofTree *treePtr, const int *frames,
 			    const int *exact, int numFrames, uint64_t count,
 			    uint64_t weight);
-MODULE_SCOPE void	CprofTreeAddLines(CprofTree *treePtr,
+MODULE_SCOPE int	CprofTreeAddLines(CprofTree *treePtr,
 			    const int *frames, const int *exact,
 			    const int *fileIds, const int *lines,
 			    int numFrames, uint64_t count, uint64_t weight);
@@ -725,6 +732,10 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofNodeLinesObjCmd;
 struct CprofExact;
 MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
 			    struct CprofExact *exactPtr);
+MODULE_SCOPE Tcl_Obj *	CprofTreeToObjEx(CprofTree *treePtr,
+			    struct CprofExact *exactPtr,
+			    void (*nodeProc)(void *data, int node,
+			    Tcl_Obj *dictObj), void *data);
 
 /*
  * Exact timing (exact.c). An open-addressing map from a pair of integers
@@ -1004,8 +1015,6 @@ MODULE_SCOPE int	CprofSamplerAddStack(CprofSampler *samplerPtr,
 			    int interpId);
 MODULE_SCOPE void	CprofSamplerRemoveStack(CprofSampler *samplerPtr,
 			    CprofStack *stackPtr);
-MODULE_SCOPE int	CprofCopyTclFrames(CprofSampler *samplerPtr,
-			    CprofTclRef *out, int max, uint32_t *flagsPtr);
 MODULE_SCOPE void	CprofSamplerAfterFork(Tcl_Interp *interp,
 			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDestroy(CprofSampler *samplerPtr);
@@ -1020,6 +1029,15 @@ MODULE_SCOPE uint64_t	CprofForeignSignals(void);
 MODULE_SCOPE int	CprofUnwindReady(char *msg, size_t msgLen);
 MODULE_SCOPE int	CprofNativeWalk(uintptr_t *ip, uintptr_t *cfa,
 			    int max);
+MODULE_SCOPE int	CprofCopyTclFrames(CprofSampler *samplerPtr,
+			    CprofTclRef *out, int max, uint32_t *flagsPtr,
+			    uint64_t *check);
+MODULE_SCOPE int	CprofSamplerCreateIdle(Tcl_Interp *interp,
+			    CprofStack *stackPtr, const int *numLevelsPtr,
+			    CprofSampler **samplerPtrPtr);
+MODULE_SCOPE void	CprofSamplerAttach(CprofSampler *samplerPtr);
+MODULE_SCOPE void	CprofSamplerDetach(CprofSampler *samplerPtr);
+MODULE_SCOPE CprofSampler *CprofSamplerCurrent(void);
 
 /*
  * Event handlers (events.c): per origin and kind, what ran. Read by the
@@ -1140,6 +1158,9 @@ typedef struct CprofState {
     struct CprofState *hostPtr;	/* The profiled interpreter of the same
 				 * thread whose sampler samples this one's
 				 * frames too (scope tree), or NULL. */
+    struct CprofMemory *memPtr;	/* Memory samples (memory.c): while a run
+				 * of mode memory goes on and until the next
+				 * run or reset. */
     int polling;		/* The command layer has timed duties
 				 * (-duration, flushes to -db, noticing a
 				 * fork): the capture calls pollProc every
@@ -1153,6 +1174,79 @@ typedef struct CprofState {
 				/* May stop the run: called where nothing
 				 * of the capture is in use any more. */
 } CprofState;
+
+/*
+ * Memory profiling. The hooks (unix/memhook.c, through unix/gotpatch.c)
+ * record a sampled block as a CprofMemRec and queue what happens to it;
+ * memory.c drains the queue into the memory tree.
+ */
+
+typedef struct CprofMemRec {
+    uintptr_t addr;		/* The block. */
+    size_t size;		/* Bytes asked for. */
+    int node;			/* Memory tree node, once drained; -1
+				 * before. */
+    int tracked;		/* In the table of live blocks (else the
+				 * table was full: its free is not seen). */
+    double bytes, objects;	/* Its weight (memory.c). */
+    unsigned epoch;		/* CprofMemEpoch when it was made. */
+    uint16_t nNative, nTcl;
+    uint32_t flags;		/* CPROF_SAMPLE_* */
+    uintptr_t *ip;		/* nNative return addresses, innermost */
+    uintptr_t *cfa;		/* first, with their frames' CFAs... */
+    CprofTclRef *tcl;		/* ...and the Tcl frames, outermost first
+				 * (all stored after the record). */
+} CprofMemRec;
+
+typedef struct CprofMemEvent {
+    CprofMemRec *recPtr;
+    int isFree;			/* 0: sampled allocation; 1: its free. */
+} CprofMemEvent;
+
+typedef struct CprofMemTotals {
+    uint64_t allocs, allocBytes;/* Every allocation counted. */
+    uint64_t frees;		/* Every free counted (realloc's too). */
+    uint64_t samples;		/* Allocations sampled. */
+    uint64_t sampledFrees;	/* Frees of sampled blocks seen. */
+    uint64_t untracked;		/* Sampled with the table full. */
+    uint64_t lostEvents;	/* Dropped for want of memory. */
+    uint64_t recordBytes;	/* Memory held by records now. */
+    uint64_t liveRecords;	/* Sampled blocks live now. */
+    uint64_t tableBytes;	/* Table slots in use and the filter. */
+    uint64_t patched;		/* GOT entries patched at start... */
+    uint64_t patchedLater;	/* ...and in modules loaded since. */
+    uint64_t loads;		/* dlopen calls seen. */
+} CprofMemTotals;
+
+MODULE_SCOPE int	CprofMemStart(int64_t rate, volatile int *drainPtr,
+			    char *msg, size_t msgLen);
+MODULE_SCOPE void	CprofMemStop(void);
+MODULE_SCOPE void	CprofMemClear(void);
+MODULE_SCOPE int	CprofMemTake(CprofMemEvent **eventsPtr);
+MODULE_SCOPE void	CprofMemDone(CprofMemEvent *events, int n);
+MODULE_SCOPE void	CprofMemGetTotals(CprofMemTotals *totalsPtr);
+MODULE_SCOPE void	CprofMemGuard(int on);
+MODULE_SCOPE unsigned	CprofMemEpoch(void);
+
+struct CprofMemory;
+MODULE_SCOPE int	CprofMemoryStart(CprofState *statePtr);
+MODULE_SCOPE void	CprofMemoryStop(CprofState *statePtr);
+MODULE_SCOPE void	CprofMemoryDrain(CprofState *statePtr);
+MODULE_SCOPE void	CprofMemoryClear(CprofState *statePtr);
+MODULE_SCOPE void	CprofMemoryFree(CprofState *statePtr);
+MODULE_SCOPE volatile int *CprofMemoryDrainFlag(CprofState *statePtr);
+MODULE_SCOPE int	CprofMemoryRunning(CprofState *statePtr);
+MODULE_SCOPE void	CprofMemoryPause(CprofState *statePtr, int paused);
+MODULE_SCOPE void	CprofMemPause(int paused);
+MODULE_SCOPE int	CprofMemoryView(Tcl_Interp *interp, Tcl_Obj *viewObj,
+			    int *viewPtr);
+MODULE_SCOPE Tcl_Obj *	CprofMemoryTreeObj(CprofState *statePtr, int view,
+			    int count);
+MODULE_SCOPE Tcl_Obj *	CprofMemoryDict(CprofState *statePtr);
+MODULE_SCOPE CprofTree *CprofMemoryPrepare(CprofState *statePtr, int view,
+			    int count);
+MODULE_SCOPE void	CprofMemoryFigures(CprofState *statePtr, int node,
+			    int64_t fig[6]);
 
 /*
  * The store (store.c): runs in an SQLite file.
@@ -1200,6 +1294,8 @@ MODULE_SCOPE void	CprofStoreSetBusyTimeout(int ms);
 MODULE_SCOPE void	CprofDrain(CprofState *statePtr);
 MODULE_SCOPE void	CprofAddSample(CprofState *statePtr,
 			    const CprofSample *samplePtr);
+MODULE_SCOPE int	CprofAddSampleTo(CprofState *statePtr,
+			    CprofTree *treePtr, const CprofSample *samplePtr);
 
 /*
  * Exact timing (exact.c). Enter, leave, suspend and resume are called by

@@ -28,8 +28,8 @@ namespace eval ::tclcprof::exportlib {
     # Escape, Quote, SourceLines, NodeLines.
     namespace path ::tclcprof::reportlib
 
-    variable optionNames {-base -basedb -baserun -data -db -file -format
-	-min -normalize -run -view}
+    variable optionNames {-base -basedb -baserun -count -data -db -file
+	-format -min -normalize -run -view}
     variable formats {callgrind chrome dot folded html pprof speedscope}
 
     # Which tree of a profile of mode both each format uses with -view
@@ -132,7 +132,10 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 		set v [Enum $opt $v format $formats]
 	    }
 	    -view {
-		set v [Enum $opt $v view {auto exact samples}]
+		set v [Enum $opt $v view {alloc auto exact live peak samples}]
+	    }
+	    -count {
+		set v [MemoryCount $v]
 	    }
 	    -min {
 		if {![string is double -strict $v] || !($v >= 0 && $v <= 100)} {
@@ -167,6 +170,7 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 		formats keep every stack)"
     }
     CheckSource $o
+    set o [MemoryOptions $o]
     # A base profile: the differential flame graph of -format html.
     if {[dict exists $o -baserun] && ![dict exists $o -basedb]} {
 	Fail {VALUE -baserun} "-baserun needs -basedb: runs are read from a\
@@ -729,9 +733,15 @@ proc ::tclcprof::exportlib::Speedscope {t profile} {
     }
     set exact [dict get $t exact]
     set title [Title $meta]
+    # Memory profiles: bytes (objects with -count are plain counts).
+    set unit [expr {$exact ? "nanoseconds" : "none"}]
+    set what [expr {$exact ? "exact" : "samples"}]
+    if {[dict exists $meta unit] && [dict exists $meta view]} {
+	set what "[dict get $meta view] [dict get $meta unit]"
+	set unit [expr {[dict get $meta unit] eq "bytes" ? "bytes" : "none"}]
+    }
     set profiles [list "\{\"type\":\"sampled\",\"name\":[JsonString \
-	    "$title ([expr {$exact ? "exact" : "samples"}])"],\"unit\":\"[expr {$exact
-	    ? "nanoseconds" : "none"}]\",\"startValue\":0,\"endValue\":[JsonNumber \
+	    "$title ($what)"],\"unit\":\"$unit\",\"startValue\":0,\"endValue\":[JsonNumber \
 	    [lindex [dict get $t total] 0]],\n\"samples\":\[[join $samples ,]\],\n\"weights\":\[[join $weights ,]\]\}"]
 
     if {![catch {dict get $profile events} ev] && [llength $ev]} {
@@ -1245,7 +1255,11 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     set cloc {}
     set nextFn [llength $fname]
     set hasLines 0
-    if {!$exact} {
+    # A memory profile: Go's four sample types, from each node's own
+    # figures.
+    set memory [expr {[dict exists $meta mode]
+	    && [dict get $meta mode] eq "memory"}]
+    if {!$exact && !$memory} {
 	foreach {i sl cl} [NodeLines $nodes] {
 	    set hasLines 1
 	    if {$sl ne ""} {
@@ -1311,7 +1325,17 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 		append samples [Bytes 2 [Bytes 1 [lindex $venc $loc]$p][Bytes 2 $values]]
 	    }
 	}
-	if {$exact} {
+	if {$memory} {
+	    set node [lindex $nodes $i]
+	    set values ""
+	    set keep 0
+	    foreach key {alloc_objects alloc_bytes live_objects live_bytes} {
+		set v [expr {[dict exists $node $key]
+			? [IntWeight [dict get $node $key]] : 0}]
+		append values [Varint $v]
+		set keep [expr {$keep || $v > 0}]
+	    }
+	} elseif {$exact} {
 	    set calls [lindex $fig $i 0]
 	    if {$calls eq ""} {
 		set calls 0
@@ -1366,7 +1390,15 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     }
 
     # The sample types, period, duration, comments.
-    if {$exact} {
+    if {$memory} {
+	set types [list alloc_objects count alloc_space bytes \
+		inuse_objects count inuse_space bytes]
+	set period 0
+	if {[dict exists $meta memory rate]
+		&& [string is entier -strict [dict get $meta memory rate]]} {
+	    set period [dict get $meta memory rate]
+	}
+    } elseif {$exact} {
 	set types [list calls count time nanoseconds]
     } else {
 	set clock [expr {[dict exists $meta clock]
@@ -1388,7 +1420,10 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	# (An elapsed time that is no finite number is not used.)
 	append tail [Field 10 $ns]
     }
-    if {!$exact && $period > 0} {
+    if {$memory && $period > 0} {
+	append tail [Bytes 11 [Field 1 [{*}$str space]][Field 2 [{*}$str bytes]]]
+	append tail [Field 12 $period]
+    } elseif {!$exact && $period > 0} {
 	append tail [Bytes 11 [Field 1 [{*}$str $clock]][Field 2 [{*}$str nanoseconds]]]
 	append tail [Field 12 $period]
     }

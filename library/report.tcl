@@ -29,8 +29,8 @@ namespace eval ::tclcprof {
 
 namespace eval ::tclcprof::reportlib {
     variable optionNames {
-	-channel -data -db -focus -format -hide -limit -min -run -sort -type
-	-view
+	-channel -count -data -db -focus -format -hide -limit -min -run -sort
+	-type -view
     }
 
     # The exact figures of a node, in the order they are kept.
@@ -109,21 +109,86 @@ proc ::tclcprof::reportlib::CheckSource {o} {
 }
 
 proc ::tclcprof::reportlib::Profile {o} {
+    set view [expr {[dict exists $o memView] ? [dict get $o memView] : ""}]
+    set count [expr {[dict exists $o -count] ? [dict get $o -count] : 0}]
     if {[dict exists $o -data]} {
-	return [dict get $o -data]
-    }
-    if {[dict exists $o -db]} {
+	set profile [dict get $o -data]
+    } elseif {[dict exists $o -db]} {
 	if {[dict exists $o -run]} {
-	    return [::tclcprof::data -db [dict get $o -db] \
+	    set profile [::tclcprof::data -db [dict get $o -db] \
 		    -run [dict get $o -run]]
+	} else {
+	    set profile [::tclcprof::data -db [dict get $o -db]]
 	}
-	return [::tclcprof::data -db [dict get $o -db]]
-    }
-    if {[llength [info commands ::tclcprof::data]]} {
+    } elseif {[llength [info commands ::tclcprof::data]]} {
+	if {$view ne "" || $count} {
+	    return [::tclcprof::data -view [expr {$view eq "" ? "alloc"
+		    : $view}] -count $count]
+	}
 	return [::tclcprof::data]
+    } else {
+	return -code error -errorcode {TCLCPROF NODATA} \
+		"no profile data: start profiling with tclcprof::start"
     }
-    return -code error -errorcode {TCLCPROF NODATA} \
-	    "no profile data: start profiling with tclcprof::start"
+    if {$view ne "" || $count} {
+	set profile [MemoryView $profile [expr {$view eq "" ? "alloc"
+		: $view}] $count]
+    }
+    return $profile
+}
+
+# MemoryOptions, MemoryCount, MemoryView --
+#
+#	Memory profiles (-mode memory): -view alloc, live or peak and
+#	-count (objects rather than bytes) choose which of a node's figures
+#	(alloc_bytes alloc_objects live_bytes live_objects peak_bytes
+#	peak_objects, the node's own) become its self and total.
+#	MemoryOptions moves a memory view out of -view (into memView),
+#	leaving -view auto for the rest of the report. MemoryView rewrites
+#	a profile's tree for a view. Errors: TCLCPROF VALUE -view (a
+#	profile with no memory figures).
+
+proc ::tclcprof::reportlib::MemoryOptions {o} {
+    if {[dict get $o -view] in {alloc live peak}} {
+	dict set o memView [dict get $o -view]
+	dict set o -view auto
+    }
+    return $o
+}
+
+proc ::tclcprof::reportlib::MemoryCount {v} {
+    if {![string is boolean -strict $v]} {
+	Fail [list VALUE -count $v] "bad value \"[Escape $v]\" for -count:\
+		expected a boolean"
+    }
+    expr {!!$v}
+}
+
+proc ::tclcprof::reportlib::MemoryView {profile view count} {
+    if {[catch {dict get $profile meta mode} mode] || $mode ne "memory"} {
+	Fail [list VALUE -view $view] "-view $view: the profile has no\
+		memory samples (-mode memory)"
+    }
+    set key [expr {$count ? "${view}_objects" : "${view}_bytes"}]
+    dict set profile tree [MemoryNode [dict get $profile tree] $key]
+    dict set profile meta view $view
+    dict set profile meta unit [expr {$count ? "objects" : "bytes"}]
+    return $profile
+}
+
+proc ::tclcprof::reportlib::MemoryNode {node key} {
+    set self [expr {[dict exists $node $key] ? [dict get $node $key] : 0}]
+    set total $self
+    set kids {}
+    foreach c [dict get $node children] {
+	set c [MemoryNode $c $key]
+	incr total [dict get $c total]
+	lappend kids $c
+    }
+    dict set node self $self
+    dict set node total $total
+    dict set node children $kids
+    return $node
 }
 
 # Fail, Enum --
@@ -197,7 +262,10 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 			{avg calls max name self total}]
 	    }
 	    -view {
-		set v [Enum $opt $v view {auto exact samples}]
+		set v [Enum $opt $v view {alloc auto exact live peak samples}]
+	    }
+	    -count {
+		set v [MemoryCount $v]
 	    }
 	    -format {
 		set v [Enum $opt $v format {dict text}]
@@ -249,6 +317,7 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 		: [dict get $defaultMin [dict get $o -format]]}]
     }
     CheckSource $o
+    set o [MemoryOptions $o]
     dict set o focusOn [dict exists $given -focus]
     if {[dict exists $given -channel] && [dict get $o -format] eq "dict"} {
 	set chan [dict get $o -channel]
@@ -1576,6 +1645,11 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     }
     if {[dict exists $meta mode]} {
 	lappend parts "mode [Escape [dict get $meta mode]]"
+    }
+    if {[dict exists $meta view] && [dict exists $meta unit]} {
+	# A memory profile: which figures, in what.
+	lappend parts "[Escape [dict get $meta view]]\
+		[Escape [dict get $meta unit]]"
     }
     if {![llength $parts]} {
 	lappend parts "profile of weight [Num $whole]"

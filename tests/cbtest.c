@@ -41,6 +41,12 @@ extern int	CbtestNocfiCmd(ClientData clientData, Tcl_Interp *interp,
 		    int objc, Tcl_Obj *const objv[]);
 
 /*
+ * memtest.c: allocations from known functions.
+ */
+
+extern void	CbtestMemInit(Tcl_Interp *interp);
+
+/*
  * Command procedures that end in "return Tcl_Eval...(...)" would be
  * compiled as tail calls and vanish from native stacks; tests need to see
  * them.
@@ -908,6 +914,7 @@ Cbtest_Init(
     if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
 	return TCL_ERROR;
     }
+    CbtestMemInit(interp);
     Tcl_CreateObjCommand(interp, "cbtest::evalobjv", EvalObjvCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::eval", EvalCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nocfieval", CbtestNocfiCmd, NULL,

@@ -152,7 +152,7 @@ CprofUnwindReady(
 		int n = 0;
 
 		pBacktrace(CountFrame, &n);
-		unwindState = 1;
+		__atomic_store_n(&unwindState, 1, __ATOMIC_RELEASE);
 	    }
 	}
     }
@@ -870,9 +870,78 @@ CprofSamplerDestroy(
     CprofSampler *sPtr)
 {
     CprofSamplerDisarm(sPtr);
-    SpoolDelete(sPtr->spoolPtr);
-    ckfree(sPtr->slots);
+    CprofSamplerDetach(sPtr);
+    if (sPtr->spoolPtr != NULL) {
+	SpoolDelete(sPtr->spoolPtr);
+    }
+    if (sPtr->slots != NULL) {
+	ckfree(sPtr->slots);
+    }
     ckfree(sPtr);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSamplerCreateIdle, CprofSamplerAttach, CprofSamplerDetach,
+ * CprofSamplerCurrent --
+ *
+ *	A sampler that never takes timer samples (no ring, no spool, no
+ *	timer): the record through which the memory hooks (memhook.c) find
+ *	the calling thread's level stack when no timer samples it (mode
+ *	memory alone). Attach makes it the thread's sampler (what
+ *	CprofSamplerCurrent returns in that thread; CprofSamplerArm does
+ *	the same for a sampler with a timer); Detach undoes it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSamplerCreateIdle(
+    Tcl_Interp *interp,
+    CprofStack *stackPtr,
+    const int *numLevelsPtr,
+    CprofSampler **samplerPtrPtr)
+{
+    CprofSampler *sPtr;
+
+    if (tlsSampler != NULL) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"another interpreter of this thread is already sampling", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "BUSY", NULL);
+	return TCL_ERROR;
+    }
+    sPtr = (CprofSampler *) ckalloc(sizeof(CprofSampler));
+    memset(sPtr, 0, sizeof(CprofSampler));
+    sPtr->stackPtr = stackPtr;
+    sPtr->numLevelsPtr = numLevelsPtr;
+    sPtr->rate = CprofDefaultRate(CPROF_CLOCK_CPU);
+    *samplerPtrPtr = sPtr;
+    return TCL_OK;
+}
+
+void
+CprofSamplerAttach(
+    CprofSampler *sPtr)
+{
+    if (tlsSampler == NULL) {
+	tlsSampler = sPtr;
+    }
+}
+
+void
+CprofSamplerDetach(
+    CprofSampler *sPtr)
+{
+    if (tlsSampler == sPtr) {
+	tlsSampler = NULL;
+    }
+}
+
+CprofSampler *
+CprofSamplerCurrent(void)
+{
+    return tlsSampler;
 }
 
 /*
@@ -957,7 +1026,9 @@ WalkFrame(
  * CprofNativeWalk --
  *
  *	The same unwind as the handler's, from normal context: the caller's
- *	frame and outward. For tests that check the splice's premises.
+ *	frame and outward. For tests that check the splice's premises, and
+ *	for the memory hooks' sampled path (memhook.c): once the unwinder is
+ *	ready it takes no lock and allocates nothing.
  *
  *----------------------------------------------------------------------
  */
@@ -970,7 +1041,8 @@ CprofNativeWalk(
 {
     Walk walk;
 
-    if (!CprofUnwindReady(NULL, 0)) {
+    if (__atomic_load_n(&unwindState, __ATOMIC_ACQUIRE) <= 0
+	    && !CprofUnwindReady(NULL, 0)) {
 	return 0;
     }
     walk.ip = ip;
@@ -1089,15 +1161,25 @@ StackHash(
  *
  * CprofCopyTclFrames --
  *
- *	Copy the Tcl frames of the thread's level stacks into 'out':
- *	those at or below their interpreter's current nesting level (frames
- *	above it lost their leave), the interpreter of the sampler first,
- *	then the others', each stack outermost first. When they hold more
- *	than 'max', each keeps its innermost ones and the sample is flagged
- *	truncated. Called by the signal handler: reads only, no calls.
+ *	Copy the Tcl frames of the thread's level stacks: those at or below
+ *	their interpreter's current nesting level (frames above it lost
+ *	their leave), the sampler's interpreter's first, then those of the
+ *	other interpreters of the thread (CprofSamplerAddStack), each stack
+ *	outermost first. When they hold more than 'max', each keeps its
+ *	innermost ones (CPROF_SAMPLE_TCL_TRUNC is then set in *flagsPtr). With -capture check, 'check' (four words, or NULL)
+ *	gets the hashes of the two stacks and CPROF_SAMPLE_CHECKED is set
+ *	when they are comparable.
+ *
+ *	Used by the signal handler and by the memory hooks' sampled path
+ *	(memhook.c), in the thread that owns the level stack.
  *
  * Results:
  *	The number of frames copied.
+ *
+ * Signal safety:
+ *	Reads the thread's own level stack with acquire loads (the capture
+ *	commits frames with release stores and never frees an array a
+ *	reader may hold) and writes only to 'out' and 'check'.
  *
  *----------------------------------------------------------------------
  */
@@ -1142,7 +1224,8 @@ CprofCopyTclFrames(
     CprofSampler *sPtr,
     CprofTclRef *out,
     int max,
-    uint32_t *flagsPtr)
+    uint32_t *flagsPtr,
+    uint64_t *check)
 {
     int n, i, numExtra, truncated = 0;
 
@@ -1166,7 +1249,28 @@ CprofCopyTclFrames(
     }
     if (truncated) {
 	*flagsPtr |= CPROF_SAMPLE_TCL_TRUNC;
-	sPtr->counters.tclTrunc++;
+    }
+    if (check != NULL && sPtr->shadowPtr != NULL) {
+	CprofStack *shadowPtr = sPtr->shadowPtr;
+	const CprofFrame *frames = __atomic_load_n(&sPtr->stackPtr->frames,
+		__ATOMIC_ACQUIRE);
+	int depth = __atomic_load_n(&sPtr->stackPtr->depth, __ATOMIC_ACQUIRE);
+	int numLevels = *sPtr->numLevelsPtr;
+	void *corPtr, *shadowCorPtr;
+
+	/*
+	 * Between a coroutine's yield or resume and the trace's next event
+	 * the trace still shows the coroutine it left: such a sample is not
+	 * compared (the checks at every enter and leave cover that window).
+	 */
+
+	StackHash(frames, depth, numLevels, &check[0], &corPtr);
+	StackHash(__atomic_load_n(&shadowPtr->frames, __ATOMIC_ACQUIRE),
+		__atomic_load_n(&shadowPtr->depth, __ATOMIC_ACQUIRE),
+		numLevels, &check[2], &shadowCorPtr);
+	if (corPtr == shadowCorPtr) {
+	    *flagsPtr |= CPROF_SAMPLE_CHECKED;
+	}
     }
     return n;
 }
@@ -1235,8 +1339,7 @@ SignalHandler(
     CprofSample *slotPtr;
     uint32_t head, weight;
     uint64_t t0, t1;
-    const CprofFrame *frames;
-    int depth, numLevels, full;
+    int full;
     Walk walk;
     ucontext_t *ucPtr = (ucontext_t *) context;
 
@@ -1329,27 +1432,9 @@ SignalHandler(
     slotPtr->nNative = (uint16_t) walk.n;
 
     slotPtr->nTcl = (uint16_t) CprofCopyTclFrames(sPtr, slotPtr->tcl,
-	    CPROF_TCL_MAX, &slotPtr->flags);
-    frames = __atomic_load_n(&sPtr->stackPtr->frames, __ATOMIC_ACQUIRE);
-    depth = __atomic_load_n(&sPtr->stackPtr->depth, __ATOMIC_ACQUIRE);
-    numLevels = *sPtr->numLevelsPtr;
-    if (sPtr->shadowPtr != NULL) {
-	CprofStack *shadowPtr = sPtr->shadowPtr;
-	void *corPtr, *shadowCorPtr;
-
-	/*
-	 * Between a coroutine's yield or resume and the trace's next event
-	 * the trace still shows the coroutine it left: such a sample is not
-	 * compared (the checks at every enter and leave cover that window).
-	 */
-
-	StackHash(frames, depth, numLevels, &slotPtr->check[0], &corPtr);
-	StackHash(__atomic_load_n(&shadowPtr->frames, __ATOMIC_ACQUIRE),
-		__atomic_load_n(&shadowPtr->depth, __ATOMIC_ACQUIRE),
-		numLevels, &slotPtr->check[2], &shadowCorPtr);
-	if (corPtr == shadowCorPtr) {
-	    slotPtr->flags |= CPROF_SAMPLE_CHECKED;
-	}
+	    CPROF_TCL_MAX, &slotPtr->flags, slotPtr->check);
+    if (slotPtr->flags & CPROF_SAMPLE_TCL_TRUNC) {
+	sPtr->counters.tclTrunc++;
     }
 
     if (full) {

@@ -1,0 +1,27 @@
+/*
+ * gotpatch.h --
+ *
+ *	GOT patching of loaded modules (gotpatch.c), for the memory hooks
+ *	(memhook.c).
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _GOTPATCH_H
+#define _GOTPATCH_H
+
+typedef struct CprofGotTarget {
+    const char *name;		/* Symbol whose entries are redirected. */
+    void *hook;			/* Where to. */
+} CprofGotTarget;
+
+MODULE_SCOPE int	CprofGotPatch(const CprofGotTarget *targets,
+			    int numTargets);
+MODULE_SCOPE void	CprofGotForgetClosed(void);
+MODULE_SCOPE int	CprofGotRestore(void);
+MODULE_SCOPE int	CprofGotPatched(int *modulesPtr);
+
+#endif /* _GOTPATCH_H */

@@ -237,17 +237,37 @@ proc ::tclcprof::reportlib::MergeThreads {profile key} {
 #
 #	Whether the frames of a profile are named after their interpreter:
 #	a profile of several interpreters (meta scope tree or process, or
-#	meta threads). A profile of one interpreter (scope interp, and
-#	those of earlier versions) keeps its names as they are.
+#	meta threads), unless its threads say that only their top
+#	interpreters were profiled (every "interps" of meta threads is {{}}:
+#	no name to change, no walk of the tree). A profile of one
+#	interpreter (scope interp, and those of earlier versions) keeps its
+#	names as they are.
 
 proc ::tclcprof::reportlib::InterpNamed {profile} {
     if {[catch {dict get $profile meta} meta] || [catch {dict size $meta}]} {
 	return 0
     }
-    if {[dict exists $meta scope]} {
-	return [expr {[dict get $meta scope] ne "interp"}]
+    if {[dict exists $meta scope] && [dict get $meta scope] eq "interp"} {
+	return 0
     }
-    return [dict exists $meta threads]
+    if {![dict exists $meta threads]} {
+	return [dict exists $meta scope]
+    }
+    if {[catch {
+	foreach th [dict get $meta threads] {
+	    if {![dict exists $th interps]} {
+		return 1
+	    }
+	    foreach ip [dict get $th interps] {
+		if {$ip ne ""} {
+		    return 1
+		}
+	    }
+	}
+    }]} {
+	return 1
+    }
+    return 0
 }
 
 # InterpRename --

@@ -57,7 +57,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#define SCHEMA_VERSION	2
+#define SCHEMA_VERSION	3
 #define OLDEST_VERSION	1	/* The oldest schema still read. */
 #define APPLICATION_ID	0x74637066	/* "tcpf" */
 #define BUSY_TIMEOUT_MS	5000
@@ -95,7 +95,7 @@
 ") WITHOUT ROWID;\n"
 
 /*
- * The schema, version 2. Frames are shared by the runs of a file; every
+ * The schema, version 3. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
  *
  * The columns of a table's primary key come first: SQLite 3.40's
@@ -124,6 +124,101 @@
 "    JOIN frames f ON f.id = c.frame\n" \
 "    WHERE c.run = p.run AND f.name = p.name AND c.calls > 0);\n"
 
+/*
+ * Frames, version 3: a Tcl frame's interpreter (its path from its
+ * thread's top interpreter, empty for that one) is part of its identity,
+ * and a thread's root in a profile of several threads is a frame of kind
+ * "thread" (name: the thread's name; module: its Tcl thread id). The
+ * views that read frames show a frame of another interpreter as "name
+ * [interp]", as text reports do (DISPLAY_NAME).
+ */
+
+#define FRAMES_SQL \
+"CREATE TABLE frames (\n" \
+"  id INTEGER PRIMARY KEY,\n" \
+"  kind TEXT NOT NULL,\n"		/* tcl, c, thread */ \
+"  name TEXT NOT NULL,\n" \
+"  tclkind TEXT NOT NULL DEFAULT '',\n" \
+"  module TEXT NOT NULL DEFAULT '',\n" \
+"  interp TEXT NOT NULL DEFAULT '',\n" \
+"  file TEXT NOT NULL DEFAULT '',\n" \
+"  line INTEGER NOT NULL DEFAULT 0,\n" \
+"  UNIQUE (kind, name, tclkind, module, interp, file, line)\n" \
+");\n"
+
+#define DISPLAY_NAME(f) \
+    f ".name || CASE WHEN " f ".interp = '' THEN '' ELSE ' [' || " f \
+    ".interp || ']' END"
+
+/*
+ * The threads of a run (its meta's "threads"), one row each in tree
+ * order.
+ */
+
+#define THREADS_SQL \
+"CREATE TABLE threads (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  seq INTEGER NOT NULL,\n" \
+"  name TEXT NOT NULL,\n" \
+"  thread TEXT NOT NULL DEFAULT '',\n" \
+"  tid INTEGER,\n" \
+"  state TEXT NOT NULL DEFAULT '',\n" \
+"  cpu_ns INTEGER, samples INTEGER, weight INTEGER,\n" \
+"  interps TEXT NOT NULL DEFAULT '',\n" \
+"  PRIMARY KEY (run, seq)\n" \
+") WITHOUT ROWID;\n"
+
+#define FRAME_VIEWS_SQL \
+"CREATE VIEW node_frames AS\n" \
+"  SELECT n.*, f.kind AS kind, f.name AS name, f.tclkind AS tclkind,\n" \
+"         f.module AS module, f.interp AS interp\n" \
+"  FROM nodes n LEFT JOIN frames f ON f.id = n.frame WHERE n.shown;\n" \
+"CREATE VIEW top_self AS\n" \
+"  SELECT n.run, f.id AS frame, f.kind, f.name, f.tclkind, f.module,\n" \
+"         f.interp, SUM(n.self) AS self, SUM(n.calls) AS calls\n" \
+"  FROM nodes n JOIN frames f ON f.id = n.frame\n" \
+"  WHERE n.tree = 0 AND n.shown\n" \
+"  GROUP BY n.run, f.id ORDER BY n.run, self DESC;\n" \
+"CREATE VIEW top_total AS\n" \
+"  SELECT n.run, f.id AS frame, f.kind, f.name, f.tclkind, f.module,\n" \
+"         f.interp, SUM(n.total) AS total, SUM(n.calls) AS calls\n" \
+"  FROM nodes n JOIN frames f ON f.id = n.frame\n" \
+"  WHERE n.tree = 0 AND n.shown AND NOT n.recursive\n" \
+"  GROUP BY n.run, f.id ORDER BY n.run, total DESC;\n" \
+"CREATE VIEW edges AS\n" \
+"  SELECT c.run, c.tree, p.frame AS caller, c.frame AS callee,\n" \
+"         COUNT(*) AS paths, SUM(c.calls) AS calls, SUM(c.total) AS total,\n" \
+"         SUM(c.self) AS self, MAX(c.recursive) AS recursive\n" \
+"  FROM nodes c JOIN nodes p\n" \
+"    ON p.run = c.run AND p.tree = c.tree AND p.id = c.parent\n" \
+"  WHERE c.shown\n" \
+"  GROUP BY c.run, c.tree, p.frame, c.frame;\n" \
+"CREATE VIEW calls_between AS\n" \
+"  SELECT e.run, e.tree,\n" \
+"         coalesce(" DISPLAY_NAME("fc") ", '(top)') AS caller_name,\n" \
+"         " DISPLAY_NAME("fe") " AS callee_name, e.caller, e.callee,\n" \
+"         e.paths, e.calls, e.total, e.self, e.recursive\n" \
+"  FROM edges e LEFT JOIN frames fc ON fc.id = e.caller\n" \
+"  JOIN frames fe ON fe.id = e.callee;\n" \
+NEVER_CALLED_SQL \
+"CREATE VIEW stacks AS\n" \
+"  WITH RECURSIVE s(run, tree, id, stack, frame_ids) AS (\n" \
+"    SELECT n.run, n.tree, n.id, " DISPLAY_NAME("f") ",\n" \
+"           CAST(n.frame AS TEXT)\n" \
+"    FROM nodes n JOIN frames f ON f.id = n.frame\n" \
+"    WHERE n.parent = 0 AND n.shown\n" \
+"    UNION ALL\n" \
+"    SELECT n.run, n.tree, n.id, s.stack || ';' || " DISPLAY_NAME("f") ",\n" \
+"           s.frame_ids || ' ' || n.frame\n" \
+"    FROM s JOIN nodes n ON n.run = s.run AND n.tree = s.tree\n" \
+"      AND n.parent = s.id JOIN frames f ON f.id = n.frame\n" \
+"    WHERE n.shown)\n" \
+"  SELECT s.run, s.tree, s.id AS node, s.stack, s.frame_ids,\n" \
+"         n.self AS weight\n" \
+"  FROM s JOIN nodes n ON n.run = s.run AND n.tree = s.tree\n" \
+"    AND n.id = s.id\n" \
+"  WHERE n.self > 0;\n"
+
 static const char schemaSql[] =
 "CREATE TABLE runs (\n"
 "  id INTEGER PRIMARY KEY,\n"
@@ -146,16 +241,7 @@ static const char schemaSql[] =
 "  has_events INTEGER NOT NULL DEFAULT 0,\n"
 "  meta TEXT NOT NULL DEFAULT ''\n"
 ");\n"
-"CREATE TABLE frames (\n"
-"  id INTEGER PRIMARY KEY,\n"
-"  kind TEXT NOT NULL,\n"		/* tcl, c */
-"  name TEXT NOT NULL,\n"
-"  tclkind TEXT NOT NULL DEFAULT '',\n"
-"  module TEXT NOT NULL DEFAULT '',\n"
-"  file TEXT NOT NULL DEFAULT '',\n"
-"  line INTEGER NOT NULL DEFAULT 0,\n"
-"  UNIQUE (kind, name, tclkind, module, file, line)\n"
-");\n"
+FRAMES_SQL
 "CREATE TABLE nodes (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
 "  tree INTEGER NOT NULL,\n"		/* 0 the profile's tree, 1 exact (both) */
@@ -205,53 +291,8 @@ COVERAGE_COMMANDS_SQL
 "  PRIMARY KEY (run, seq)\n"
 ") WITHOUT ROWID;\n"
 HANDLERS_SQL
-"CREATE VIEW node_frames AS\n"
-"  SELECT n.*, f.kind AS kind, f.name AS name, f.tclkind AS tclkind,\n"
-"         f.module AS module\n"
-"  FROM nodes n LEFT JOIN frames f ON f.id = n.frame WHERE n.shown;\n"
-"CREATE VIEW top_self AS\n"
-"  SELECT n.run, f.id AS frame, f.kind, f.name, f.tclkind, f.module,\n"
-"         SUM(n.self) AS self, SUM(n.calls) AS calls\n"
-"  FROM nodes n JOIN frames f ON f.id = n.frame\n"
-"  WHERE n.tree = 0 AND n.shown\n"
-"  GROUP BY n.run, f.id ORDER BY n.run, self DESC;\n"
-"CREATE VIEW top_total AS\n"
-"  SELECT n.run, f.id AS frame, f.kind, f.name, f.tclkind, f.module,\n"
-"         SUM(n.total) AS total, SUM(n.calls) AS calls\n"
-"  FROM nodes n JOIN frames f ON f.id = n.frame\n"
-"  WHERE n.tree = 0 AND n.shown AND NOT n.recursive\n"
-"  GROUP BY n.run, f.id ORDER BY n.run, total DESC;\n"
-"CREATE VIEW edges AS\n"
-"  SELECT c.run, c.tree, p.frame AS caller, c.frame AS callee,\n"
-"         COUNT(*) AS paths, SUM(c.calls) AS calls, SUM(c.total) AS total,\n"
-"         SUM(c.self) AS self, MAX(c.recursive) AS recursive\n"
-"  FROM nodes c JOIN nodes p\n"
-"    ON p.run = c.run AND p.tree = c.tree AND p.id = c.parent\n"
-"  WHERE c.shown\n"
-"  GROUP BY c.run, c.tree, p.frame, c.frame;\n"
-"CREATE VIEW calls_between AS\n"
-"  SELECT e.run, e.tree, coalesce(fc.name, '(top)') AS caller_name,\n"
-"         fe.name AS callee_name, e.caller, e.callee, e.paths, e.calls,\n"
-"         e.total, e.self, e.recursive\n"
-"  FROM edges e LEFT JOIN frames fc ON fc.id = e.caller\n"
-"  JOIN frames fe ON fe.id = e.callee;\n"
-NEVER_CALLED_SQL
-"CREATE VIEW stacks AS\n"
-"  WITH RECURSIVE s(run, tree, id, stack, frame_ids) AS (\n"
-"    SELECT n.run, n.tree, n.id, f.name, CAST(n.frame AS TEXT)\n"
-"    FROM nodes n JOIN frames f ON f.id = n.frame\n"
-"    WHERE n.parent = 0 AND n.shown\n"
-"    UNION ALL\n"
-"    SELECT n.run, n.tree, n.id, s.stack || ';' || f.name,\n"
-"           s.frame_ids || ' ' || n.frame\n"
-"    FROM s JOIN nodes n ON n.run = s.run AND n.tree = s.tree\n"
-"      AND n.parent = s.id JOIN frames f ON f.id = n.frame\n"
-"    WHERE n.shown)\n"
-"  SELECT s.run, s.tree, s.id AS node, s.stack, s.frame_ids,\n"
-"         n.self AS weight\n"
-"  FROM s JOIN nodes n ON n.run = s.run AND n.tree = s.tree\n"
-"    AND n.id = s.id\n"
-"  WHERE n.self > 0;\n"
+THREADS_SQL
+FRAME_VIEWS_SQL
 "CREATE INDEX nodes_parent ON nodes(run, tree, parent);\n";
 
 /*
@@ -272,11 +313,40 @@ NODE_LINES_SQL
 MEMORY_NODES_SQL
 HANDLERS_SQL;
 
+/*
+ * Version 2 to 3: frames rebuilt with the interp column in its key (ids
+ * kept), the table of threads added, the views that read frames made
+ * again. The old table is renamed out of the way with
+ * legacy_alter_table on, so that the REFERENCES frames(id) of the other
+ * tables are left as they are, and the new one is made by the very
+ * statement of a new file: an upgraded file has the schema of a new one.
+ */
+
+static const char upgrade2Sql[] =
+"PRAGMA legacy_alter_table = ON;\n"
+"DROP VIEW IF EXISTS stacks;\n"
+"DROP VIEW IF EXISTS never_called;\n"
+"DROP VIEW IF EXISTS calls_between;\n"
+"DROP VIEW IF EXISTS edges;\n"
+"DROP VIEW IF EXISTS top_total;\n"
+"DROP VIEW IF EXISTS top_self;\n"
+"DROP VIEW IF EXISTS node_frames;\n"
+"ALTER TABLE frames RENAME TO frames_v2;\n"
+FRAMES_SQL
+"INSERT INTO frames (id, kind, name, tclkind, module, interp, file, line)\n"
+"  SELECT id, kind, name, tclkind, module, '', file, line FROM frames_v2;\n"
+"DROP TABLE frames_v2;\n"
+"PRAGMA legacy_alter_table = OFF;\n"
+NODE_LINES_SQL
+HANDLERS_SQL
+THREADS_SQL
+FRAME_VIEWS_SQL;
+
 static const char *const stmtSql[ST_COUNT] = {
     "SELECT id FROM frames WHERE kind = ?1 AND name = ?2 AND tclkind = ?3"
-	" AND module = ?4 AND file = '' AND line = 0",
-    "INSERT INTO frames (kind, name, tclkind, module) VALUES (?1, ?2, ?3,"
-	" ?4)",
+	" AND module = ?4 AND interp = ?5 AND file = '' AND line = 0",
+    "INSERT INTO frames (kind, name, tclkind, module, interp) VALUES (?1,"
+	" ?2, ?3, ?4, ?5)",
     "INSERT INTO nodes (run, tree, id, parent, frame, self, total, calls,"
 	" total_ns, self_ns, min_ns, max_ns, suspended_ns, recursive, shown)"
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
@@ -545,9 +615,22 @@ UpgradeSchema(
     if (rc == SQLITE_OK && version == 1) {
 	rc = sqlite3_exec(db, upgrade1Sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK) {
-	    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", 2);
-	    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	    version = 2;
 	}
+    }
+    if (rc == SQLITE_OK && version == 2) {
+	rc = sqlite3_exec(db, upgrade2Sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+	    sqlite3_exec(db, "PRAGMA legacy_alter_table = OFF", NULL, NULL,
+		    NULL);
+	} else {
+	    version = 3;
+	}
+    }
+    if (rc == SQLITE_OK) {
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+		(int) version);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     }
     if (rc == SQLITE_OK) {
 	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -941,7 +1024,7 @@ CprofDbForgetShadows(
     CprofStore *storePtr)
 {
     Tcl_DeleteHashTable(&storePtr->frameIds);
-    Tcl_InitHashTable(&storePtr->frameIds, 3);
+    Tcl_InitHashTable(&storePtr->frameIds, 4);
     if (storePtr->numTreeFrames > 0) {
 	memset(storePtr->treeFrames, 0, storePtr->numTreeFrames
 		* sizeof(int64_t));
@@ -1091,7 +1174,7 @@ CprofStoreOpen(
     Tcl_IncrRefCount(pathObj);
     storePtr->pid = getpid();
     storePtr->direct = direct;
-    Tcl_InitHashTable(&storePtr->frameIds, 3);
+    Tcl_InitHashTable(&storePtr->frameIds, 4);
     if (CprofDbConnect(interp, storePtr) != TCL_OK) {
 	CprofStoreClose(storePtr);
 	return TCL_ERROR;

@@ -36,18 +36,19 @@ enum {
     DK_NAME, DK_KIND, DK_TCLKIND, DK_MODULE, DK_SELF, DK_TOTAL, DK_CALLS,
     DK_TOTAL_NS, DK_SELF_NS, DK_MIN_NS, DK_MAX_NS, DK_SUSPENDED_NS,
     DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_SELF_LINES,
-    DK_CALLER_LINES, DK_ORIGIN, DK_COUNT
+    DK_CALLER_LINES, DK_ORIGIN, DK_INTERP, DK_THREAD, DK_COUNT
 };
 static const char *const dataKeyNames[DK_COUNT] = {
     "name", "kind", "tclkind", "module", "self", "total", "calls",
     "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
-    "file", "line", "caller", "self_lines", "caller_lines", "origin"
+    "file", "line", "caller", "self_lines", "caller_lines", "origin", "interp", "thread"
 };
 
 typedef struct DataWriter {
     CprofStore *storePtr;
     Tcl_Obj *keys[DK_COUNT];	/* The keys of dataKeyNames. */
-    Tcl_HashTable frames;	/* {kind name tclkind module} -> frame id. */
+    Tcl_HashTable frames;	/* {kind name tclkind module interp} -> frame
+				 * id. */
     int nextLine;		/* Id of the next node_lines row. */
 } DataWriter;
 
@@ -75,8 +76,10 @@ DataGet(
 }
 
 /*
- * The frame id of a node or record, by kind, name, tclkind and module,
- * added to the frames table if new.
+ * The frame id of a node or record, by kind, name, tclkind, module and
+ * interp, added to the frames table if new. A thread's root keeps its
+ * Tcl thread id in the module column; a Tcl frame without "interp" is of
+ * the top interpreter.
  */
 
 static int
@@ -87,16 +90,18 @@ DataFrameId(
     int64_t *idPtr)
 {
     CprofStore *storePtr = wPtr->storePtr;
-    Tcl_Obj *parts[4], *keyObj;
+    Tcl_Obj *parts[5], *keyObj;
     Tcl_HashEntry *hPtr;
     sqlite3_stmt *stmt;
-    int i, isNew, rc;
+    int i, isNew, rc, isTcl = (strcmp(kind, "tcl") == 0);
 
     parts[0] = Tcl_NewStringObj(kind, -1);
     parts[1] = DataGet(wPtr, dictObj, DK_NAME);
     parts[2] = DataGet(wPtr, dictObj, DK_TCLKIND);
-    parts[3] = DataGet(wPtr, dictObj, DK_MODULE);
-    if (parts[3] == NULL && strcmp(kind, "tcl") == 0) {
+    parts[3] = DataGet(wPtr, dictObj,
+	    strcmp(kind, "thread") == 0 ? DK_THREAD : DK_MODULE);
+    parts[4] = isTcl ? DataGet(wPtr, dictObj, DK_INTERP) : NULL;
+    if (parts[3] == NULL && isTcl) {
 	/*
 	 * An event handler's frame keeps its origin where a run writes it
 	 * (frames.module).
@@ -104,12 +109,12 @@ DataFrameId(
 
 	parts[3] = DataGet(wPtr, dictObj, DK_ORIGIN);
     }
-    for (i = 1; i < 4; i++) {
+    for (i = 1; i < 5; i++) {
 	if (parts[i] == NULL) {
 	    parts[i] = Tcl_NewObj();
 	}
     }
-    keyObj = Tcl_NewListObj(4, parts);
+    keyObj = Tcl_NewListObj(5, parts);
     Tcl_IncrRefCount(keyObj);
     hPtr = Tcl_CreateHashEntry(&wPtr->frames, Tcl_GetString(keyObj), &isNew);
     if (!isNew) {
@@ -118,7 +123,7 @@ DataFrameId(
 	return SQLITE_OK;
     }
     stmt = storePtr->stmts[ST_FRAME_GET];
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 5; i++) {
 	CprofDbBindObj(stmt, i + 1, parts[i]);
     }
     rc = sqlite3_step(stmt);
@@ -128,7 +133,7 @@ DataFrameId(
     } else if (rc == SQLITE_DONE) {
 	sqlite3_reset(stmt);
 	stmt = storePtr->stmts[ST_FRAME_PUT];
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 	    CprofDbBindObj(stmt, i + 1, parts[i]);
 	}
 	rc = CprofDbExec(stmt);

@@ -59,6 +59,8 @@ LoadTree(
     sqlite3 *db,
     Tcl_WideInt runId,
     int tree,
+    int hasInterp,		/* The frames have an interp column
+				 * (schema version 3). */
     Tcl_Obj **treeObjPtr)
 {
     static const char *const figKeys[] = {
@@ -138,9 +140,16 @@ LoadTree(
 	sqlite3_finalize(stmt);
     }
 
-    rc = sqlite3_prepare_v2(db, "SELECT n.id, n.parent, f.kind, f.name,"
+    rc = sqlite3_prepare_v2(db, hasInterp
+	    ? "SELECT n.id, n.parent, f.kind, f.name,"
 	    " f.tclkind, f.module, n.self, n.total, n.calls, n.total_ns,"
-	    " n.self_ns, n.min_ns, n.max_ns, n.suspended_ns"
+	    " n.self_ns, n.min_ns, n.max_ns, n.suspended_ns, f.interp"
+	    " FROM nodes n LEFT JOIN frames f ON f.id = n.frame"
+	    " WHERE n.run = ?1 AND n.tree = ?2 AND n.shown"
+	    " ORDER BY n.id DESC"
+	    : "SELECT n.id, n.parent, f.kind, f.name,"
+	    " f.tclkind, f.module, n.self, n.total, n.calls, n.total_ns,"
+	    " n.self_ns, n.min_ns, n.max_ns, n.suspended_ns, ''"
 	    " FROM nodes n LEFT JOIN frames f ON f.id = n.frame"
 	    " WHERE n.run = ?1 AND n.tree = ?2 AND n.shown"
 	    " ORDER BY n.id DESC", -1, &stmt, NULL);
@@ -150,6 +159,11 @@ LoadTree(
 	    Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
 	}
 	Tcl_DeleteHashTable(&lineLists);
+	for (hPtr = Tcl_FirstHashEntry(&memFigs, &search); hPtr != NULL;
+		hPtr = Tcl_NextHashEntry(&search)) {
+	    Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+	}
+	Tcl_DeleteHashTable(&memFigs);
 	return rc;
     }
     sqlite3_bind_int64(stmt, 1, runId);
@@ -169,9 +183,11 @@ LoadTree(
 	    PUT(dictObj, "kind", ColumnObj(stmt, 2));
 	    if (kind != NULL && strcmp(kind, "c") == 0) {
 		PUT(dictObj, "module", ColumnObj(stmt, 5));
+	    } else if (kind != NULL && strcmp(kind, "thread") == 0) {
+		PUT(dictObj, "thread", ColumnObj(stmt, 5));
 	    } else {
 		PUT(dictObj, "tclkind", ColumnObj(stmt, 4));
-		PUT(dictObj, "interp", Tcl_NewObj());
+		PUT(dictObj, "interp", ColumnObj(stmt, 14));
 		if (sqlite3_column_bytes(stmt, 5) > 0) {
 		    PUT(dictObj, "origin", ColumnObj(stmt, 5));
 		}
@@ -416,10 +432,25 @@ CprofStoreLoad(
     sqlite3_stmt *stmt;
     Tcl_Obj *resultObj = NULL, *metaObj = NULL, *treeObj, *listObj;
     char *mode = NULL;
-    int rc, hasLines = 0, hasEvents = 0;
+    int rc, hasLines = 0, hasEvents = 0, hasInterp = 0;
 
     if (CprofDbOpen(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
 	return NULL;
+    }
+    rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM"
+	    " pragma_table_info('frames') WHERE name = 'interp'", -1, &stmt,
+	    NULL);
+    if (rc != SQLITE_OK) {
+	goto dbError;
+    }
+    rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+	hasInterp = sqlite3_column_int(stmt, 0) > 0;
+	rc = SQLITE_OK;
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_OK) {
+	goto dbError;
     }
     rc = sqlite3_prepare_v2(db, runId > 0 ? "SELECT id, mode, meta,"
 	    " has_lines, has_events FROM runs WHERE id = ?1"
@@ -453,13 +484,13 @@ CprofStoreLoad(
     resultObj = Tcl_NewDictObj();
     Tcl_IncrRefCount(resultObj);
     PUT(resultObj, "meta", metaObj);
-    rc = LoadTree(db, runId, 0, &treeObj);
+    rc = LoadTree(db, runId, 0, hasInterp, &treeObj);
     if (rc != SQLITE_OK) {
 	goto dbError;
     }
     PUT(resultObj, "tree", treeObj);
     if (strcmp(mode, "both") == 0) {
-	rc = LoadTree(db, runId, 1, &treeObj);
+	rc = LoadTree(db, runId, 1, hasInterp, &treeObj);
 	if (rc != SQLITE_OK) {
 	    goto dbError;
 	}

@@ -32,8 +32,10 @@ static int		FlushNodeLines(CprofStore *storePtr,
  * FrameId --
  *
  *	The database id of a frame, added to the frames table if new, and
- *	cached per connection. Tcl frames are keyed by name and kind, C
- *	frames by name and module.
+ *	cached per connection. Tcl frames are keyed by name, kind and
+ *	interpreter (interpId, the name id of its path, -1 for the top
+ *	one), C frames by name and module, threads' roots (isC
+ *	CPROF_FD_THREAD) by name and Tcl thread id (aux).
  *
  *----------------------------------------------------------------------
  */
@@ -44,16 +46,19 @@ FrameId(
     int isC,
     int nameId,
     int aux,
+    int interpId,
     int64_t *idPtr)
 {
-    int key[3], isNew, rc;
+    int key[4], isNew, rc;
     Tcl_HashEntry *hPtr;
     sqlite3_stmt *stmt;
-    const char *name, *module = "", *tclkind = "";
+    const char *name, *module = "", *tclkind = "", *interpName = "";
+    const char *kind = isC == CPROF_FD_THREAD ? "thread" : isC ? "c" : "tcl";
 
     key[0] = isC;
     key[1] = nameId;
     key[2] = aux;
+    key[3] = isC ? -1 : interpId;
     hPtr = Tcl_CreateHashEntry(&storePtr->frameIds, (char *) key, &isNew);
     if (!isNew) {
 	*idPtr = (int64_t) (intptr_t) Tcl_GetHashValue(hPtr);
@@ -73,12 +78,22 @@ FrameId(
 
 	    module = CprofNameString(origin);
 	}
+	if (interpId >= 0) {
+	    interpName = CprofNameString(interpId);
+	}
+    }
+    if (module == NULL) {
+	module = "";
+    }
+    if (interpName == NULL) {
+	interpName = "";
     }
     stmt = storePtr->stmts[ST_FRAME_GET];
-    CprofDbBindText(stmt, 1, isC ? "c" : "tcl");
+    CprofDbBindText(stmt, 1, kind);
     CprofDbBindText(stmt, 2, name ? name : "?");
     CprofDbBindText(stmt, 3, tclkind);
     CprofDbBindText(stmt, 4, module);
+    CprofDbBindText(stmt, 5, interpName);
     rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) {
 	*idPtr = sqlite3_column_int64(stmt, 0);
@@ -86,10 +101,11 @@ FrameId(
     } else if (rc == SQLITE_DONE) {
 	sqlite3_reset(stmt);
 	stmt = storePtr->stmts[ST_FRAME_PUT];
-	CprofDbBindText(stmt, 1, isC ? "c" : "tcl");
+	CprofDbBindText(stmt, 1, kind);
 	CprofDbBindText(stmt, 2, name ? name : "?");
 	CprofDbBindText(stmt, 3, tclkind);
 	CprofDbBindText(stmt, 4, module);
+	CprofDbBindText(stmt, 5, interpName);
 	rc = CprofDbExec(stmt);
 	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
 	stmt = storePtr->stmts[ST_FRAME_GET];
@@ -253,7 +269,8 @@ FlushTree(
 		CprofFrameDef *fPtr = &treePtr->frames[nPtr->frame];
 
 		rc = FrameId(storePtr, fPtr->isC, fPtr->nameId,
-			fPtr->isC ? fPtr->moduleId : fPtr->tclKind, idPtr);
+			fPtr->isC ? fPtr->moduleId : fPtr->tclKind,
+			fPtr->interpId, idPtr);
 		if (rc != SQLITE_OK) {
 		    return rc;
 		}
@@ -376,7 +393,8 @@ FlushExactTree(
 	if (i < shPtr->count) {
 	    rec.frame = shPtr->recs[i].frame;
 	} else if (i > 0) {
-	    rc = FrameId(storePtr, 0, nPtr->nameId, nPtr->kind, &rec.frame);
+	    rc = FrameId(storePtr, 0, nPtr->nameId, nPtr->kind,
+		    exactPtr->interpId, &rec.frame);
 	    if (rc != SQLITE_OK) {
 		break;
 	    }
@@ -440,7 +458,7 @@ FlushLines(
 		&& memcmp(&rows[i], &row, sizeof(row)) == 0) {
 	    continue;
 	}
-	rc = FrameId(storePtr, 0, row.v.nameId, row.v.kind, &frame);
+	rc = FrameId(storePtr, 0, row.v.nameId, row.v.kind, -1, &frame);
 	if (rc != SQLITE_OK) {
 	    return rc;
 	}
@@ -491,7 +509,8 @@ FlushCoverage(
 		&& exactPtr->nameCalls[i].kind == storePtr->cmdCalls[i].kind) {
 	    continue;
 	}
-	rc = FrameId(storePtr, 0, i, exactPtr->nameCalls[i].kind, &frame);
+	rc = FrameId(storePtr, 0, i, exactPtr->nameCalls[i].kind, -1,
+		&frame);
 	if (rc != SQLITE_OK) {
 	    return rc;
 	}
@@ -597,7 +616,8 @@ FlushEvents(
 	if (evPtr->type == 0) {
 	    continue;
 	}
-	rc = FrameId(storePtr, 0, evPtr->nameId, evPtr->kind, &frame);
+	rc = FrameId(storePtr, 0, evPtr->nameId, evPtr->kind, -1,
+		&frame);
 	if (rc != SQLITE_OK) {
 	    return rc;
 	}
@@ -747,6 +767,60 @@ BindMetaNumber(
     CprofDbBindNumber(stmt, index, CprofDbMetaGet(metaObj, key1, key2));
 }
 
+/*
+ * The threads of a profile of several (its meta's "threads"), written
+ * again whole with the run's row: one row each, in their order.
+ */
+
+static int
+FlushThreads(
+    CprofStore *storePtr,
+    Tcl_Obj *metaObj)
+{
+    static const char *const keys[] = {
+	"name", "thread", "tid", "state", "cpu_ns", "samples", "weight",
+	"interps"
+    };
+    Tcl_Obj *listObj = CprofDbMetaGet(metaObj, "threads", NULL), **v;
+    sqlite3_stmt *stmt;
+    char *sql;
+    int n, i, k, rc;
+
+    sql = sqlite3_mprintf("DELETE FROM threads WHERE run = %lld",
+	    (long long) storePtr->runId);
+    rc = sqlite3_exec(storePtr->db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK || listObj == NULL
+	    || Tcl_ListObjGetElements(NULL, listObj, &n, &v) != TCL_OK
+	    || n == 0) {
+	return rc;
+    }
+    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO threads (run, seq,"
+	    " name, thread, tid, state, cpu_ns, samples, weight, interps)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &stmt,
+	    NULL);
+    for (i = 0; rc == SQLITE_OK && i < n; i++) {
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	sqlite3_bind_int(stmt, 2, i);
+	for (k = 0; k < 8; k++) {
+	    Tcl_Obj *valueObj = CprofDbMetaGet(v[i], keys[k], NULL);
+
+	    if (k == 0 || k == 1 || k == 3 || k == 7) {
+		if (valueObj != NULL) {
+		    CprofDbBindObj(stmt, 3 + k, valueObj);
+		} else {
+		    CprofDbBindText(stmt, 3 + k, "");
+		}
+	    } else {
+		CprofDbBindNumber(stmt, 3 + k, valueObj);
+	    }
+	}
+	rc = CprofDbExec(stmt);
+    }
+    sqlite3_finalize(stmt);
+    return rc;
+}
+
 int
 CprofDbFlushRun(
     CprofStore *storePtr,
@@ -756,7 +830,7 @@ CprofDbFlushRun(
     sqlite3_stmt *stmt = storePtr->stmts[ST_RUN];
     Tcl_Obj *dropsObj = CprofDbMetaGet(metaObj, "sampling", "drops"), *valueObj;
     double elapsed, overhead = 0;
-    int haveOverhead = 0, found;
+    int haveOverhead = 0, found, rc;
 
     elapsed = MetaDouble(metaObj, "elapsed", NULL, NULL);
     sqlite3_bind_int64(stmt, 1, storePtr->runId);
@@ -827,7 +901,11 @@ CprofDbFlushRun(
 	sqlite3_bind_double(stmt, 13, ((int) (overhead * 100 + 0.5)) / 100.0);
     }
     CprofDbBindObj(stmt, 14, metaObj);
-    return CprofDbExec(stmt);
+    rc = CprofDbExec(stmt);
+    if (rc == SQLITE_OK) {
+	rc = FlushThreads(storePtr, metaObj);
+    }
+    return rc;
 }
 
 /*

@@ -29,7 +29,7 @@ namespace eval ::tclcprof::exportlib {
     namespace path ::tclcprof::reportlib
 
     variable optionNames {-base -basedb -baserun -count -data -db -file
-	-format -min -normalize -run -view}
+	-format -min -normalize -run -thread -view}
     variable formats {callgrind chrome dot folded html pprof speedscope}
 
     # Which tree of a profile of mode both each format uses with -view
@@ -150,6 +150,9 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 		}
 		set v [expr {!!$v}]
 	    }
+	    -thread {
+		CheckThreadValue $v
+	    }
 	    -file - -db - -basedb {
 		# No file name has a NUL (the database's name is checked
 		# where it is opened).
@@ -226,6 +229,17 @@ proc ::tclcprof::exportlib::BaseProfile {o} {
 #	NODATA base when the base's tree has no weight.
 
 proc ::tclcprof::exportlib::DiffHtml {o profile base} {
+    # The thread picked (or merge) in both; all: paths from the threads'
+    # roots, compared thread by thread.
+    set profile [Threads $o $profile]
+    if {[dict exists $o -thread] && [dict get $o -thread] ni {all merge}} {
+	if {[catch {Threads $o $base} b]} {
+	    set b [Threads [dict remove $o -thread] $base]
+	}
+	set base $b
+    } else {
+	set base [Threads $o $base]
+    }
     set t [Load $profile [TreeKey $o $profile html]]
     if {[catch {Load $base [TreeKey $o $base html]} b opts]} {
 	set code [dict get $opts -errorcode]
@@ -248,8 +262,14 @@ proc ::tclcprof::exportlib::DiffHtml {o profile base} {
 proc ::tclcprof::exportlib::Export {o profile} {
     set format [dict get $o -format]
     if {$format eq "chrome"} {
+	if {[dict exists $o -thread]} {
+	    # (Events are of all threads: -thread is only checked.)
+	    CheckThread $profile [dict get $o -thread]
+	}
 	return [Chrome $profile]
     }
+    # -thread, and the frames of other interpreters named (threads.tcl).
+    set profile [Threads $o $profile]
     set t [Load $profile [TreeKey $o $profile $format]]
     switch -- $format {
 	folded {return [Folded $t]}
@@ -517,9 +537,21 @@ proc ::tclcprof::exportlib::Title {meta} {
 #	brackets are escaped in names, so no frame can be called that.
 
 proc ::tclcprof::exportlib::Folded {t} {
+    set f -1
     set labels [lmap name [dict get $t fname] kind [dict get $t fkind] {
+	incr f
 	if {$kind eq "tcl"} {
-	    FoldedName $name
+	    # A frame of another interpreter: "name [interp]", its
+	    # brackets as they are (threads.tcl).
+	    set ip [expr {$f ? [FrameAttr $t $f interp] : ""}]
+	    set n [expr {[string length $ip] + 3}]
+	    if {$ip ne "" && [string range $name end-[expr {$n - 1}] end]
+		    eq " \[$ip\]"} {
+		set name [string range $name 0 end-$n]
+		Label [FoldedName $name] [FoldedName $ip]
+	    } else {
+		FoldedName $name
+	    }
 	} else {
 	    Label [FoldedName $name] [FoldedName $kind]
 	}
@@ -725,24 +757,58 @@ proc ::tclcprof::exportlib::Speedscope {t profile} {
     if {$rootSelf > 0} {
 	set pairs [linsert $pairs 0 {} $rootSelf]
     }
-    set samples {}
-    set weights {}
-    foreach {p w} $pairs {
-	lappend samples "\[$p\]"
-	lappend weights [JsonNumber $w]
-    }
     set exact [dict get $t exact]
     set title [Title $meta]
-    # Memory profiles: bytes (objects with -count are plain counts).
     set unit [expr {$exact ? "nanoseconds" : "none"}]
     set what [expr {$exact ? "exact" : "samples"}]
+
+    # Memory profiles: bytes (objects with -count are plain counts).
     if {[dict exists $meta unit] && [dict exists $meta view]} {
 	set what "[dict get $meta view] [dict get $meta unit]"
 	set unit [expr {[dict get $meta unit] eq "bytes" ? "bytes" : "none"}]
     }
-    set profiles [list "\{\"type\":\"sampled\",\"name\":[JsonString \
-	    "$title ($what)"],\"unit\":\"$unit\",\"startValue\":0,\"endValue\":[JsonNumber \
-	    [lindex [dict get $t total] 0]],\n\"samples\":\[[join $samples ,]\],\n\"weights\":\[[join $weights ,]\]\}"]
+
+    # Threads' roots: one profile per thread, named after it, its
+    # samples those under its root, without it (weight on no frame goes
+    # to the first).
+    set threads [ThreadRoots $t]
+    if {[llength $threads]} {
+	set byThread {}
+	foreach {p w} $pairs {
+	    set at [string first , $p]
+	    set head [expr {$at < 0 ? $p : [string range $p 0 $at-1]}]
+	    set rest [expr {$at < 0 ? "" : [string range $p $at+1 end]}]
+	    if {$head eq "" || ![dict exists $threads [expr {$head + 1}]]} {
+		set head [expr {[lindex [dict keys $threads] 0] - 1}]
+		set rest $p
+	    }
+	    dict lappend byThread [expr {$head + 1}] $rest $w
+	}
+	set profiles {}
+	dict for {f node} $threads {
+	    set samples {}
+	    set weights {}
+	    if {[dict exists $byThread $f]} {
+		foreach {p w} [dict get $byThread $f] {
+		    lappend samples "\[$p\]"
+		    lappend weights [JsonNumber $w]
+		}
+	    }
+	    lappend profiles "\{\"type\":\"sampled\",\"name\":[JsonString \
+		"[lindex [dict get $t fname] $f] ($what)"],\"unit\":\"$unit\",\"startValue\":0,\"endValue\":[JsonNumber \
+		[lindex [dict get $t total] $node]],\n\"samples\":\[[join $samples ,]\],\n\"weights\":\[[join $weights ,]\]\}"
+	}
+    } else {
+	set samples {}
+	set weights {}
+	foreach {p w} $pairs {
+	    lappend samples "\[$p\]"
+	    lappend weights [JsonNumber $w]
+	}
+	set profiles [list "\{\"type\":\"sampled\",\"name\":[JsonString \
+		"$title ($what)"],\"unit\":\"$unit\",\"startValue\":0,\"endValue\":[JsonNumber \
+		[lindex [dict get $t total] 0]],\n\"samples\":\[[join $samples ,]\],\n\"weights\":\[[join $weights ,]\]\}"]
+    }
 
     if {![catch {dict get $profile events} ev] && [llength $ev]} {
 	set events {}
@@ -762,6 +828,25 @@ proc ::tclcprof::exportlib::Speedscope {t profile} {
     }
 
     return "\{\"\$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n\"exporter\":\"tclcprof [package provide tclcprof]\",\n\"name\":[JsonString $title],\n\"activeProfileIndex\":0,\n\"shared\":\{\"frames\":\[\n[join $frames ,\n]\n\]\},\n\"profiles\":\[\n[join $profiles ,\n]\n\]\}\n"
+}
+
+# ThreadRoots --
+#
+#	The threads' roots of a laid-out tree (Load): the root's children
+#	of kind thread, as a dict frame -> node, in tree order; empty when
+#	the root has none.
+
+proc ::tclcprof::exportlib::ThreadRoots {t} {
+    set out {}
+    foreach c [lindex [dict get $t kids] 0] {
+	if {[lindex [dict get $t kind] $c] eq "thread"} {
+	    set f [lindex [dict get $t fid] $c]
+	    if {![dict exists $out $f]} {
+		dict set out $f $c
+	    }
+	}
+    }
+    return $out
 }
 
 # --- callgrind -----------------------------------------------------------
@@ -1301,12 +1386,26 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 		&& ![catch {expr {$rate > 0 && $rate < Inf}} ok] && $ok
 		? round(1e9 / $rate) : 0}]
     }
+    # Threads' roots are no location: each sample under one has the
+    # label "thread" (its name) instead.
+    set threadOf [lrepeat [llength $fid] {}]
+    set threadNodes [dict values [ThreadRoots $t]]
+    set tkey [{*}$str thread]
     set i 0
     foreach ks $kids s $self {
 	set p [lindex $paths $i]
 	lset paths $i {}
 	set f [lindex $fid $i]
-	if {$i == 0} {
+	set isThread [expr {$i in $threadNodes}]
+	if {$isThread} {
+	    lset threadOf $i [Bytes 3 [Field 1 $tkey][Field 2 \
+		    [{*}$str [lindex $fname $f]]]]
+	}
+	set label [lindex $threadOf $i]
+	foreach c $ks {
+	    lset threadOf $c $label
+	}
+	if {$i == 0 || $isThread} {
 	    set here ""
 	} else {
 	    set here [lindex $venc $f]$p
@@ -1322,7 +1421,7 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 		    append values [Varint [expr {$w * $period}]]
 		}
 		set loc [CLoc $f $file $line]
-		append samples [Bytes 2 [Bytes 1 [lindex $venc $loc]$p][Bytes 2 $values]]
+		append samples [Bytes 2 [Bytes 1 [lindex $venc $loc]$p][Bytes 2 $values]$label]
 	    }
 	}
 	if {$memory} {
@@ -1351,9 +1450,9 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	    set keep [expr {$w > 0}]
 	}
 	if {$keep} {
-	    append samples [Bytes 2 [Bytes 1 $here][Bytes 2 $values]]
+	    append samples [Bytes 2 [Bytes 1 $here][Bytes 2 $values]$label]
 	}
-	if {$i > 0} {
+	if {$i > 0 && !$isThread} {
 	    set caller [lindex $fname $f]
 	    foreach c $ks {
 		set loc $f

@@ -73,6 +73,8 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
   placeholder="regular expression" autocomplete="off"></label>
 <span id="matched"></span>
 <button id="scale" type="button" hidden>Absolute</button>
+<label id="threadbox" hidden>Thread <select id="thread"><option
+  value="0">all</option></select></label>
 </div>
 <div id="legend" hidden><span id="lminus"></span><span id="lbar"></span><span
   id="lplus"></span><span id="ltext"></span></div>
@@ -498,6 +500,21 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
   document.getElementById("reset").addEventListener("click", function () {
     setZoom(0);
   });
+  // Threads' roots (a profile of several threads): "all", or zoom on
+  // one thread's root, which makes it the whole width.
+  var threadEl = document.getElementById("thread");
+  (D.threads || []).forEach(function (n) {
+    var o = document.createElement("option");
+    o.value = String(n);
+    o.textContent = labels[fr[n]].replace(/ \[thread\]$/, "");
+    threadEl.appendChild(o);
+  });
+  if ((D.threads || []).length) {
+    document.getElementById("threadbox").hidden = false;
+  }
+  threadEl.addEventListener("change", function () {
+    setZoom(Number(threadEl.value));
+  });
   orientEl.addEventListener("click", function () {
     flame = !flame;
     orientEl.textContent = flame ? "Icicle" : "Flame";
@@ -620,7 +637,7 @@ proc ::tclcprof::exportlib::Html {t {diff {}}} {
 		\n\"bself\":\[[JsonNumbers [dict get $diff bself]]\]\}"
     }
     set data "\{\"title\":[JsonString $title],\"info\":[JsonString $info],\
-	    \"exact\":[expr {$exact ? "true" : "false"}],\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"calls\":\[$calls\]$diffData\}"
+	    \"exact\":[expr {$exact ? "true" : "false"}],\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"threads\":\[[join [dict values [ThreadRoots $t]] ,]\],\n\"calls\":\[$calls\]$diffData\}"
     return [string map [list @TITLE@ [HtmlText $title] @DATA@ $data \
 	    @SCRIPT@ $htmlScript] $htmlPage]
 }

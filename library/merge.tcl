@@ -164,8 +164,9 @@ proc ::tclcprof::mergelib::MergeParts {parts} {
 #	M(T,base) the first node's keys other than the computed ones,
 #	M(T,self), M(T,total), M(T,fig) (exact figures as reportlib's
 #	Flatten lays them out, {} for none), M(T,susp) (suspended_ns),
-#	M(T,parent), and M(T,child) a dict "parent\0kind\0name\0tclkind\0module"
-#	-> node.
+#	M(T,parent), and M(T,child) a dict
+#	"parent\0kind\0name\0tclkind\0module\0interp" -> node (a thread's
+#	root by its name: threads of several runs are summed by name).
 
 proc ::tclcprof::mergelib::Begin {} {
     upvar 1 M M
@@ -391,7 +392,10 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 	    if {$kind eq "tcl" && [dict exists $cn origin]} {
 		set mod [dict get $cn origin]
 	    }
-	    set key $m\0$kind\0[lindex $inName $c]\0$tk\0$mod
+	    # A Tcl frame by its interpreter too (none: the top one).
+	    set ip [expr {$kind eq "tcl" && [dict exists $cn interp]
+		? [dict get $cn interp] : ""}]
+	    set key $m\0$kind\0[lindex $inName $c]\0$tk\0$mod\0$ip
 	    if {[dict exists $child $key]} {
 		lset to $c [dict get $child $key]
 	    } else {
@@ -449,6 +453,19 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
     }
 }
 
+# SumTrees --
+#
+#	Call trees (root nodes) summed path by path into one, as runs are
+#	(the threads of a profile folded by report -thread merge).
+
+proc ::tclcprof::mergelib::SumTrees {roots} {
+    Begin
+    foreach root $roots {
+	AddTree [dict create meta {} tree $root] tree
+    }
+    return [TreeDict tree]
+}
+
 # End --
 #
 #	The merged profile.
@@ -482,7 +499,8 @@ proc ::tclcprof::mergelib::End {} {
 	    }
 	    set key $p\0tcl\0[dict get $base name]\0[expr {[dict exists \
 		$base tclkind] ? [dict get $base tclkind] : ""}]\0[expr {
-		[dict exists $base origin] ? [dict get $base origin] : ""}]
+		[dict exists $base origin] ? [dict get $base origin] : ""}]\0[expr {
+		[dict exists $base interp] ? [dict get $base interp] : ""}]
 	    if {![dict exists $M(exact,child) $key]} {
 		continue
 	    }

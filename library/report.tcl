@@ -30,7 +30,7 @@ namespace eval ::tclcprof {
 namespace eval ::tclcprof::reportlib {
     variable optionNames {
 	-channel -count -data -db -focus -format -hide -limit -min -run -sort
-	-type -view
+	-thread -type -view
     }
 
     # The exact figures of a node, in the order they are kept.
@@ -49,7 +49,7 @@ namespace eval ::tclcprof::reportlib {
 
     # Keys of a node that a flat row carries over from the first node of
     # its frame (the others, such as children, make no sense for a row).
-    variable rowKeys {tclkind module file line}
+    variable rowKeys {tclkind module interp thread file line}
 
     # Text trees are indented two spaces per level up to indentLevels
     # levels; deeper lines stay at that indentation, marked "[+N] " (N
@@ -295,6 +295,9 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 		# A run id, a list of them or all (merge.tcl).
 		::tclcprof::mergelib::RunSpec $v
 	    }
+	    -thread {
+		CheckThreadValue $v
+	    }
 	}
 	dict set o $opt $v
 	dict set given $opt 1
@@ -347,6 +350,8 @@ proc ::tclcprof::reportlib::CheckChannel {chan} {
 
 proc ::tclcprof::reportlib::Report {o profile} {
     set type [dict get $o -type]
+    # -thread, and the frames of other interpreters named (threads.tcl).
+    set profile [Threads $o $profile]
     if {$type eq "coverage"} {
 	return [Coverage $o $profile]
     }
@@ -395,7 +400,7 @@ proc ::tclcprof::reportlib::Report {o profile} {
 	set isHidden [lmap name $inName {
 	    set h 0
 	    foreach p $patterns {
-		if {[string match $p $name]} {
+		if {[NameMatch $p $name]} {
 		    set h 1
 		    break
 		}
@@ -879,8 +884,17 @@ proc ::tclcprof::reportlib::TailMatch {pattern} {
 }
 
 proc ::tclcprof::reportlib::FocusMatch {pattern name kind} {
-    expr {[string match $pattern $name] || ([TailMatch $pattern]
-	    && $kind ne "c" && [string match $pattern [namespace tail $name]])}
+    if {[string match $pattern $name] || ([TailMatch $pattern]
+	    && $kind ne "c" && [string match $pattern [namespace tail $name]])} {
+	return 1
+    }
+    # A frame of another interpreter, "name [interp]" (threads.tcl): by
+    # its name alone too.
+    if {$kind eq "tcl" && [string index $name end] eq "\]"} {
+	set bare [Bare $name]
+	return [expr {$bare ne $name && [FocusMatch $pattern $bare $kind]}]
+    }
+    return 0
 }
 
 # Build --
@@ -927,16 +941,14 @@ proc ::tclcprof::reportlib::Build {hideOn focusOn focus} {
     if {$focusOn} {
 	# Outermost visible matches: search breadth first, not below a
 	# match. Order does not matter: siblings are sorted later.
-	set tails [TailMatch $focus]
 	set queue [lindex $inKids 0]
 	set matches {}
 	for {set j 0} {$j < [llength $queue]} {incr j} {
 	    set c [lindex $queue $j]
 	    if {$hideOn && [lindex $isHidden $c]} {
 		lappend queue {*}[lindex $inKids $c]
-	    } elseif {[string match $focus [set name [lindex $inName $c]]]
-		    || ($tails && [lindex $inKind $c] ne "c"
-		    && [string match $focus [namespace tail $name]])} {
+	    } elseif {[FocusMatch $focus [lindex $inName $c] \
+		    [lindex $inKind $c]]} {
 		lappend matches $c
 	    } else {
 		lappend queue {*}[lindex $inKids $c]
@@ -1659,6 +1671,7 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     if {[dict exists $meta label] && [dict get $meta label] ne ""} {
 	lappend lines "label: [Escape [dict get $meta label]]"
     }
+    lappend lines {*}[ThreadHeader $meta]
     if {[dict exists $meta merged] && [string is list [dict get $meta merged]]} {
 	# A merge of runs (merge.tcl): how many, from how many files.
 	set files {}
@@ -1904,13 +1917,9 @@ proc ::tclcprof::reportlib::Relatives {o type} {
     }
 
     set focus [dict get $o -focus]
-    set tails [TailMatch $focus]
     set groups {}
     for {set id 1} {$id < $n} {incr id} {
-	set name [lindex $oName $id]
-	if {[string match $focus $name] || ($tails
-		&& [lindex $oKind $id] ne "c"
-		&& [string match $focus [namespace tail $name]])} {
+	if {[FocusMatch $focus [lindex $oName $id] [lindex $oKind $id]]} {
 	    dict lappend groups [lindex $oKey $id] $id
 	}
     }

@@ -179,3 +179,102 @@ proc ::treePaths {node {prefix {}}} {
     }
     return $out
 }
+
+# threadProfile ?mode? --
+#	A profile of two threads and two interpreters, made by hand in the
+#	format of a process-wide profile (issue 14): thread roots "main" and
+#	"worker1", frames of the child interpreter "kid", and ::kidwork in
+#	both interpreters of worker1. Mode sample (weights), exact (the same
+#	figures in ns: weight * 1000, with calls) or both (the two trees).
+proc ::threadProfile {{mode sample}} {
+    # {name kind tclkind-or-module interp self total calls children}
+    set shape {
+        {main thread tid0x1 {} 0 6 0 {
+            {::app::run tcl proc {} 1 6 1 {
+                {::kidwork tcl proc kid 3 3 3 {}}
+                {Tcl_EvalObjv c libtcl8.6.so {} 2 2 0 {}}}}}}
+        {worker1 thread tid0x2 {} 0 4 0 {
+            {::work tcl proc {} 1 4 2 {
+                {::kidwork tcl proc kid 2 2 4 {}}
+                {::kidwork tcl proc {} 1 1 1 {}}}}}}
+    }
+    set threads {
+        {name main thread tid0x1 tid 100 state running cpu_ns 60000000
+            samples 6 weight 6 interps {{} kid}}
+        {name worker1 thread tid0x2 tid 101 state exited cpu_ns 40000000
+            samples 4 weight 4 interps {{} kid}}
+    }
+    set sampled [dict create name {} kind root self 0 total 10 \
+        children [lmap n $shape {ThreadNode $n 0}]]
+    set exact [dict create name {} kind root self 0 total 10000 calls 0 \
+        total_ns 10000 self_ns 0 min_ns 0 max_ns 0 \
+        children [lmap n $shape {ThreadNode $n 1}]]
+    set meta [dict create mode $mode clock cpu elapsed 0.5 label threads \
+        running 0 stopped_by {} scope process threads $threads]
+    switch -- $mode {
+        sample {
+            dict set meta rate_requested 100.0
+            dict set meta rate_achieved 100.0
+            dict set meta samples 10
+            dict set meta weight 10
+            return [dict create meta $meta tree $sampled]
+        }
+        exact {
+            dict set meta calls 11
+            return [dict create meta $meta tree $exact \
+                coverage {commands {} procs {} lines {}}]
+        }
+        both {
+            dict set meta rate_requested 100.0
+            dict set meta samples 10
+            dict set meta weight 10
+            dict set meta calls 11
+            return [dict create meta $meta tree $sampled exact $exact \
+                coverage {commands {} procs {} lines {}}]
+        }
+    }
+}
+
+proc ::ThreadNode {spec exact} {
+    lassign $spec name kind aux interp self total calls children
+    set n [dict create name $name kind $kind]
+    switch -- $kind {
+        thread {dict set n thread $aux}
+        c {dict set n module $aux}
+        tcl {dict set n tclkind $aux; dict set n interp $interp}
+    }
+    if {$exact} {
+        if {$kind eq "c"} {
+            return -code continue
+        }
+        set self [expr {$self * 1000}]
+        set total [expr {$total * 1000}]
+        if {$kind eq "tcl" && $name eq "::app::run"} {
+            # The C frame is not in the exact tree: its time is the proc's.
+            incr self 2000
+        }
+        dict set n calls $calls
+        dict set n total_ns $total
+        dict set n self_ns $self
+        dict set n min_ns [expr {$calls ? $total / $calls / 2 : 0}]
+        dict set n max_ns [expr {$calls ? $total / $calls : 0}]
+    }
+    dict set n self $self
+    dict set n total $total
+    dict set n children [lmap c $children {ThreadNode $c $exact}]
+    return $n
+}
+
+# canonTree node --
+#	A tree as a value that does not depend on the order of children or
+#	of keys: to compare trees.
+proc ::canonTree {node} {
+    dict set node children [lsort [lmap c [dict get $node children] {
+        canonTree $c
+    }]]
+    set out {}
+    foreach k [lsort [dict keys $node]] {
+        lappend out $k [dict get $node $k]
+    }
+    return $out
+}

@@ -222,6 +222,7 @@ MODULE_SCOPE void	CprofScopeMemberGone(CprofInterp *ciPtr);
 MODULE_SCOPE int	CprofScopeStopping(CprofInterp *ciPtr);
 MODULE_SCOPE Tcl_Obj *	CprofScopeProfile(CprofInterp *ciPtr,
 			    Tcl_Obj *ownObj);
+MODULE_SCOPE void	CprofScopeMeta(CprofInterp *ciPtr, Tcl_Obj *metaObj);
 MODULE_SCOPE Tcl_ObjCmdProc CprofThreadnameObjCmd;
 MODULE_SCOPE void	CprofScopeUnload(void);
 

@@ -267,5 +267,8 @@ CprofMetaDict(
 		Tcl_NewBooleanObj(statePtr->options.compensate));
 	PUT(metaObj, "exact", CprofExactDict(statePtr));
     }
+    if (ciPtr->sessionPtr != NULL && !ciPtr->member) {
+	CprofScopeMeta(ciPtr, metaObj);
+    }
     return metaObj;
 }

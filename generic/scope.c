@@ -68,8 +68,28 @@ typedef struct ThreadRec {
     uint64_t cpuStartNs;	/* Its CPU time when it joined. */
     uint64_t cpuNs;		/* ... spent while it took part. */
     int order;			/* Order of joining. */
+    int interps[64];		/* Interpreters profiled in it (interpId,
+				 * -1 the top one), the first 64. */
+    int numInterps;
     struct ThreadRec *nextPtr;
 } ThreadRec;
+
+static void
+NoteInterp(
+    ThreadRec *tPtr,
+    int interpId)
+{
+    int i;
+
+    for (i = 0; i < tPtr->numInterps; i++) {
+	if (tPtr->interps[i] == interpId) {
+	    return;
+	}
+    }
+    if (tPtr->numInterps < 64) {
+	tPtr->interps[tPtr->numInterps++] = interpId;
+    }
+}
 
 /*
  * What a member published: its profile (the primary of a thread) or its
@@ -470,6 +490,7 @@ Attach(
 	return;
     }
     tPtr = ThisThread(sPtr);
+    NoteInterp(tPtr, ciPtr->interpId);
     hostPtr = tPtr->primaryPtr;
     if (hostPtr == NULL) {
 	tPtr->primaryPtr = ciPtr;
@@ -794,6 +815,7 @@ CprofScopeBegin(
     sPtr->refCount = 1;
     tPtr = ThisThread(sPtr);
     tPtr->primaryPtr = ciPtr;
+    NoteInterp(tPtr, -1);
     current = sPtr;
     ciPtr->sessionPtr = sPtr;
     ciPtr->interpId = -1;
@@ -1139,7 +1161,7 @@ CprofScopeProfile(
     int mode = ciPtr->state.options.mode, n, i, numThreads = 0;
     const char *exactKey = (mode == CPROF_MODE_EXACT) ? "tree"
 	    : (mode == CPROF_MODE_BOTH) ? "exact" : NULL;
-    Tcl_Obj **trees, **exacts, **values, *metaObj, *threadsObj;
+    Tcl_Obj **trees, **exacts, **values, *metaObj;
     ThreadRec **recs, *tPtr;
     Part *pPtr;
 
@@ -1225,34 +1247,10 @@ CprofScopeProfile(
 	}
     }
 
-    /*
-     * The threads: meta, and the roots when there are several.
-     */
-
-    threadsObj = Tcl_NewListObj(0, NULL);
-    Tcl_IncrRefCount(threadsObj);
     for (i = 0; i < n; i++) {
-	Tcl_Obj *d = Tcl_NewDictObj(), *metaI;
-	uint64_t cpuNs;
-
-	tPtr = recs[i];
 	if (trees[i] != NULL) {
 	    numThreads++;
 	}
-	cpuNs = (tPtr->state == THREAD_RUNNING && i == 0)
-		? ThreadCpuNs() - tPtr->cpuStartNs : tPtr->cpuNs;
-	metaI = values[i] ? Get(values[i], "meta") : NULL;
-	PUT(d, "name", ThreadNameObj(tPtr));
-	PUT(d, "thread", Tcl_NewStringObj(tPtr->tclId, -1));
-	PUT(d, "tid", Tcl_NewIntObj((int) tPtr->tid));
-	PUT(d, "state", Tcl_NewStringObj(
-		threadStateNames[tPtr->primaryPtr != NULL && i > 0
-		&& sPtr->stopping ? THREAD_LATE : tPtr->state], -1));
-	PUT(d, "cpu_ns", Tcl_NewWideIntObj((Tcl_WideInt) cpuNs));
-	PUT(d, "samples", Tcl_NewWideIntObj(GetWide(metaI, "samples")));
-	PUT(d, "weight", Tcl_NewWideIntObj(GetWide(metaI, "weight")));
-	PUT(d, "calls", Tcl_NewWideIntObj(GetWide(metaI, "calls")));
-	Tcl_ListObjAppendElement(NULL, threadsObj, d);
     }
     Tcl_MutexUnlock(&scopeMutex);
 
@@ -1261,12 +1259,6 @@ CprofScopeProfile(
     }
     metaObj = Get(ownObj, "meta");
     metaObj = metaObj ? Tcl_DuplicateObj(metaObj) : Tcl_NewDictObj();
-    if (numThreads > 1) {
-	PUT(metaObj, "scope", Tcl_NewStringObj(cprofScopeNames[sPtr->scope],
-		-1));
-	PUT(metaObj, "threads", threadsObj);
-    }
-    Tcl_DecrRefCount(threadsObj);
     if (numThreads > 1) {
 	Tcl_WideInt samples = 0, weight = 0, calls = 0;
 	Tcl_Obj *rootObj, *kidsObj, *exactRootObj = NULL, *exactKidsObj = NULL;
@@ -1340,6 +1332,86 @@ CprofScopeProfile(
     ckfree(exacts);
     ckfree(values);
     return ownObj;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofScopeMeta --
+ *
+ *	The owner's meta gets the session's scope and its threads: one
+ *	dict each, with what its samples stand for (its own figures for the
+ *	owner's thread, what was published for the others).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofScopeMeta(
+    CprofInterp *ciPtr,
+    Tcl_Obj *metaObj)
+{
+    CprofSession *sPtr = ciPtr->sessionPtr;
+    Tcl_Obj *threadsObj = Tcl_NewListObj(0, NULL), **values;
+    ThreadRec **recs, *tPtr;
+    Part *pPtr;
+    int n, i;
+
+    Tcl_MutexLock(&scopeMutex);
+    n = sPtr->numThreads;
+    recs = (ThreadRec **) ckalloc(n * sizeof(ThreadRec *));
+    values = (Tcl_Obj **) ckalloc(n * sizeof(Tcl_Obj *));
+    memset(values, 0, n * sizeof(Tcl_Obj *));
+    for (tPtr = sPtr->threads; tPtr != NULL; tPtr = tPtr->nextPtr) {
+	recs[tPtr->order] = tPtr;
+    }
+    for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
+	if (pPtr->primary && pPtr->threadPtr->order > 0
+		&& values[pPtr->threadPtr->order] == NULL) {
+	    values[pPtr->threadPtr->order] = Tcl_NewStringObj(pPtr->value, -1);
+	    Tcl_IncrRefCount(values[pPtr->threadPtr->order]);
+	}
+    }
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *d = Tcl_NewDictObj(), *metaI, *listObj;
+	uint64_t cpuNs;
+	int k;
+
+	tPtr = recs[i];
+	metaI = (i == 0) ? metaObj : values[i] ? Get(values[i], "meta") : NULL;
+	cpuNs = (tPtr->state == THREAD_RUNNING && i == 0)
+		? ThreadCpuNs() - tPtr->cpuStartNs : tPtr->cpuNs;
+	PUT(d, "name", ThreadNameObj(tPtr));
+	PUT(d, "thread", Tcl_NewStringObj(tPtr->tclId, -1));
+	PUT(d, "tid", Tcl_NewIntObj((int) tPtr->tid));
+	PUT(d, "state", Tcl_NewStringObj(
+		threadStateNames[tPtr->primaryPtr != NULL && i > 0
+		&& sPtr->stopping ? THREAD_LATE : tPtr->state], -1));
+	PUT(d, "cpu_ns", Tcl_NewWideIntObj((Tcl_WideInt) cpuNs));
+	PUT(d, "samples", Tcl_NewWideIntObj(GetWide(metaI, "samples")));
+	PUT(d, "weight", Tcl_NewWideIntObj(GetWide(metaI, "weight")));
+	PUT(d, "calls", Tcl_NewWideIntObj(GetWide(metaI, "calls")));
+	listObj = Tcl_NewListObj(0, NULL);
+	for (k = 0; k < tPtr->numInterps; k++) {
+	    const char *path = tPtr->interps[k] >= 0
+		    ? CprofNameString(tPtr->interps[k]) : NULL;
+
+	    Tcl_ListObjAppendElement(NULL, listObj,
+		    Tcl_NewStringObj(path ? path : "", -1));
+	}
+	PUT(d, "interps", listObj);
+	Tcl_ListObjAppendElement(NULL, threadsObj, d);
+    }
+    Tcl_MutexUnlock(&scopeMutex);
+    for (i = 0; i < n; i++) {
+	if (values[i] != NULL) {
+	    Tcl_DecrRefCount(values[i]);
+	}
+    }
+    ckfree(recs);
+    ckfree(values);
+    PUT(metaObj, "scope", Tcl_NewStringObj(cprofScopeNames[sPtr->scope], -1));
+    PUT(metaObj, "threads", threadsObj);
 }
 
 /*

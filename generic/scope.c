@@ -1385,7 +1385,7 @@ CprofScopeMeta(
 	PUT(d, "thread", Tcl_NewStringObj(tPtr->tclId, -1));
 	PUT(d, "tid", Tcl_NewIntObj((int) tPtr->tid));
 	PUT(d, "state", Tcl_NewStringObj(
-		threadStateNames[tPtr->primaryPtr != NULL && i > 0
+		threadStateNames[tPtr->state == THREAD_RUNNING && i > 0
 		&& sPtr->stopping ? THREAD_LATE : tPtr->state], -1));
 	PUT(d, "cpu_ns", Tcl_NewWideIntObj((Tcl_WideInt) cpuNs));
 	PUT(d, "samples", Tcl_NewWideIntObj(GetWide(metaI, "samples")));

@@ -1006,7 +1006,8 @@ typedef struct CprofSampler {
 
 MODULE_SCOPE int	CprofSamplerCreate(Tcl_Interp *interp,
 			    CprofStack *stackPtr, const int *numLevelsPtr,
-			    int clock, double rate, CprofSampler **samplerPtrPtr);
+			    int clock, double rate, int slots,
+			    CprofSampler **samplerPtrPtr);
 MODULE_SCOPE int	CprofSamplerArm(Tcl_Interp *interp,
 			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDisarm(CprofSampler *samplerPtr);

@@ -678,11 +678,18 @@ CprofSamplerCreate(
     const int *numLevelsPtr,
     int clock,
     double rate,
+    int slots,			/* Ring slots, a power of two; 0: the
+				 * default (RING_SLOTS). */
     CprofSampler **samplerPtrPtr)
 {
     CprofSampler *sPtr;
     char msg[160];
-    size_t bytes = RING_SLOTS * sizeof(CprofSample);
+    size_t bytes;
+
+    if (slots <= 0 || (slots & (slots - 1)) != 0) {
+	slots = RING_SLOTS;
+    }
+    bytes = (size_t) slots * sizeof(CprofSample);
 
     if (tlsSampler != NULL) {
 	Tcl_SetObjResult(interp, Tcl_NewStringObj(
@@ -699,7 +706,7 @@ CprofSamplerCreate(
     memset(sPtr, 0, sizeof(CprofSampler));
     sPtr->slots = (CprofSample *) ckalloc(bytes);
     memset(sPtr->slots, 0, bytes);	/* Pre-fault every page. */
-    sPtr->mask = RING_SLOTS - 1;
+    sPtr->mask = (uint32_t) slots - 1;
     sPtr->stackPtr = stackPtr;
     sPtr->numLevelsPtr = numLevelsPtr;
     sPtr->clock = clock;

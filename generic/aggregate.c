@@ -884,7 +884,13 @@ CprofDrain(
     uint64_t t0 = 0;
 
     if (statePtr->memPtr != NULL) {
+	if (statePtr->symLockPtr != NULL) {
+	    Tcl_MutexLock(statePtr->symLockPtr);
+	}
 	CprofMemoryDrain(statePtr);
+	if (statePtr->symLockPtr != NULL) {
+	    Tcl_MutexUnlock(statePtr->symLockPtr);
+	}
     }
     if (sPtr == NULL) {
 	return;
@@ -900,6 +906,14 @@ CprofDrain(
     sPtr->needDrain = 0;
     samplePtr = CprofSamplerTakeSpooled(sPtr);
     if (samplePtr != NULL || CprofSamplerPeek(sPtr) != NULL) {
+	/*
+	 * A symbolizer shared by the threads of a session (scope.c) is
+	 * used by one drain at a time.
+	 */
+
+	if (statePtr->symLockPtr != NULL) {
+	    Tcl_MutexLock(statePtr->symLockPtr);
+	}
 	CprofSymRefresh(statePtr->symPtr);
 
 	/*
@@ -912,6 +926,9 @@ CprofDrain(
 	while ((samplePtr = CprofSamplerPeek(sPtr)) != NULL) {
 	    CprofAddSample(statePtr, samplePtr);
 	    CprofSamplerRelease(sPtr);
+	}
+	if (statePtr->symLockPtr != NULL) {
+	    Tcl_MutexUnlock(statePtr->symLockPtr);
 	}
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);

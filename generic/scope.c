@@ -117,6 +117,10 @@ struct CprofSession {
     int numThreads;
     Part *parts;		/* Newest first. */
     Tcl_Condition cond;		/* A member of another thread stopped. */
+    CprofSymbolizer *symPtr;	/* Native names, for the members' drains
+				 * (one set of module files read for all
+				 * threads), and its lock. */
+    Tcl_Mutex symMutex;
 };
 
 TCL_DECLARE_MUTEX(scopeMutex)
@@ -421,6 +425,10 @@ Unref(
 	    ckfree(pPtr);
 	}
 	Tcl_ConditionFinalize(&sPtr->cond);
+	if (sPtr->symPtr != NULL) {
+	    CprofSymFree(sPtr->symPtr);
+	}
+	Tcl_MutexFinalize(&sPtr->symMutex);
 	ckfree(sPtr);
     }
 }
@@ -501,6 +509,21 @@ Attach(
     ciPtr->nextMemberPtr = sPtr->members;
     sPtr->members = ciPtr;
     sPtr->refCount++;
+    if (hostPtr == NULL && CprofModeSamples(sPtr->options.mode)) {
+	/*
+	 * The session's symbolizer, not one per thread (each reads the
+	 * modules' files and debug data: ~12 MB and ~60 ms a thread).
+	 */
+
+	if (sPtr->symPtr == NULL) {
+	    sPtr->symPtr = CprofSymNew();
+	}
+	if (ciPtr->state.symPtr != NULL && ciPtr->state.symLockPtr == NULL) {
+	    CprofSymFree(ciPtr->state.symPtr);
+	}
+	ciPtr->state.symPtr = sPtr->symPtr;
+	ciPtr->state.symLockPtr = &sPtr->symMutex;
+    }
     Tcl_MutexUnlock(&scopeMutex);
 
     if (CprofRunStartMember(ciPtr, &sPtr->options, sPtr->ownerPtr, hostPtr)
@@ -716,6 +739,15 @@ CprofScopeMemberGone(
     }
     ciPtr->sessionPtr = NULL;
     ciPtr->member = 0;
+    if (ciPtr->state.symLockPtr != NULL) {
+	/*
+	 * Its samples are all drained: the session's symbolizer stays the
+	 * session's.
+	 */
+
+	ciPtr->state.symPtr = NULL;
+	ciPtr->state.symLockPtr = NULL;
+    }
     Tcl_ConditionNotify(&sPtr->cond);
     Tcl_MutexUnlock(&scopeMutex);
     if (value != NULL) {

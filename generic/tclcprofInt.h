@@ -1120,6 +1120,9 @@ typedef struct CprofState {
     CprofSampler *samplerPtr;	/* While sampling (mode sample). */
     CprofTree tree;		/* Aggregated samples. */
     CprofSymbolizer *symPtr;	/* Native names. */
+    Tcl_Mutex *symLockPtr;	/* When symPtr is shared by the threads of
+				 * a session (and not this state's to
+				 * free): the lock its users take. */
     Tcl_TimerToken drainTimer;	/* Periodic drain from the event loop. */
     Tcl_WideInt splicedSamples;	/* Samples whose Tcl frames all matched. */
     Tcl_WideInt unsplicedSamples;/* Samples with unmatched Tcl frames. */

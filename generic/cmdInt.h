@@ -144,6 +144,11 @@ typedef struct CprofInterp {
     struct CprofInterp *nextMemberPtr;
 				/* The session's members, linked. */
     Tcl_ThreadId thread;	/* The thread it lives in. */
+    Tcl_Obj *(*wholeProc)(struct CprofInterp *ciPtr);
+				/* The whole profile of a run that took in
+				 * other threads (scope.c), for rundb.c's
+				 * last write, or NULL. Returns NULL when
+				 * the run's own profile is the whole. */
 } CprofInterp;
 
 /*

@@ -328,6 +328,28 @@ CprofRunDbFinish(
 	}
     }
     code = FlushNow(ciPtr, interp, 1);
+    if (code == TCL_OK && ciPtr->wholeProc != NULL) {
+	/*
+	 * A run that took in other threads: the file gets the whole, as
+	 * the run's one run.
+	 */
+
+	Tcl_Obj *wholeObj = ciPtr->wholeProc(ciPtr);
+
+	if (wholeObj != NULL) {
+	    Tcl_Interp *ip = (interp != NULL) ? interp : ciPtr->state.interp;
+	    Tcl_InterpState saved = Tcl_SaveInterpState(ip, TCL_OK);
+
+	    Tcl_IncrRefCount(wholeObj);
+	    code = CprofStoreReplaceRun(ip, ciPtr->storePtr, wholeObj);
+	    Tcl_DecrRefCount(wholeObj);
+	    if (code != TCL_OK && interp != NULL) {
+		Tcl_DiscardInterpState(saved);
+	    } else {
+		Tcl_RestoreInterpState(ip, saved);
+	    }
+	}
+    }
     if (code != TCL_OK && interp == NULL) {
 	BackgroundError(ciPtr, exiting);
     }

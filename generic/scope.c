@@ -153,6 +153,7 @@ static int hooked;
 static void		Attach(Tcl_Interp *interp, CprofSession *sPtr,
 			    CprofInterp *parentPtr);
 static void		Unref(CprofSession *sPtr);
+static Tcl_Obj *	WholeProfile(CprofInterp *ciPtr);
 
 static pid_t
 GetTid(void)
@@ -855,6 +856,7 @@ CprofScopeBegin(
     Hook(1);
     Tcl_MutexUnlock(&scopeMutex);
     ciPtr->state.childProc = ChildProc;
+    ciPtr->wholeProc = WholeProfile;
     attached = (CprofInterp **) ckalloc((bPtr->num + 1)
 	    * sizeof(CprofInterp *));
     for (i = 0; i < bPtr->num; i++) {
@@ -1082,6 +1084,7 @@ CprofScopeRelease(
     Tcl_MutexUnlock(&scopeMutex);
     ciPtr->sessionPtr = NULL;
     ciPtr->state.childProc = NULL;
+    ciPtr->wholeProc = NULL;
     Unref(sPtr);
 }
 
@@ -1367,6 +1370,31 @@ CprofScopeProfile(
 }
 
 /*
+ * rundb.c's last write of the owner's run: the whole profile when members
+ * published parts of their own (other threads, or children's exact
+ * trees), else NULL (the run as flushed is the whole).
+ */
+
+static Tcl_Obj *
+WholeProfile(
+    CprofInterp *ciPtr)
+{
+    CprofSession *sPtr = ciPtr->sessionPtr;
+    int parts;
+
+    if (sPtr == NULL || ciPtr->member) {
+	return NULL;
+    }
+    Tcl_MutexLock(&scopeMutex);
+    parts = (sPtr->parts != NULL);
+    Tcl_MutexUnlock(&scopeMutex);
+    if (!parts) {
+	return NULL;
+    }
+    return CprofScopeProfile(ciPtr, CprofProfileValue(ciPtr, -1, 0));
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofScopeMeta --
@@ -1479,7 +1507,7 @@ CprofThreadnameObjCmd(
 	if (length == 0 || length >= 64 || strlen(name) != (size_t) length) {
 	    Tcl_MutexUnlock(&scopeMutex);
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad thread name \"%s\":"
-		    " 1 to 63 bytes, no NUL", name));
+		    " 1 to 63 bytes", name));
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "threadname", NULL);
 	    return TCL_ERROR;
 	}

@@ -1245,6 +1245,71 @@ CprofStoreFailing(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * CprofStoreReplaceRun --
+ *
+ *	Write a profile value as a new run of the store's file (as save
+ *	-data does), then remove the store's own run, every table's rows of
+ *	it, in one transaction: a run whose whole is only known at its end
+ *	(one of several threads, scope.c) ends up as one run. If the new
+ *	run cannot be written, the old one stays.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofStoreReplaceRun(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    Tcl_Obj *profileObj)
+{
+    sqlite3_stmt *stmt;
+    Tcl_Obj *pathObj = storePtr->pathObj;
+    sqlite3_int64 oldRun = storePtr->runId;
+    int code, ok = 1;
+
+    Tcl_IncrRefCount(pathObj);
+    code = CprofStoreSaveData(interp, pathObj, profileObj, NULL);
+    if (code == TCL_OK && oldRun != 0
+	    && CprofDbConnect(interp, storePtr) == TCL_OK) {
+	sqlite3 *db = storePtr->db;
+
+	ok = (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)
+		== SQLITE_OK);
+	if (ok && sqlite3_prepare_v2(db, "SELECT m.name FROM sqlite_master m"
+		" WHERE m.type = 'table' AND EXISTS (SELECT 1 FROM"
+		" pragma_table_info(m.name) WHERE name = 'run')", -1, &stmt,
+		NULL) == SQLITE_OK) {
+	    while (ok && sqlite3_step(stmt) == SQLITE_ROW) {
+		char *sql = sqlite3_mprintf("DELETE FROM \"%w\" WHERE run = %lld",
+			(const char *) sqlite3_column_text(stmt, 0),
+			(long long) oldRun);
+
+		ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+		sqlite3_free(sql);
+	    }
+	    sqlite3_finalize(stmt);
+	}
+	if (ok) {
+	    char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld",
+		    (long long) oldRun);
+
+	    ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)
+		    && (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)
+		    == SQLITE_OK);
+	    sqlite3_free(sql);
+	}
+	if (!ok) {
+	    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	CprofDbDisconnect(storePtr, 1);
+    }
+    Tcl_DecrRefCount(pathObj);
+    return code;
+}
+
+/*
  * A run that could not start after all, or a save that failed: the run's
  * row goes (if it was added) and, when this store made the file and no
  * other run is in it, so does the file: a failed start or save leaves

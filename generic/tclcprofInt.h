@@ -1288,6 +1288,8 @@ MODULE_SCOPE Tcl_Obj *	CprofStoreRead(Tcl_Interp *interp, Tcl_Obj *dbObj,
 MODULE_SCOPE int	CprofStoreSaveData(Tcl_Interp *interp,
 			    Tcl_Obj *pathObj, Tcl_Obj *profileObj,
 			    Tcl_Obj *labelObj);
+MODULE_SCOPE int	CprofStoreReplaceRun(Tcl_Interp *interp,
+			    CprofStore *storePtr, Tcl_Obj *profileObj);
 MODULE_SCOPE void	CprofStoreSetPageLimit(int pages);
 MODULE_SCOPE void	CprofStoreSetBusyTimeout(int ms);
 

@@ -101,6 +101,8 @@ typedef struct Part {
     int primary;
     char *value;		/* The profile value or exact tree, as a
 				 * string, or NULL. */
+    Tcl_WideInt samples, weight, calls;
+				/* A primary's: its meta's figures. */
     struct Part *nextPtr;
 } Part;
 
@@ -153,6 +155,9 @@ static int hooked;
 static void		Attach(Tcl_Interp *interp, CprofSession *sPtr,
 			    CprofInterp *parentPtr);
 static void		Unref(CprofSession *sPtr);
+static void		StopThisThread(CprofSession *sPtr);
+static Tcl_Obj *	Get(Tcl_Obj *dictObj, const char *key);
+static Tcl_WideInt	GetWide(Tcl_Obj *dictObj, const char *key);
 static Tcl_Obj *	WholeProfile(CprofInterp *ciPtr);
 
 static pid_t
@@ -683,6 +688,7 @@ CprofScopeMemberGone(
     ThreadRec *tPtr;
     Part *partPtr;
     char *value = NULL;
+    Tcl_WideInt figs[3] = {0, 0, 0};
     int primary;
 
     if (sPtr == NULL || !ciPtr->member) {
@@ -701,7 +707,15 @@ CprofScopeMemberGone(
 
     if (ciPtr->state.startNs != 0) {
 	if (primary) {
-	    value = Publish(CprofProfileValue(ciPtr, -1, 0));
+	    Tcl_Obj *valueObj = CprofProfileValue(ciPtr, -1, 0), *metaObj;
+
+	    Tcl_IncrRefCount(valueObj);
+	    metaObj = Get(valueObj, "meta");
+	    figs[0] = GetWide(metaObj, "samples");
+	    figs[1] = GetWide(metaObj, "weight");
+	    figs[2] = GetWide(metaObj, "calls");
+	    value = Publish(valueObj);
+	    Tcl_DecrRefCount(valueObj);
 	} else if (CprofModeExact(ciPtr->state.options.mode)) {
 	    value = Publish(CprofExactTreeObj(&ciPtr->state.exact));
 	}
@@ -734,6 +748,9 @@ CprofScopeMemberGone(
 	partPtr->threadPtr = tPtr;
 	partPtr->primary = primary;
 	partPtr->value = value;
+	partPtr->samples = figs[0];
+	partPtr->weight = figs[1];
+	partPtr->calls = figs[2];
 	partPtr->nextPtr = sPtr->parts;
 	sPtr->parts = partPtr;
 	value = NULL;
@@ -905,7 +922,6 @@ StopEventProc(
     int flags)
 {
     CprofSession *sPtr = ((StopEvent *) evPtr)->sessionPtr;
-    Tcl_ThreadId self = Tcl_GetCurrentThread();
 
     if (((StopEvent *) evPtr)->owner) {
 	CprofInterp *ownerPtr;
@@ -919,27 +935,7 @@ StopEventProc(
 	    CprofRunDbFinish(ownerPtr, NULL, 0);
 	}
     } else {
-	for (;;) {
-	    CprofInterp *mPtr;
-
-	    /*
-	     * One member at a time: stopping one may stop others (those it
-	     * hosts).
-	     */
-
-	    Tcl_MutexLock(&scopeMutex);
-	    for (mPtr = sPtr->members; mPtr != NULL;
-		    mPtr = mPtr->nextMemberPtr) {
-		if (mPtr->thread == self && mPtr->state.running) {
-		    break;
-		}
-	    }
-	    Tcl_MutexUnlock(&scopeMutex);
-	    if (mPtr == NULL) {
-		break;
-	    }
-	    CprofRunStopMember(mPtr);
-	}
+	StopThisThread(sPtr);
     }
     Unref(sPtr);
     return 1;
@@ -960,6 +956,11 @@ QueueStop(
     Tcl_ThreadQueueEvent(thread, (Tcl_Event *) evPtr, TCL_QUEUE_TAIL);
     Tcl_ThreadAlert(thread);
 }
+
+/*
+ * The members of the calling thread stop, one at a time (stopping one
+ * stops those it hosts).
+ */
 
 static void
 StopThisThread(
@@ -1412,33 +1413,40 @@ CprofScopeMeta(
     Tcl_Obj *metaObj)
 {
     CprofSession *sPtr = ciPtr->sessionPtr;
-    Tcl_Obj *threadsObj = Tcl_NewListObj(0, NULL), **values;
+    Tcl_Obj *threadsObj = Tcl_NewListObj(0, NULL);
     ThreadRec **recs, *tPtr;
-    Part *pPtr;
+    Part **parts, *pPtr;
     int n, i;
 
     Tcl_MutexLock(&scopeMutex);
     n = sPtr->numThreads;
     recs = (ThreadRec **) ckalloc(n * sizeof(ThreadRec *));
-    values = (Tcl_Obj **) ckalloc(n * sizeof(Tcl_Obj *));
-    memset(values, 0, n * sizeof(Tcl_Obj *));
+    parts = (Part **) ckalloc(n * sizeof(Part *));
+    memset(parts, 0, n * sizeof(Part *));
     for (tPtr = sPtr->threads; tPtr != NULL; tPtr = tPtr->nextPtr) {
 	recs[tPtr->order] = tPtr;
     }
     for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
-	if (pPtr->primary && pPtr->threadPtr->order > 0
-		&& values[pPtr->threadPtr->order] == NULL) {
-	    values[pPtr->threadPtr->order] = Tcl_NewStringObj(pPtr->value, -1);
-	    Tcl_IncrRefCount(values[pPtr->threadPtr->order]);
+	if (pPtr->primary && parts[pPtr->threadPtr->order] == NULL) {
+	    parts[pPtr->threadPtr->order] = pPtr;
 	}
     }
     for (i = 0; i < n; i++) {
-	Tcl_Obj *d = Tcl_NewDictObj(), *metaI, *listObj;
+	Tcl_Obj *d = Tcl_NewDictObj(), *listObj;
+	Tcl_WideInt samples = 0, weight = 0, calls = 0;
 	uint64_t cpuNs;
 	int k;
 
 	tPtr = recs[i];
-	metaI = (i == 0) ? metaObj : values[i] ? Get(values[i], "meta") : NULL;
+	if (i == 0) {
+	    samples = GetWide(metaObj, "samples");
+	    weight = GetWide(metaObj, "weight");
+	    calls = GetWide(metaObj, "calls");
+	} else if (parts[i] != NULL) {
+	    samples = parts[i]->samples;
+	    weight = parts[i]->weight;
+	    calls = parts[i]->calls;
+	}
 	cpuNs = (tPtr->state == THREAD_RUNNING && i == 0)
 		? ThreadCpuNs() - tPtr->cpuStartNs : tPtr->cpuNs;
 	PUT(d, "name", ThreadNameObj(tPtr));
@@ -1448,9 +1456,9 @@ CprofScopeMeta(
 		threadStateNames[tPtr->state == THREAD_RUNNING && i > 0
 		&& sPtr->stopping ? THREAD_LATE : tPtr->state], -1));
 	PUT(d, "cpu_ns", Tcl_NewWideIntObj((Tcl_WideInt) cpuNs));
-	PUT(d, "samples", Tcl_NewWideIntObj(GetWide(metaI, "samples")));
-	PUT(d, "weight", Tcl_NewWideIntObj(GetWide(metaI, "weight")));
-	PUT(d, "calls", Tcl_NewWideIntObj(GetWide(metaI, "calls")));
+	PUT(d, "samples", Tcl_NewWideIntObj(samples));
+	PUT(d, "weight", Tcl_NewWideIntObj(weight));
+	PUT(d, "calls", Tcl_NewWideIntObj(calls));
 	listObj = Tcl_NewListObj(0, NULL);
 	for (k = 0; k < tPtr->numInterps; k++) {
 	    const char *path = tPtr->interps[k] >= 0
@@ -1463,13 +1471,8 @@ CprofScopeMeta(
 	Tcl_ListObjAppendElement(NULL, threadsObj, d);
     }
     Tcl_MutexUnlock(&scopeMutex);
-    for (i = 0; i < n; i++) {
-	if (values[i] != NULL) {
-	    Tcl_DecrRefCount(values[i]);
-	}
-    }
     ckfree(recs);
-    ckfree(values);
+    ckfree(parts);
     PUT(metaObj, "scope", Tcl_NewStringObj(cprofScopeNames[sPtr->scope], -1));
     PUT(metaObj, "threads", threadsObj);
 }

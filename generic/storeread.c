@@ -17,6 +17,24 @@
 #include <errno.h>
 
 /*
+ * A hash table whose values are Tcl objects, emptied and deleted.
+ */
+
+static void
+FreeObjTable(
+    Tcl_HashTable *tablePtr)
+{
+    Tcl_HashEntry *hPtr;
+    Tcl_HashSearch search;
+
+    for (hPtr = Tcl_FirstHashEntry(tablePtr, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DeleteHashTable(tablePtr);
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * Reading --
@@ -76,7 +94,6 @@ LoadTree(
 	"peak_bytes", "peak_objects"
     };
     Tcl_HashEntry *hPtr;
-    Tcl_HashSearch search;
     Tcl_Obj *rootObj = NULL;
     int rc, isNew, k;
 
@@ -154,16 +171,8 @@ LoadTree(
 	    " WHERE n.run = ?1 AND n.tree = ?2 AND n.shown"
 	    " ORDER BY n.id DESC", -1, &stmt, NULL);
     if (rc != SQLITE_OK) {
-	for (hPtr = Tcl_FirstHashEntry(&lineLists, &search); hPtr != NULL;
-		hPtr = Tcl_NextHashEntry(&search)) {
-	    Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
-	}
-	Tcl_DeleteHashTable(&lineLists);
-	for (hPtr = Tcl_FirstHashEntry(&memFigs, &search); hPtr != NULL;
-		hPtr = Tcl_NextHashEntry(&search)) {
-	    Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
-	}
-	Tcl_DeleteHashTable(&memFigs);
+	FreeObjTable(&lineLists);
+	FreeObjTable(&memFigs);
 	return rc;
     }
     sqlite3_bind_int64(stmt, 1, runId);
@@ -256,21 +265,9 @@ LoadTree(
 	Tcl_ListObjAppendElement(NULL, childrenObj, dictObj);
     }
     sqlite3_finalize(stmt);
-    for (hPtr = Tcl_FirstHashEntry(&pending, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
-    }
-    Tcl_DeleteHashTable(&pending);
-    for (hPtr = Tcl_FirstHashEntry(&lineLists, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
-    }
-    Tcl_DeleteHashTable(&lineLists);
-    for (hPtr = Tcl_FirstHashEntry(&memFigs, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
-    }
-    Tcl_DeleteHashTable(&memFigs);
+    FreeObjTable(&pending);
+    FreeObjTable(&lineLists);
+    FreeObjTable(&memFigs);
     if (rc != SQLITE_DONE) {
 	if (rootObj != NULL) {
 	    Tcl_DecrRefCount(rootObj);

@@ -164,6 +164,15 @@ MapGet(
     }
 }
 
+int
+CprofPairMapHas(
+    const CprofPairMap *mapPtr,
+    uint64_t a,
+    uint64_t b)
+{
+    return MapGet(mapPtr, a, b) >= 0;
+}
+
 static void
 MapInsert(
     CprofPairSlot *slots,
@@ -356,6 +365,8 @@ CprofExactClear(
     exactPtr->suspendedNs = 0;
     exactPtr->calls = 0;
     exactPtr->hasData = 0;
+    exactPtr->numLinks = 0;
+    MapFree(&exactPtr->targetMap);
     exactPtr->runStartNs = Now(exactPtr);
 }
 
@@ -365,10 +376,15 @@ CprofExactFree(
 {
     CprofExact *exactPtr = &statePtr->exact;
 
+    CprofExactLeavePeers(statePtr);
     ReleaseSites(exactPtr);
     MapFree(&exactPtr->childMap);
     MapFree(&exactPtr->siteMap);
     MapFree(&exactPtr->lineMap);
+    MapFree(&exactPtr->targetMap);
+    if (exactPtr->links) {
+	ckfree(exactPtr->links);
+    }
     if (exactPtr->nodes) {
 	ckfree(exactPtr->nodes);
     }
@@ -615,6 +631,9 @@ CprofFrameHidden(
  * full, the parent itself (the call's time then counts as the parent's).
  */
 
+static int	NewNode(CprofExact *exactPtr, int parent, int nameId,
+		    int kind);
+
 static int
 ChildNode(
     CprofExact *exactPtr,
@@ -622,7 +641,7 @@ ChildNode(
     int nameId,
     int kind)
 {
-    CprofExactNode *pPtr = &exactPtr->nodes[parent], *nPtr;
+    CprofExactNode *pPtr = &exactPtr->nodes[parent];
     int node = pPtr->lastChild;
 
     if (node >= 0 && exactPtr->nodes[node].nameId == nameId) {
@@ -630,31 +649,187 @@ ChildNode(
     }
     node = MapGet(&exactPtr->childMap, (uint64_t) parent, (uint64_t) nameId);
     if (node < 0) {
-	if (exactPtr->numNodes >= CPROF_EXACT_MAX_NODES) {
-	    exactPtr->truncatedNodes++;
+	node = NewNode(exactPtr, parent, nameId, kind);
+	if (node == parent) {
 	    return parent;
 	}
-	node = exactPtr->numNodes++;
-	Grow((void **) &exactPtr->nodes, &exactPtr->capNodes, node + 1,
-		sizeof(CprofExactNode));
-	pPtr = &exactPtr->nodes[parent];
-	nPtr = &exactPtr->nodes[node];
-	nPtr->parent = parent;
-	nPtr->nameId = nameId;
-	nPtr->kind = kind;
-	nPtr->firstChild = -1;
-	nPtr->lastChild = -1;
-	nPtr->nextSibling = pPtr->firstChild;
-	nPtr->calls = 0;
-	nPtr->totalNs = 0;
-	nPtr->minNs = UINT64_MAX;
-	nPtr->maxNs = 0;
-	nPtr->suspendedNs = 0;
-	pPtr->firstChild = node;
 	MapPut(&exactPtr->childMap, (uint64_t) parent, (uint64_t) nameId,
 		node);
+	pPtr = &exactPtr->nodes[parent];
     }
     pPtr->lastChild = node;
+    return node;
+}
+
+/*
+ * A new child of 'parent' (not yet in any map), or, when the tree is
+ * full, the parent itself.
+ */
+
+static int
+NewNode(
+    CprofExact *exactPtr,
+    int parent,
+    int nameId,
+    int kind)
+{
+    CprofExactNode *pPtr, *nPtr;
+    int node;
+
+    if (exactPtr->numNodes >= CPROF_EXACT_MAX_NODES) {
+	exactPtr->truncatedNodes++;
+	return parent;
+    }
+    node = exactPtr->numNodes++;
+    Grow((void **) &exactPtr->nodes, &exactPtr->capNodes, node + 1,
+	    sizeof(CprofExactNode));
+    pPtr = &exactPtr->nodes[parent];
+    nPtr = &exactPtr->nodes[node];
+    nPtr->parent = parent;
+    nPtr->nameId = nameId;
+    nPtr->kind = kind;
+    nPtr->firstChild = -1;
+    nPtr->lastChild = -1;
+    nPtr->nextSibling = pPtr->firstChild;
+    nPtr->calls = 0;
+    nPtr->totalNs = 0;
+    nPtr->minNs = UINT64_MAX;
+    nPtr->maxNs = 0;
+    nPtr->suspendedNs = 0;
+    pPtr->firstChild = node;
+    return node;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Peers and links --
+ *
+ *	The profiled interpreters of one thread in one session (a parent
+ *	and the children it evaluates in, or a thread's interpreter and
+ *	those it created) take part in one chain of calls: `kid eval` in
+ *	the parent runs the child's procs, whose alias back runs the
+ *	parent's. Each keeps its own tree; a call whose caller is the
+ *	other interpreter's frame gets, for its parent, a link node: a
+ *	child of the root standing for that frame (its state's serial and
+ *	node). CprofScopeProfile joins the trees at the links.
+ *
+ *	The caller of a call is the innermost frame running on the thread:
+ *	the frame entered last among the caller in the call's own stack and
+ *	the top frames of the peers' stacks (a frame's enterNs is the start
+ *	of its current segment, renewed when a coroutine resumes, on the
+ *	clock that every member of a session shares). Peers join and leave
+ *	in their own thread, so the list needs no lock; only runs that time
+ *	calls in a session look at it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define CPROF_EXACT_PEERS 64
+
+typedef struct CprofExactPeers {
+    int num;
+    CprofState *states[CPROF_EXACT_PEERS];
+} CprofExactPeers;
+
+static Tcl_ThreadDataKey peersKey;
+static int lastSerial;
+
+void
+CprofExactJoinPeers(
+    CprofState *statePtr)
+{
+    CprofExact *exactPtr = &statePtr->exact;
+    CprofExactPeers *pPtr;
+
+    if (!exactPtr->on || exactPtr->peers != NULL) {
+	return;
+    }
+    if (exactPtr->serial == 0) {
+	exactPtr->serial = __atomic_add_fetch(&lastSerial, 1,
+		__ATOMIC_RELAXED);
+    }
+    pPtr = (CprofExactPeers *) Tcl_GetThreadData(&peersKey,
+	    sizeof(CprofExactPeers));
+    if (pPtr->num < CPROF_EXACT_PEERS) {
+	pPtr->states[pPtr->num++] = statePtr;
+	exactPtr->peers = pPtr;
+    }
+}
+
+void
+CprofExactLeavePeers(
+    CprofState *statePtr)
+{
+    CprofExactPeers *pPtr = statePtr->exact.peers;
+    int i;
+
+    if (pPtr == NULL) {
+	return;
+    }
+    for (i = 0; i < pPtr->num; i++) {
+	if (pPtr->states[i] == statePtr) {
+	    pPtr->states[i] = pPtr->states[--pPtr->num];
+	    break;
+	}
+    }
+    statePtr->exact.peers = NULL;
+}
+
+/*
+ * The node a call entered at 'parentNode' (under the frame parentPtr of
+ * its own stack, or NULL) goes under: that node, or the link node of
+ * a peer's frame entered later.
+ */
+
+static int
+PeerParent(
+    CprofState *statePtr,
+    const CprofFrame *parentPtr,
+    int parentNode)
+{
+    CprofExact *exactPtr = &statePtr->exact;
+    CprofExactPeers *pPtr = exactPtr->peers;
+    CprofState *bestPtr = NULL;
+    const CprofFrame *topPtr = NULL;
+    uint64_t latest = parentPtr ? parentPtr->enterNs : 0, a;
+    int i, node;
+
+    for (i = 0; i < pPtr->num; i++) {
+	CprofState *oPtr = pPtr->states[i];
+	int depth = oPtr->levels.stack.depth;
+
+	if (oPtr != statePtr && depth > 0 && oPtr->exact.on
+		&& oPtr->levels.stack.frames[depth - 1].enterNs > latest) {
+	    bestPtr = oPtr;
+	    topPtr = &oPtr->levels.stack.frames[depth - 1];
+	    latest = topPtr->enterNs;
+	}
+    }
+    if (bestPtr == NULL) {
+	return parentNode;
+    }
+    a = UINT64_C(1) << 63 | (uint32_t) bestPtr->exact.serial;
+    node = MapGet(&exactPtr->childMap, a, (uint64_t) topPtr->node);
+    if (node < 0) {
+	/*
+	 * Named after the frame it stands for: the caller shown for call
+	 * sites, and the name a tree not joined shows.
+	 */
+
+	node = NewNode(exactPtr, 0, topPtr->nameId, topPtr->kind);
+	if (node == 0) {
+	    return parentNode;
+	}
+	MapPut(&exactPtr->childMap, a, (uint64_t) topPtr->node, node);
+	Grow((void **) &exactPtr->links, &exactPtr->capLinks,
+		exactPtr->numLinks + 1, sizeof(struct CprofExactLink));
+	exactPtr->links[exactPtr->numLinks].node = node;
+	exactPtr->links[exactPtr->numLinks].peerSerial = bestPtr->exact.serial;
+	exactPtr->links[exactPtr->numLinks].peerNode = topPtr->node;
+	exactPtr->numLinks++;
+	MapPut(&bestPtr->exact.targetMap, (uint64_t) topPtr->node, 0, 1);
+    }
     return node;
 }
 
@@ -842,6 +1017,9 @@ CprofExactEnter(
     int parentNode = parentPtr ? parentPtr->node : 0;
     uint64_t now;
 
+    if (exactPtr->peers != NULL && exactPtr->peers->num > 1) {
+	parentNode = PeerParent(statePtr, parentPtr, parentNode);
+    }
     framePtr->childNs = 0;
     framePtr->callNs = 0;
     framePtr->desc = 0;
@@ -904,6 +1082,9 @@ CprofExactRename(
     int wasHidden = (framePtr->flags & CPROF_FRAME_HIDDEN) != 0;
     int site = -1;
 
+    if (exactPtr->peers != NULL && exactPtr->peers->num > 1) {
+	parentNode = PeerParent(statePtr, parentPtr, parentNode);
+    }
     if (!(framePtr->flags & CPROF_FRAME_OWN)) {
 	CountName(exactPtr, oldNameId, framePtr->kind, -1);
 	CountName(exactPtr, framePtr->nameId, framePtr->kind, 1);

@@ -130,7 +130,15 @@ CprofFiguresPut(
 
 Tcl_Obj *
 CprofExactTreeObj(
-    CprofExact *exactPtr)
+    CprofExact *exactPtr,
+    int links)			/* Give the state's serial (root), the links
+				 * (kind link, link {serial node}) and the
+				 * ids of the nodes links stand for (id):
+				 * for CprofScopeProfile, which joins the
+				 * trees of a thread's interpreters at them
+				 * and removes these keys. Else link nodes
+				 * are shown as nodes named after the frame
+				 * they stand for. */
 {
     int n = exactPtr->numNodes, i;
     int64_t *adj = (int64_t *) ckalloc(n * sizeof(int64_t));
@@ -138,10 +146,25 @@ CprofExactTreeObj(
     unsigned char *shown = (unsigned char *) ckalloc(n);
     Tcl_Obj **objs = (Tcl_Obj **) ckalloc(n * sizeof(Tcl_Obj *));
     Tcl_Obj *kindObjs[CPROF_KIND_COUNT], *tclObj, *resultObj, *interpObj;
+    Tcl_Obj *linkObj = NULL;
     const char *interpName = exactPtr->interpId >= 0
 	    ? CprofNameString(exactPtr->interpId) : NULL;
+    int *linkOf = NULL;
 
     CprofExactAdjust(exactPtr, adj, self, shown);
+    if (links && exactPtr->serial != 0) {
+	linkOf = (int *) ckalloc(n * sizeof(int));
+	for (i = 0; i < n; i++) {
+	    linkOf[i] = -1;
+	}
+	for (i = 0; i < exactPtr->numLinks; i++) {
+	    if (exactPtr->links[i].node < n) {
+		linkOf[exactPtr->links[i].node] = i;
+	    }
+	}
+	linkObj = Tcl_NewStringObj("link", -1);
+	Tcl_IncrRefCount(linkObj);
+    }
     interpObj = Tcl_NewStringObj(interpName ? interpName : "", -1);
     Tcl_IncrRefCount(interpObj);
     for (i = 0; i < CPROF_KIND_COUNT; i++) {
@@ -171,6 +194,18 @@ CprofExactTreeObj(
 	if (i == 0) {
 	    PUT(dictObj, "name", Tcl_NewObj());
 	    PUT(dictObj, "kind", Tcl_NewStringObj("root", -1));
+	    if (linkOf != NULL) {
+		PUT(dictObj, "serial", Tcl_NewIntObj(exactPtr->serial));
+	    }
+	} else if (linkOf != NULL && linkOf[i] >= 0) {
+	    const struct CprofExactLink *lPtr = &exactPtr->links[linkOf[i]];
+	    Tcl_Obj *pair[2];
+
+	    pair[0] = Tcl_NewIntObj(lPtr->peerSerial);
+	    pair[1] = Tcl_NewIntObj(lPtr->peerNode);
+	    PUT(dictObj, "name", Tcl_NewObj());
+	    PUT(dictObj, "kind", linkObj);
+	    PUT(dictObj, "link", Tcl_NewListObj(2, pair));
 	} else {
 	    const char *name = CprofNameString(nPtr->nameId);
 
@@ -184,6 +219,10 @@ CprofExactTreeObj(
 		PUT(dictObj, "origin",
 			Tcl_NewStringObj(CprofNameString(origin), -1));
 	    }
+	}
+	if (linkOf != NULL && i > 0 && exactPtr->targetMap.mask != 0
+		&& CprofPairMapHas(&exactPtr->targetMap, (uint64_t) i, 0)) {
+	    PUT(dictObj, "id", Tcl_NewIntObj(i));
 	}
 	PUT(dictObj, "self", Tcl_NewWideIntObj(self[i]));
 	PUT(dictObj, "total", Tcl_NewWideIntObj(adj[i]));
@@ -202,6 +241,10 @@ CprofExactTreeObj(
     resultObj = objs[0];
     Tcl_DecrRefCount(tclObj);
     Tcl_DecrRefCount(interpObj);
+    if (linkOf != NULL) {
+	Tcl_DecrRefCount(linkObj);
+	ckfree(linkOf);
+    }
     for (i = 0; i < CPROF_KIND_COUNT; i++) {
 	Tcl_DecrRefCount(kindObjs[i]);
     }

@@ -57,13 +57,12 @@ CprofSamplingDict(
     Tcl_Obj *dictObj = Tcl_NewDictObj(), *dropsObj, *truncObj, *handlerObj;
     CprofSampler *sPtr = statePtr->samplerPtr;
     const CprofSamplerCounters *cPtr;
-    double achieved, rate;
+    double achieved, rate, secs;
     int clock;
     Tcl_WideInt spliced, total;
 
     if (sPtr != NULL) {
-	double secs = CprofSamplerSeconds(sPtr);
-
+	secs = CprofSamplerSeconds(sPtr);
 	cPtr = &sPtr->counters;
 	achieved = secs > 0 ? cPtr->signals / secs : 0;
 	rate = sPtr->rate;
@@ -71,6 +70,7 @@ CprofSamplingDict(
     } else {
 	cPtr = &statePtr->lastCounters;
 	achieved = statePtr->lastAchieved;
+	secs = statePtr->lastSeconds;
 	rate = statePtr->lastRate;
 	clock = statePtr->lastClock;
     }
@@ -80,6 +80,8 @@ CprofSamplingDict(
     PUT(dictObj, "rate_requested", Tcl_NewDoubleObj(rate));
     PUT(dictObj, "rate_achieved",
 	    Tcl_NewDoubleObj(((int) (achieved * 10 + 0.5)) / 10.0));
+    PUT(dictObj, "clock_seconds",
+	    Tcl_NewDoubleObj(((Tcl_WideInt) (secs * 1e6 + 0.5)) / 1e6));
     PUT(dictObj, "signals", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->signals));
     PUT(dictObj, "samples", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->samples));
     PUT(dictObj, "weight", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->weight));

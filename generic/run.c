@@ -218,6 +218,7 @@ KeepSamplerFigures(
     statePtr->lastRate = sPtr->rate;
     statePtr->lastClock = sPtr->clock;
     statePtr->lastAchieved = secs > 0 ? sPtr->counters.signals / secs : 0;
+    statePtr->lastSeconds = secs;
     statePtr->lastSampledNs = (uint64_t) (secs * 1e9);
 }
 
@@ -321,6 +322,7 @@ ClearData(
     statePtr->hasData = 0;
     memset(&statePtr->lastCounters, 0, sizeof(statePtr->lastCounters));
     statePtr->lastAchieved = 0;
+    statePtr->lastSeconds = 0;
     if (statePtr->samplerPtr != NULL) {
 	CprofSampler *sPtr = statePtr->samplerPtr;
 
@@ -593,6 +595,9 @@ DoStart(
     if (below != NULL) {
 	CprofScopeBegin(ciPtr, interp, below);
     }
+    if (ciPtr->sessionPtr != NULL) {
+	CprofExactJoinPeers(statePtr);
+    }
     return TCL_OK;
 }
 
@@ -648,6 +653,7 @@ CprofRunStartMember(
 	    ownerPtr->state.exact.callNs);
     ClearData(statePtr);
     statePtr->exact.interpId = ciPtr->interpId;
+    CprofExactJoinPeers(statePtr);
     memset(&statePtr->levels.counters, 0, sizeof(statePtr->levels.counters));
     statePtr->levels.stack.maxDepth = 0;
     ConnectLevels(statePtr);
@@ -732,6 +738,7 @@ CprofRunStop(
 	statePtr->levels.needDrainPtr = NULL;
     }
     CprofExactCloseAll(statePtr);
+    CprofExactLeavePeers(statePtr);
     CprofMemoryStop(statePtr);
     CprofRunStopSampling(statePtr);
     if (statePtr->drainTimer != NULL) {
@@ -815,6 +822,7 @@ CprofPauseObjCmd(
 	return CprofStateError(interp, "profiling is already paused", "PAUSED");
     }
     CprofExactCloseAll(statePtr);
+    CprofExactLeavePeers(statePtr);
     PauseSampling(statePtr);
     CprofMemoryPause(statePtr, 1);
     CprofCaptureRemove(statePtr);
@@ -876,6 +884,9 @@ CprofResumeObjCmd(
     CprofMemoryPause(statePtr, 0);
     ConnectLevels(statePtr);
     CprofCaptureInstall(statePtr);
+    if (((CprofInterp *) statePtr)->sessionPtr != NULL) {
+	CprofExactJoinPeers(statePtr);
+    }
     return TCL_OK;
 }
 

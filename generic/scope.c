@@ -92,17 +92,19 @@ NoteInterp(
 }
 
 /*
- * What a member published: its profile (the primary of a thread) or its
- * exact tree (a child interpreter sampled with its thread's primary).
+ * What a member published: its profile value (for the primary of a
+ * thread, whose samples hold the frames of all its interpreters, the
+ * thread's sampled tree; for the others, their exact tree, coverage and
+ * call sites).
  */
 
 typedef struct Part {
     ThreadRec *threadPtr;
     int primary;
-    char *value;		/* The profile value or exact tree, as a
-				 * string, or NULL. */
+    char *value;		/* Its profile value, as a string, or
+				 * NULL. */
     Tcl_WideInt samples, weight, calls;
-				/* A primary's: its meta's figures. */
+				/* Its meta's figures. */
     struct Part *nextPtr;
 } Part;
 
@@ -152,6 +154,8 @@ static CreateInterpProc *realCreateInterp;
 static CreateSlaveProc *realCreateSlave;
 static int hooked;
 
+static void		ChildProc(CprofState *statePtr, Tcl_Interp *interp,
+			    int objc, Tcl_Obj *const objv[]);
 static void		Attach(Tcl_Interp *interp, CprofSession *sPtr,
 			    CprofInterp *parentPtr);
 static void		Unref(CprofSession *sPtr);
@@ -540,7 +544,14 @@ Attach(
 	 */
 
 	CprofScopeMemberGone(ciPtr);
+	return;
     }
+
+    /*
+     * Its own children, made later, are taken in too.
+     */
+
+    ciPtr->state.childProc = ChildProc;
 }
 
 /*
@@ -700,25 +711,22 @@ CprofScopeMemberGone(
     Tcl_MutexUnlock(&scopeMutex);
 
     /*
-     * The primary of a thread publishes its whole profile (its samples
-     * hold the frames of every interpreter of the thread); the others
-     * their exact trees.
+     * Each publishes its profile value: the primary of a thread its
+     * whole sampled tree (its samples hold the frames of every
+     * interpreter of the thread), each its exact tree (with its links,
+     * while sessionPtr is set), coverage, call sites and handlers.
      */
 
     if (ciPtr->state.startNs != 0) {
-	if (primary) {
-	    Tcl_Obj *valueObj = CprofProfileValue(ciPtr, -1, 0), *metaObj;
+	Tcl_Obj *valueObj = CprofProfileValue(ciPtr, -1, 0), *metaObj;
 
-	    Tcl_IncrRefCount(valueObj);
-	    metaObj = Get(valueObj, "meta");
-	    figs[0] = GetWide(metaObj, "samples");
-	    figs[1] = GetWide(metaObj, "weight");
-	    figs[2] = GetWide(metaObj, "calls");
-	    value = Publish(valueObj);
-	    Tcl_DecrRefCount(valueObj);
-	} else if (CprofModeExact(ciPtr->state.options.mode)) {
-	    value = Publish(CprofExactTreeObj(&ciPtr->state.exact));
-	}
+	Tcl_IncrRefCount(valueObj);
+	metaObj = Get(valueObj, "meta");
+	figs[0] = GetWide(metaObj, "samples");
+	figs[1] = GetWide(metaObj, "weight");
+	figs[2] = GetWide(metaObj, "calls");
+	value = Publish(valueObj);
+	Tcl_DecrRefCount(valueObj);
     }
 
     Tcl_MutexLock(&scopeMutex);
@@ -757,6 +765,7 @@ CprofScopeMemberGone(
     }
     ciPtr->sessionPtr = NULL;
     ciPtr->member = 0;
+    ciPtr->state.childProc = NULL;
     if (ciPtr->state.symLockPtr != NULL) {
 	/*
 	 * Its samples are all drained: the session's symbolizer stays the
@@ -1139,31 +1148,308 @@ GetWide(
 }
 
 /*
- * Append the top-level nodes of 'fromObj' (a tree) to those of *rootPtr,
- * adding its total.
+ * Joining the exact trees of a thread's interpreters (exact.c, Peers and
+ * links): each tree's link nodes stand for a frame of another tree (its
+ * serial and node id); their children are moved under that node, whose
+ * self time loses their totals. Subtrees with nothing to change are
+ * kept as they are. Children of other trees' roots, and links whose
+ * frame is not in any tree (its interpreter's part is not there yet),
+ * go to the root: beside the thread's tree, as a tree of its own.
  */
 
-static void
-Graft(
-    Tcl_Obj **rootPtr,
-    Tcl_Obj *fromObj)
-{
-    Tcl_Obj *rootObj = *rootPtr, *kidsObj, *moreObj;
+typedef struct Joiner {
+    Tcl_HashTable grafts;	/* "serial id" -> list of {serial node}. */
+    Tcl_Obj *loose;		/* List of {serial node} for the root. */
+} Joiner;
 
+#define JOIN_MAX_DEPTH 100000
+
+static const char *
+KindOf(
+    Tcl_Obj *nodeObj)
+{
+    Tcl_Obj *kindObj = Get(nodeObj, "kind");
+
+    return kindObj ? Tcl_GetString(kindObj) : "";
+}
+
+static void
+AddGraft(
+    Tcl_Obj *listObj,
+    int serial,
+    Tcl_Obj *nodeObj)
+{
+    Tcl_Obj *pair[2];
+
+    pair[0] = Tcl_NewIntObj(serial);
+    pair[1] = nodeObj;
+    Tcl_ListObjAppendElement(NULL, listObj, Tcl_NewListObj(2, pair));
+}
+
+static void
+CollectLinks(
+    Joiner *jPtr,
+    Tcl_Obj *nodeObj,
+    int serial,
+    int depth)
+{
+    Tcl_Obj *kidsObj = Get(nodeObj, "children"), **kids, **gs;
+    int n = 0, i, g, ng, target[2];
+
+    if (kidsObj == NULL || depth > JOIN_MAX_DEPTH
+	    || Tcl_ListObjGetElements(NULL, kidsObj, &n, &kids) != TCL_OK) {
+	return;
+    }
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *linkObj, **pair, *listObj, *gkidsObj;
+	Tcl_HashEntry *hPtr;
+	char key[48];
+	int np, isNew;
+
+	if (strcmp(KindOf(kids[i]), "link") != 0) {
+	    CollectLinks(jPtr, kids[i], serial, depth + 1);
+	    continue;
+	}
+	linkObj = Get(kids[i], "link");
+	gkidsObj = Get(kids[i], "children");
+	if (linkObj == NULL || gkidsObj == NULL
+		|| Tcl_ListObjGetElements(NULL, linkObj, &np, &pair) != TCL_OK
+		|| np != 2
+		|| Tcl_GetIntFromObj(NULL, pair[0], &target[0]) != TCL_OK
+		|| Tcl_GetIntFromObj(NULL, pair[1], &target[1]) != TCL_OK
+		|| Tcl_ListObjGetElements(NULL, gkidsObj, &ng, &gs) != TCL_OK) {
+	    continue;
+	}
+	snprintf(key, sizeof(key), "%d %d", target[0], target[1]);
+	hPtr = Tcl_CreateHashEntry(&jPtr->grafts, key, &isNew);
+	if (isNew) {
+	    listObj = Tcl_NewListObj(0, NULL);
+	    Tcl_IncrRefCount(listObj);
+	    Tcl_SetHashValue(hPtr, listObj);
+	}
+	listObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr);
+	for (g = 0; g < ng; g++) {
+	    AddGraft(listObj, serial, gs[g]);
+	    CollectLinks(jPtr, gs[g], serial, depth + 1);
+	}
+    }
+}
+
+static Tcl_Obj *
+Emit(
+    Joiner *jPtr,
+    Tcl_Obj *nodeObj,
+    int serial,
+    int depth)
+{
+    Tcl_Obj *kidsObj = Get(nodeObj, "children"), **kids, *newKids;
+    Tcl_Obj *idObj = Get(nodeObj, "id"), *copyObj;
+    Tcl_WideInt moved = 0;
+    int n = 0, i, changed = (idObj != NULL);
+
+    if (kidsObj == NULL || depth > JOIN_MAX_DEPTH
+	    || Tcl_ListObjGetElements(NULL, kidsObj, &n, &kids) != TCL_OK) {
+	n = 0;
+    }
+    newKids = Tcl_NewListObj(0, NULL);
+    Tcl_IncrRefCount(newKids);
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *e;
+
+	if (strcmp(KindOf(kids[i]), "link") == 0) {
+	    changed = 1;
+	    continue;
+	}
+	e = Emit(jPtr, kids[i], serial, depth + 1);
+	changed |= (e != kids[i]);
+	Tcl_ListObjAppendElement(NULL, newKids, e);
+    }
+    if (idObj != NULL) {
+	Tcl_HashEntry *hPtr;
+	char key[48];
+
+	snprintf(key, sizeof(key), "%d %s", serial, Tcl_GetString(idObj));
+	hPtr = Tcl_FindHashEntry(&jPtr->grafts, key);
+	if (hPtr != NULL) {
+	    Tcl_Obj *listObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr), **gs;
+	    int ng, g;
+
+	    Tcl_DeleteHashEntry(hPtr);
+	    Tcl_ListObjGetElements(NULL, listObj, &ng, &gs);
+	    for (g = 0; g < ng; g++) {
+		Tcl_Obj *pairObj, *subObj;
+		int s2;
+
+		Tcl_ListObjIndex(NULL, gs[g], 0, &pairObj);
+		Tcl_GetIntFromObj(NULL, pairObj, &s2);
+		Tcl_ListObjIndex(NULL, gs[g], 1, &subObj);
+		moved += GetWide(subObj, "total");
+		Tcl_ListObjAppendElement(NULL, newKids,
+			Emit(jPtr, subObj, s2, depth + 1));
+	    }
+	    Tcl_DecrRefCount(listObj);
+	}
+    }
+    if (!changed) {
+	Tcl_DecrRefCount(newKids);
+	return nodeObj;
+    }
+    copyObj = Tcl_DuplicateObj(nodeObj);
+    if (idObj != NULL) {
+	Tcl_Obj *keyObj = Tcl_NewStringObj("id", -1);
+
+	Tcl_IncrRefCount(keyObj);
+	Tcl_DictObjRemove(NULL, copyObj, keyObj);
+	Tcl_DecrRefCount(keyObj);
+    }
+    PUT(copyObj, "children", newKids);
+    Tcl_DecrRefCount(newKids);
+    if (moved > 0) {
+	static const char *const selfKeys[] = {"self", "self_ns"};
+	int k;
+
+	for (k = 0; k < 2; k++) {
+	    if (Get(copyObj, selfKeys[k]) != NULL) {
+		Tcl_WideInt self = GetWide(copyObj, selfKeys[k]) - moved;
+
+		PUT(copyObj, selfKeys[k], Tcl_NewWideIntObj(self > 0 ? self
+			: 0));
+	    }
+	}
+    }
+    return copyObj;
+}
+
+/*
+ * The exact trees of one thread's interpreters as one: mainObj, the
+ * primary's (or owner's), and others[], the other interpreters', oldest
+ * first.
+ */
+
+static Tcl_Obj *
+JoinExact(
+    Tcl_Obj *mainObj,
+    Tcl_Obj *const *others,
+    int numOthers)
+{
+    Joiner join;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+    Tcl_Obj *rootObj, *kidsObj, **items, *keyObj;
+    Tcl_WideInt total = 0;
+    int mainSerial = (int) GetWide(mainObj, "serial"), i, n, k;
+
+    Tcl_InitHashTable(&join.grafts, TCL_STRING_KEYS);
+    join.loose = Tcl_NewListObj(0, NULL);
+    Tcl_IncrRefCount(join.loose);
+    CollectLinks(&join, mainObj, mainSerial, 0);
+    for (i = 0; i < numOthers; i++) {
+	int serial = (int) GetWide(others[i], "serial");
+	Tcl_Obj *kids2 = Get(others[i], "children"), **ks;
+	int nk;
+
+	CollectLinks(&join, others[i], serial, 0);
+	if (kids2 != NULL
+		&& Tcl_ListObjGetElements(NULL, kids2, &nk, &ks) == TCL_OK) {
+	    for (k = 0; k < nk; k++) {
+		if (strcmp(KindOf(ks[k]), "link") != 0) {
+		    AddGraft(join.loose, serial, ks[k]);
+		}
+	    }
+	}
+    }
+
+    rootObj = Emit(&join, mainObj, mainSerial, 0);
+    Tcl_IncrRefCount(rootObj);
     if (Tcl_IsShared(rootObj)) {
-	rootObj = Tcl_DuplicateObj(rootObj);
-	*rootPtr = rootObj;
+	Tcl_Obj *copyObj = Tcl_DuplicateObj(rootObj);
+
+	Tcl_DecrRefCount(rootObj);
+	rootObj = copyObj;
+	Tcl_IncrRefCount(rootObj);
     }
     kidsObj = Get(rootObj, "children");
-    kidsObj = (kidsObj == NULL) ? Tcl_NewListObj(0, NULL)
-	    : Tcl_DuplicateObj(kidsObj);
-    moreObj = Get(fromObj, "children");
-    if (moreObj != NULL) {
-	Tcl_ListObjAppendList(NULL, kidsObj, moreObj);
+    kidsObj = kidsObj ? Tcl_DuplicateObj(kidsObj) : Tcl_NewListObj(0, NULL);
+
+    /*
+     * The other trees' top-level calls, then what is left: links to
+     * frames no tree has (a running member's part is not published
+     * yet), whose subtrees go to the root too.
+     */
+
+    for (;;) {
+	Tcl_ListObjGetElements(NULL, join.loose, &n, &items);
+	for (i = 0; i < n; i++) {
+	    Tcl_Obj *pairObj, *subObj;
+	    int s2;
+
+	    Tcl_ListObjIndex(NULL, items[i], 0, &pairObj);
+	    Tcl_GetIntFromObj(NULL, pairObj, &s2);
+	    Tcl_ListObjIndex(NULL, items[i], 1, &subObj);
+	    Tcl_ListObjAppendElement(NULL, kidsObj,
+		    Emit(&join, subObj, s2, 1));
+	}
+	Tcl_DecrRefCount(join.loose);
+	hPtr = Tcl_FirstHashEntry(&join.grafts, &search);
+	if (hPtr == NULL) {
+	    break;
+	}
+	join.loose = (Tcl_Obj *) Tcl_GetHashValue(hPtr);
+	Tcl_DeleteHashEntry(hPtr);
+    }
+    Tcl_DeleteHashTable(&join.grafts);
+    Tcl_ListObjGetElements(NULL, kidsObj, &n, &items);
+    for (i = 0; i < n; i++) {
+	total += GetWide(items[i], "total");
     }
     PUT(rootObj, "children", kidsObj);
-    PUT(rootObj, "total", Tcl_NewWideIntObj(GetWide(rootObj, "total")
-	    + GetWide(fromObj, "total")));
+    PUT(rootObj, "total", Tcl_NewWideIntObj(total));
+    keyObj = Tcl_NewStringObj("serial", -1);
+    Tcl_IncrRefCount(keyObj);
+    Tcl_DictObjRemove(NULL, rootObj, keyObj);
+    Tcl_DecrRefCount(keyObj);
+    rootObj->refCount--;	/* Handed over without being freed. */
+    return rootObj;
+}
+
+/*
+ * The call sites, coverage and event handlers of the parts, merged with
+ * the owner's (library/merge.tcl, ::tclcprof::mergelib::Sides). When
+ * that fails, the owner's own are kept.
+ */
+
+static Tcl_Obj *
+MergeSides(
+    CprofInterp *ciPtr,
+    Tcl_Obj *ownObj,
+    Tcl_Obj *sidesObj)
+{
+    Tcl_Interp *interp = ciPtr->state.interp;
+    Tcl_InterpState saved;
+    Tcl_Obj *objv[3], *resultObj = ownObj;
+    int n = 0, i;
+
+    if (interp == NULL || Tcl_InterpDeleted(interp)
+	    || Tcl_ListObjLength(NULL, sidesObj, &n) != TCL_OK || n == 0) {
+	return ownObj;
+    }
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    objv[0] = Tcl_NewStringObj("::tclcprof::mergelib::Sides", -1);
+    objv[1] = ownObj;
+    objv[2] = sidesObj;
+    for (i = 0; i < 3; i++) {
+	Tcl_IncrRefCount(objv[i]);
+    }
+    if (Tcl_EvalObjv(interp, 3, objv, TCL_EVAL_GLOBAL) == TCL_OK) {
+	resultObj = Tcl_GetObjResult(interp);
+    }
+    Tcl_IncrRefCount(resultObj);
+    Tcl_RestoreInterpState(interp, saved);
+    for (i = 0; i < 3; i++) {
+	Tcl_DecrRefCount(objv[i]);
+    }
+    resultObj->refCount--;	/* Handed over without being freed. */
+    return resultObj;
 }
 
 /*
@@ -1197,11 +1483,26 @@ CprofScopeProfile(
     int mode = ciPtr->state.options.mode, n, i, numThreads = 0;
     const char *exactKey = (mode == CPROF_MODE_EXACT) ? "tree"
 	    : (mode == CPROF_MODE_BOTH) ? "exact" : NULL;
-    Tcl_Obj **trees, **exacts, **values, *metaObj;
+    Tcl_Obj **trees, **exacts, **values, *metaObj, *sidesObj;
+    Tcl_WideInt *partCalls;
     ThreadRec **recs, *tPtr;
     Part *pPtr;
 
-    if (sPtr == NULL || ciPtr->member) {
+    if (sPtr == NULL) {
+	return ownObj;
+    }
+    if (ciPtr->member) {
+	/*
+	 * A member asked for its own profile (the package is loaded in
+	 * it): its exact tree without the links.
+	 */
+
+	if (exactKey != NULL && Get(ownObj, exactKey) != NULL) {
+	    if (Tcl_IsShared(ownObj)) {
+		ownObj = Tcl_DuplicateObj(ownObj);
+	    }
+	    PUT(ownObj, exactKey, JoinExact(Get(ownObj, exactKey), NULL, 0));
+	}
 	return ownObj;
     }
     Tcl_MutexLock(&scopeMutex);
@@ -1244,35 +1545,51 @@ CprofScopeProfile(
     }
 
     /*
-     * Exact trees of child interpreters, oldest first, beside their
-     * thread's.
+     * The exact trees of each thread's interpreters joined at their
+     * links, the other interpreters' (oldest first) beside where they
+     * have none. Every part's value goes to the merge of call sites,
+     * coverage and handlers below, and its calls to its thread's.
      */
 
+    partCalls = (Tcl_WideInt *) ckalloc(n * sizeof(Tcl_WideInt));
+    memset(partCalls, 0, n * sizeof(Tcl_WideInt));
+    sidesObj = Tcl_NewListObj(0, NULL);
+    Tcl_IncrRefCount(sidesObj);
     for (i = 0; i < n; i++) {
 	Part *list[256];
-	int m = 0, k;
+	Tcl_Obj *others[256];
+	int m = 0, k, numOthers = 0;
 
+	for (pPtr = sPtr->parts; pPtr != NULL && m < 256;
+		pPtr = pPtr->nextPtr) {
+	    if (pPtr->threadPtr->order == i) {
+		partCalls[i] += pPtr->calls;
+		if (!pPtr->primary) {
+		    list[m++] = pPtr;
+		}
+	    }
+	}
+	if (values[i] != NULL && i > 0) {
+	    Tcl_ListObjAppendElement(NULL, sidesObj, values[i]);
+	}
+	for (k = m - 1; k >= 0; k--) {
+	    Tcl_Obj *valueObj = Tcl_NewStringObj(list[k]->value, -1);
+	    Tcl_Obj *exactObj = exactKey ? Get(valueObj, exactKey) : NULL;
+
+	    Tcl_ListObjAppendElement(NULL, sidesObj, valueObj);
+	    if (exactObj != NULL) {
+		others[numOthers++] = exactObj;
+	    }
+	}
 	if (exacts[i] == NULL) {
 	    continue;
 	}
-	for (pPtr = sPtr->parts; pPtr != NULL && m < 256;
-		pPtr = pPtr->nextPtr) {
-	    if (!pPtr->primary && pPtr->threadPtr->order == i) {
-		list[m++] = pPtr;
-	    }
-	}
-	for (k = m - 1; k >= 0; k--) {
-	    Tcl_Obj *childObj = Tcl_NewStringObj(list[k]->value, -1);
-	    Tcl_Obj *treeObj = exacts[i];
+	{
+	    Tcl_Obj *joinedObj = JoinExact(exacts[i], others, numOthers);
 
-	    Tcl_IncrRefCount(childObj);
-	    Graft(&treeObj, childObj);
-	    Tcl_DecrRefCount(childObj);
-	    if (treeObj != exacts[i]) {
-		Tcl_IncrRefCount(treeObj);
-		Tcl_DecrRefCount(exacts[i]);
-		exacts[i] = treeObj;
-	    }
+	    Tcl_IncrRefCount(joinedObj);
+	    Tcl_DecrRefCount(exacts[i]);
+	    exacts[i] = joinedObj;
 	}
 	if (mode == CPROF_MODE_EXACT) {
 	    if (trees[i] != NULL) {
@@ -1322,7 +1639,7 @@ CprofScopeProfile(
 	    }
 	    samples += GetWide(metaI, "samples");
 	    weight += GetWide(metaI, "weight");
-	    calls += GetWide(metaI, "calls");
+	    calls += partCalls[i] + (i == 0 ? GetWide(metaI, "calls") : 0);
 	}
 	PUT(rootObj, "name", Tcl_NewObj());
 	PUT(rootObj, "kind", Tcl_NewStringObj("root", -1));
@@ -1350,8 +1667,15 @@ CprofScopeProfile(
 	if (mode == CPROF_MODE_BOTH && exacts[0] != NULL) {
 	    PUT(ownObj, "exact", exacts[0]);
 	}
+	if (CprofModeExact(mode) && partCalls[0] > 0) {
+	    PUT(metaObj, "calls", Tcl_NewWideIntObj(
+		    GetWide(metaObj, "calls") + partCalls[0]));
+	}
     }
     PUT(ownObj, "meta", metaObj);
+    ownObj = MergeSides(ciPtr, ownObj, sidesObj);
+    Tcl_DecrRefCount(sidesObj);
+    ckfree(partCalls);
     for (i = 0; i < n; i++) {
 	if (trees[i] != NULL) {
 	    Tcl_DecrRefCount(trees[i]);
@@ -1416,6 +1740,7 @@ CprofScopeMeta(
     Tcl_Obj *threadsObj = Tcl_NewListObj(0, NULL);
     ThreadRec **recs, *tPtr;
     Part **parts, *pPtr;
+    Tcl_WideInt *otherCalls;
     int n, i;
 
     Tcl_MutexLock(&scopeMutex);
@@ -1423,12 +1748,20 @@ CprofScopeMeta(
     recs = (ThreadRec **) ckalloc(n * sizeof(ThreadRec *));
     parts = (Part **) ckalloc(n * sizeof(Part *));
     memset(parts, 0, n * sizeof(Part *));
+    otherCalls = (Tcl_WideInt *) ckalloc(n * sizeof(Tcl_WideInt));
+    memset(otherCalls, 0, n * sizeof(Tcl_WideInt));
     for (tPtr = sPtr->threads; tPtr != NULL; tPtr = tPtr->nextPtr) {
 	recs[tPtr->order] = tPtr;
     }
     for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
 	if (pPtr->primary && parts[pPtr->threadPtr->order] == NULL) {
 	    parts[pPtr->threadPtr->order] = pPtr;
+	} else if (!pPtr->primary) {
+	    /*
+	     * The calls of its other interpreters count as the thread's.
+	     */
+
+	    otherCalls[pPtr->threadPtr->order] += pPtr->calls;
 	}
     }
     for (i = 0; i < n; i++) {
@@ -1458,7 +1791,7 @@ CprofScopeMeta(
 	PUT(d, "cpu_ns", Tcl_NewWideIntObj((Tcl_WideInt) cpuNs));
 	PUT(d, "samples", Tcl_NewWideIntObj(samples));
 	PUT(d, "weight", Tcl_NewWideIntObj(weight));
-	PUT(d, "calls", Tcl_NewWideIntObj(calls));
+	PUT(d, "calls", Tcl_NewWideIntObj(calls + otherCalls[i]));
 	listObj = Tcl_NewListObj(0, NULL);
 	for (k = 0; k < tPtr->numInterps; k++) {
 	    const char *path = tPtr->interps[k] >= 0
@@ -1473,6 +1806,7 @@ CprofScopeMeta(
     Tcl_MutexUnlock(&scopeMutex);
     ckfree(recs);
     ckfree(parts);
+    ckfree(otherCalls);
     PUT(metaObj, "scope", Tcl_NewStringObj(cprofScopeNames[sPtr->scope], -1));
     PUT(metaObj, "threads", threadsObj);
 }

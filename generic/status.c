@@ -295,10 +295,12 @@ CprofProfileValue(
 	break;
     case CPROF_MODE_BOTH:
 	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, exactPtr));
-	PUT(resultObj, "exact", CprofExactTreeObj(exactPtr));
+	PUT(resultObj, "exact", CprofExactTreeObj(exactPtr,
+		ciPtr->sessionPtr != NULL));
 	break;
     case CPROF_MODE_EXACT:
-	PUT(resultObj, "tree", CprofExactTreeObj(exactPtr));
+	PUT(resultObj, "tree", CprofExactTreeObj(exactPtr,
+		ciPtr->sessionPtr != NULL));
 	break;
     case CPROF_MODE_COVERAGE: {
 	Tcl_Obj *rootObj = Tcl_NewDictObj();

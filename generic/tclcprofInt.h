@@ -894,6 +894,27 @@ typedef struct CprofExact {
     uint64_t suspendedNs;	/* Coroutines' suspended time. */
     uint64_t calls;		/* Completed calls, all nodes. */
     int hasData;
+
+    /*
+     * Interpreters of one thread profiled together (a session, scope.c):
+     * a call whose caller is a frame of another of them is put under a
+     * link node (a child of the root standing for that frame), so that
+     * the trees can be joined into one (CprofScopeProfile).
+     */
+
+    struct CprofExactPeers *peers;
+				/* The thread's profiled interpreters, while
+				 * this one is among them, or NULL. */
+    int serial;			/* Names this state in links; unique in the
+				 * process, 0 until it first joins. */
+    struct CprofExactLink {
+	int node;		/* The link node. */
+	int peerSerial;		/* The frame's state ... */
+	int peerNode;		/* ... and its node there. */
+    } *links;
+    int numLinks, capLinks;
+    CprofPairMap targetMap;	/* (node, 0): nodes of this tree that
+				 * another's links stand for. */
 } CprofExact;
 
 
@@ -1137,7 +1158,7 @@ typedef struct CprofState {
     CprofSamplerCounters lastCounters;
 				/* Counters of the last sampler, kept after
 				 * stop. */
-    double lastRate, lastAchieved;
+    double lastRate, lastAchieved, lastSeconds;
     uint64_t lastSampledNs;	/* Time of the sampler's clock while it
 				 * was armed, in the last run. */
     int lastClock;
@@ -1353,7 +1374,11 @@ MODULE_SCOPE int	CprofExactCalibrate(CprofState *statePtr, int clock,
 			    int64_t *inNsPtr, int64_t *callNsPtr);
 MODULE_SCOPE void	CprofExactSetFilters(CprofState *statePtr,
 			    Tcl_Obj *includeObj, Tcl_Obj *excludeObj);
-MODULE_SCOPE Tcl_Obj *	CprofExactTreeObj(CprofExact *exactPtr);
+MODULE_SCOPE Tcl_Obj *	CprofExactTreeObj(CprofExact *exactPtr, int links);
+MODULE_SCOPE void	CprofExactJoinPeers(CprofState *statePtr);
+MODULE_SCOPE int	CprofPairMapHas(const CprofPairMap *mapPtr, uint64_t a,
+			    uint64_t b);
+MODULE_SCOPE void	CprofExactLeavePeers(CprofState *statePtr);
 MODULE_SCOPE Tcl_Obj *	CprofExactLinesObj(CprofExact *exactPtr);
 MODULE_SCOPE Tcl_Obj *	CprofExactEventsObj(CprofExact *exactPtr);
 MODULE_SCOPE Tcl_Obj *	CprofExactCoverageObj(CprofState *statePtr);

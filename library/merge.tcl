@@ -197,6 +197,17 @@ proc ::tclcprof::mergelib::Add {profile part} {
 	    AddTree $profile $treeKey
 	}
     }
+    AddSides $profile $meta
+    return
+}
+
+# AddSides --
+#	Add a profile's call sites, coverage and event handlers to the
+#	merge (Add; Sides).
+
+proc ::tclcprof::mergelib::AddSides {profile meta} {
+    upvar 1 M M
+
     # Event handlers, per origin and kind: counts and times summed, the
     # largest maximum.
     if {[dict exists $profile handlers]} {
@@ -288,6 +299,46 @@ proc ::tclcprof::mergelib::Add {profile part} {
 	}
     }
     return
+}
+
+# SidesDict --
+#	The merged call sites, handlers and coverage, as profile keys.
+
+proc ::tclcprof::mergelib::SidesDict {mode} {
+    upvar 1 M M
+
+    set out {}
+    if {$M(hasLines) && $mode ni {sample coverage}} {
+	dict set out lines $M(lines)
+    }
+    if {[dict size $M(handlers)]} {
+	dict set out handlers [dict values $M(handlers)]
+    }
+    if {$M(hasCoverage)} {
+	dict set out coverage [dict create commands $M(cmds) \
+	    procs [dict keys $M(procs)] \
+	    lines [expr {$M(siteCounts) ? $M(covLines) : {}}]]
+    }
+    return $out
+}
+
+# Sides --
+#	A profile of several interpreters or threads (the C side calls this
+#	when a session's members published parts): its call sites,
+#	coverage and event handlers with those of the parts, summed as those
+#	of merged runs are. Its trees and events are left as they are.
+
+proc ::tclcprof::mergelib::Sides {profile parts} {
+    Begin
+    foreach p [linsert $parts 0 $profile] {
+	AddSides $p [dict get $p meta]
+    }
+    set mode [expr {[dict exists $profile meta mode]
+	? [dict get $profile meta mode] : ""}]
+    foreach key {lines handlers coverage} {
+	dict unset profile $key
+    }
+    return [dict merge $profile [SidesDict $mode]]
 }
 
 # LineFigures --
@@ -517,18 +568,7 @@ proc ::tclcprof::mergelib::End {} {
     foreach T $M(trees) {
 	dict set profile $T [TreeDict $T]
     }
-    if {$M(hasLines) && $mode ni {sample coverage}} {
-	dict set profile lines $M(lines)
-    }
-    if {[dict size $M(handlers)]} {
-	dict set profile handlers [dict values $M(handlers)]
-    }
-    if {$M(hasCoverage)} {
-	dict set profile coverage [dict create commands $M(cmds) \
-	    procs [dict keys $M(procs)] \
-	    lines [expr {$M(siteCounts) ? $M(covLines) : {}}]]
-    }
-    return $profile
+    return [dict merge $profile [SidesDict $mode]]
 }
 
 # TreeDict --

@@ -1801,7 +1801,9 @@ proc ::tclcprof::reportlib::ExactHeader {meta} {
 #	(Tcl frames not placed among the native ones as their anchors
 #	say); samples dropped (ring full, handler re-entered, process
 #	forking; not the profiler's own time) or truncated (stacks deeper
-#	than a sample holds, no signal frame, the tree full); calls of the
+#	than a sample holds, no signal frame, the tree full); a CPU-time
+#	timer that fired for less than half the ticks of CPU time the
+#	thread used (a busy machine); calls of the
 #	exact tree charged to their caller (the tree full); exact times not
 #	compensated (-compensate 0, or no cost per call measured).
 #	Shared by report and export.
@@ -1830,6 +1832,20 @@ proc ::tclcprof::reportlib::Doubts {meta} {
     if {$rate ne "" && $rate < 0.99} {
 	lappend doubts "splice rate [format %.1f [expr {100.0 * $rate}]]%\
 		(below 99%)"
+    }
+    # The kernel checks a thread's CPU-time timer at its clock ticks, and
+    # on a busy machine may not fire it while the thread runs: samples
+    # then stand for far less CPU time than the thread used.
+    set secs [MetaNumber $meta sampling clock_seconds]
+    set req [MetaNumber $meta sampling rate_requested]
+    set w [MetaNumber $meta sampling weight]
+    if {![catch {dict get $meta sampling clock} clk] && $clk eq "cpu"
+	    && $secs ne "" && $req ne "" && $w ne ""
+	    && $secs * $req >= 20 && $w < 0.5 * $secs * $req} {
+	lappend doubts "the CPU-time timer fired for [Num $w] of\
+		[Num [expr {round($secs * $req)}]] ticks of CPU time (the\
+		kernel's CPU timers lag on a busy machine: -clock wall\
+		samples anyway)"
     }
     set n [MetaNumber $meta sampling short_native_stacks]
     if {$n ne "" && $n > 0} {

@@ -368,6 +368,7 @@ CprofExactClear(
     exactPtr->numLinks = 0;
     MapFree(&exactPtr->targetMap);
     exactPtr->runStartNs = Now(exactPtr);
+    exactPtr->runStartMonoNs = CprofMonoNs();
 }
 
 void

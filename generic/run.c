@@ -625,10 +625,22 @@ CprofRunStartMember(
 {
     CprofState *statePtr = &ciPtr->state;
     CprofOptions run = *optsPtr;
+    CprofEvent *events = NULL;
 
     run.duration = 0;
-    run.events = 0;
     run.slowMs = 0;
+    if (CprofExactNeedEvents(statePtr, &run)) {
+	/*
+	 * -events: a buffer of its own (the run's -eventlimit); without
+	 * the room, the interpreter's calls are not in the trace.
+	 */
+
+	events = (CprofEvent *) attemptckalloc((size_t) run.eventLimit
+		* sizeof(CprofEvent));
+	if (events == NULL) {
+	    run.events = 0;
+	}
+    }
     statePtr->calib = ownerPtr->state.calib;
     statePtr->calibKind = ownerPtr->state.calibKind;
     statePtr->callbackOffset = ownerPtr->state.callbackOffset;
@@ -639,6 +651,9 @@ CprofRunStartMember(
 	    if (StartSampling(statePtr) != TCL_OK) {
 		Tcl_ResetResult(statePtr->interp);
 		statePtr->hostPtr = NULL;
+		if (events != NULL) {
+		    ckfree(events);
+		}
 		return TCL_ERROR;
 	    }
 	} else if (hostPtr->state.samplerPtr == NULL
@@ -646,10 +661,13 @@ CprofRunStartMember(
 		&statePtr->levels.stack, CprofNumLevelsPtr(statePtr->interp),
 		ciPtr->interpId)) {
 	    statePtr->hostPtr = NULL;
+	    if (events != NULL) {
+		ckfree(events);
+	    }
 	    return TCL_ERROR;
 	}
     }
-    CprofExactPrepare(statePtr, &run, NULL, ownerPtr->state.exact.inNs,
+    CprofExactPrepare(statePtr, &run, events, ownerPtr->state.exact.inNs,
 	    ownerPtr->state.exact.callNs);
     ClearData(statePtr);
     statePtr->exact.interpId = ciPtr->interpId;

@@ -105,6 +105,9 @@ typedef struct Part {
 				 * NULL. */
     Tcl_WideInt samples, weight, calls;
 				/* Its meta's figures. */
+    int interpId;		/* Its interpreter (CprofFrameDef's). */
+    Tcl_WideInt startNs;	/* Its run's start (monotonic): its events'
+				 * time 0. */
     struct Part *nextPtr;
 } Part;
 
@@ -759,6 +762,8 @@ CprofScopeMemberGone(
 	partPtr->samples = figs[0];
 	partPtr->weight = figs[1];
 	partPtr->calls = figs[2];
+	partPtr->interpId = ciPtr->interpId;
+	partPtr->startNs = ciPtr->state.exact.runStartMonoNs;
 	partPtr->nextPtr = sPtr->parts;
 	sPtr->parts = partPtr;
 	value = NULL;
@@ -1413,9 +1418,34 @@ JoinExact(
 }
 
 /*
- * The call sites, coverage and event handlers of the parts, merged with
- * the owner's (library/merge.tcl, ::tclcprof::mergelib::Sides). When
- * that fails, the owner's own are kept.
+ * What a part adds to the owner's call sites, coverage, handlers and
+ * events: {profile VALUE thread ORDER interp PATH offset NS}, NS its
+ * run's start less the owner's (its events' times are from its start).
+ */
+
+static Tcl_Obj *
+SideOf(
+    Tcl_Obj *valueObj,
+    int order,
+    const Part *pPtr,
+    CprofInterp *ownerPtr)
+{
+    Tcl_Obj *sideObj = Tcl_NewDictObj();
+    const char *path = pPtr->interpId >= 0 ? CprofNameString(pPtr->interpId)
+	    : NULL;
+
+    PUT(sideObj, "profile", valueObj);
+    PUT(sideObj, "thread", Tcl_NewIntObj(order));
+    PUT(sideObj, "interp", Tcl_NewStringObj(path ? path : "", -1));
+    PUT(sideObj, "offset", Tcl_NewWideIntObj(pPtr->startNs
+	    - ownerPtr->state.exact.runStartMonoNs));
+    return sideObj;
+}
+
+/*
+ * The call sites, coverage, event handlers and events of the parts,
+ * merged with the owner's (library/merge.tcl, ::tclcprof::mergelib::Sides).
+ * When that fails, the owner's own are kept.
  */
 
 static Tcl_Obj *
@@ -1570,13 +1600,20 @@ CprofScopeProfile(
 	    }
 	}
 	if (values[i] != NULL && i > 0) {
-	    Tcl_ListObjAppendElement(NULL, sidesObj, values[i]);
+	    for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
+		if (pPtr->primary && pPtr->threadPtr->order == i) {
+		    Tcl_ListObjAppendElement(NULL, sidesObj,
+			    SideOf(values[i], i, pPtr, ciPtr));
+		    break;
+		}
+	    }
 	}
 	for (k = m - 1; k >= 0; k--) {
 	    Tcl_Obj *valueObj = Tcl_NewStringObj(list[k]->value, -1);
 	    Tcl_Obj *exactObj = exactKey ? Get(valueObj, exactKey) : NULL;
 
-	    Tcl_ListObjAppendElement(NULL, sidesObj, valueObj);
+	    Tcl_ListObjAppendElement(NULL, sidesObj,
+		    SideOf(valueObj, i, list[k], ciPtr));
 	    if (exactObj != NULL) {
 		others[numOthers++] = exactObj;
 	    }

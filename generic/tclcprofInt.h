@@ -844,6 +844,8 @@ typedef struct CprofExact {
 				 * lands in the caller's time. */
     uint64_t runStartNs;	/* Clock at start (event times are relative
 				 * to it). */
+    Tcl_WideInt runStartMonoNs;	/* The same instant, CLOCK_MONOTONIC (to
+				 * put several runs' events in one time). */
 
     CprofExactNode *nodes;	/* nodes[0] is the root. */
     int numNodes, capNodes;

@@ -263,7 +263,7 @@ proc ::tclcprof::exportlib::Export {o profile} {
     set format [dict get $o -format]
     if {$format eq "chrome"} {
 	if {[dict exists $o -thread]} {
-	    # (Events are of all threads: -thread is only checked.)
+	    # (Every thread has its track: -thread is only checked.)
 	    CheckThread $profile [dict get $o -thread]
 	}
 	return [Chrome $profile]
@@ -607,6 +607,14 @@ proc ::tclcprof::exportlib::Events {profile} {
 	Fail {NODATA events} "no events to export: profile with -events 1\
 		(-mode exact or both)"
     }
+    return [Balance $events]
+}
+
+# Balance --
+#
+#	Events checked and balanced (see Events).
+
+proc ::tclcprof::exportlib::Balance {events} {
     if {[llength $events] % 3} {
 	Fail {DATA FORMAT} "invalid profile: events is not a list of\
 		time, type and name triples"
@@ -674,21 +682,43 @@ proc ::tclcprof::exportlib::Events {profile} {
 #
 #	Trace events (the JSON object format of chrome://tracing and
 #	Perfetto): a begin (B) and end (E) event per call, times in
-#	microseconds since the run started, all in one process and thread.
+#	microseconds since the run started, in one process; one track
+#	(thread) per thread of the profile (thread_events: the threads
+#	other than the starting one), named as the profile's threads are.
 
 proc ::tclcprof::exportlib::Chrome {profile} {
     set events [Events $profile]
     set meta [dict get $profile meta]
     set title [JsonString [Title $meta]]
-    set tail ",\"pid\":1,\"tid\":1\}"
-    set lines [list \
-	    "\{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":\{\"name\":$title\}\}" \
-	    "\{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":\{\"name\":\"Tcl\"\}\}"]
-    foreach {ns type name} $events {
-	if {![info exists json($name)]} {
-	    set json($name) "\{\"name\":[JsonString $name],\"cat\":\"tcl\",\"ph\":"
+    set first Tcl
+    if {![catch {dict get $meta threads} threads] && [llength $threads] > 1
+	    && ![catch {dict get [lindex $threads 0] name} name]} {
+	set first $name
+    }
+    set tracks [list 1 $first $events]
+    if {[dict exists $profile thread_events]} {
+	set tid 2
+	foreach te [dict get $profile thread_events] {
+	    if {[catch {dict get $te events} tevents]
+		    || [catch {dict get $te name} tname]} {
+		Fail {DATA FORMAT} "invalid profile: thread_events is not a\
+			list of dicts with name and events"
+	    }
+	    lappend tracks $tid $tname [Balance $tevents]
+	    incr tid
 	}
-	lappend lines "$json($name)\"[expr {$type eq "E" ? "B" : "E"}]\",\"ts\":[format %.3f [expr {$ns / 1000.0}]]$tail"
+    }
+    set lines [list \
+	    "\{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":\{\"name\":$title\}\}"]
+    foreach {tid tname tevents} $tracks {
+	lappend lines "\{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":$tid,\"args\":\{\"name\":[JsonString $tname]\}\}"
+	set tail ",\"pid\":1,\"tid\":$tid\}"
+	foreach {ns type name} $tevents {
+	    if {![info exists json($name)]} {
+		set json($name) "\{\"name\":[JsonString $name],\"cat\":\"tcl\",\"ph\":"
+	    }
+	    lappend lines "$json($name)\"[expr {$type eq "E" ? "B" : "E"}]\",\"ts\":[format %.3f [expr {$ns / 1000.0}]]$tail"
+	}
     }
     set other [list "\"exporter\":\"tclcprof [package provide tclcprof]\""]
     foreach key {mode clock label} {

@@ -326,19 +326,75 @@ proc ::tclcprof::mergelib::SidesDict {mode} {
 #	A profile of several interpreters or threads (the C side calls this
 #	when a session's members published parts): its call sites,
 #	coverage and event handlers with those of the parts, summed as those
-#	of merged runs are. Its trees and events are left as they are.
+#	of merged runs are; with -events, each thread's events (those of all
+#	its interpreters, in one sequence, other interpreters' frames named
+#	"name [path]"), the starting thread's as events, the others' as
+#	thread_events. Its trees are left as they are. Each part is a dict:
+#	profile, thread (the index of its thread in meta threads), interp
+#	(its path) and offset (ns from the profile's start to its own).
 
 proc ::tclcprof::mergelib::Sides {profile parts} {
     Begin
-    foreach p [linsert $parts 0 $profile] {
+    AddSides $profile [dict get $profile meta]
+    set hasEvents [dict exists $profile events]
+    set ev(0) {}
+    if {$hasEvents} {
+	lappend ev(0) [dict get $profile events]
+    }
+    foreach part $parts {
+	set p [dict get $part profile]
 	AddSides $p [dict get $p meta]
+	if {$hasEvents && [dict exists $p events]} {
+	    lappend ev([dict get $part thread]) [ShiftEvents \
+		[dict get $p events] [dict get $part offset] \
+		[dict get $part interp]]
+	}
     }
     set mode [expr {[dict exists $profile meta mode]
 	? [dict get $profile meta mode] : ""}]
     foreach key {lines handlers coverage} {
 	dict unset profile $key
     }
-    return [dict merge $profile [SidesDict $mode]]
+    set profile [dict merge $profile [SidesDict $mode]]
+    if {$hasEvents} {
+	dict set profile events [MergeEvents $ev(0)]
+	set threads [expr {[dict exists $profile meta threads]
+	    ? [dict get $profile meta threads] : {}}]
+	set others {}
+	for {set i 1} {$i < [llength $threads]} {incr i} {
+	    set th [lindex $threads $i]
+	    lappend others [dict create thread [dict get $th thread] \
+		name [dict get $th name] events [MergeEvents \
+		[expr {[info exists ev($i)] ? $ev($i) : {}}]]]
+	}
+	if {[llength $others]} {
+	    dict set profile thread_events $others
+	}
+    }
+    return $profile
+}
+
+# ShiftEvents, MergeEvents --
+#	Events {ns type name ...} moved by offset ns (not below 0), names of
+#	another interpreter than the top one suffixed with [path]; lists of
+#	events of one thread put in one order of time (a stable sort: at
+#	the same time, the list given first goes first).
+
+proc ::tclcprof::mergelib::ShiftEvents {events offset interp} {
+    set out {}
+    set suffix [expr {$interp eq "" ? "" : " \[$interp\]"}]
+    foreach {ns type name} $events {
+	set t [expr {$ns + $offset}]
+	lappend out [expr {$t < 0 ? 0 : $t}] $type $name$suffix
+    }
+    return $out
+}
+
+proc ::tclcprof::mergelib::MergeEvents {lists} {
+    if {[llength $lists] == 1} {
+	return [lindex $lists 0]
+    }
+    lsort -stride 3 -index 0 -integer [concat {*}$lists]
 }
 
 # LineFigures --

@@ -270,7 +270,33 @@ CprofTreeAddLines(
 	AddLine(treePtr, node, -1, fileIds[lineAt], lines[lineAt], weight);
     }
     treePtr->nodes[node].self += weight;
+    treePtr->lastLeaf = node;
     return node;
+}
+
+/*
+ * Weight the sampler could not take as a sample (CprofSampler.tailWeight:
+ * the timer's expirations after the last signal it handled), charged to
+ * the stack of the last sample: what the thread was last seen doing.
+ * Returns 0 when there is no sample to charge it to.
+ */
+
+int
+CprofTreeAddTail(
+    CprofTree *treePtr,
+    uint64_t weight)
+{
+    int node = treePtr->lastLeaf;
+
+    if (weight == 0 || node <= 0 || node >= treePtr->numNodes) {
+	return 0;			/* No sample yet: nowhere to put it. */
+    }
+    treePtr->weight += weight;
+    treePtr->nodes[node].self += weight;
+    for (; node >= 0; node = treePtr->nodes[node].parent) {
+	treePtr->nodes[node].total += weight;
+    }
+    return 1;
 }
 
 /*

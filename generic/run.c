@@ -279,9 +279,16 @@ static void
 PauseSampling(
     CprofState *statePtr)
 {
-    if (statePtr->samplerPtr != NULL) {
-	CprofSamplerDisarm(statePtr->samplerPtr);
+    CprofSampler *sPtr = statePtr->samplerPtr;
+
+    if (sPtr != NULL) {
+	CprofSamplerDisarm(sPtr);
 	CprofDrain(statePtr);
+	if (CprofTreeAddTail(&statePtr->tree, sPtr->tailWeight)) {
+	    sPtr->counters.signals++;
+	    sPtr->counters.weight += sPtr->tailWeight;
+	}
+	sPtr->tailWeight = 0;
     }
 }
 

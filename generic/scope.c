@@ -23,9 +23,10 @@
  *	interpreter (the wrapper tells, CprofState.childProc), and
  *	Tcl_CreateInterp and Tcl_CreateSlave called through the stubs table
  *	(the Thread package, extensions), whose entries are pointed here
- *	while a session runs. Interpreters created by C code that links
- *	libtcl directly, and those that existed in other threads before the
- *	start, are not found.
+ *	while a session runs, and Tcl_CreateInterp called by modules linked
+ *	to libtcl (an embedding program), whose GOT entries are (gotpatch.c;
+ *	modules loaded after the start are not). Interpreters that existed
+ *	in other threads before the start are not found.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -34,6 +35,7 @@
  */
 
 #include "cmdInt.h"
+#include "gotpatch.h"
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -106,8 +108,9 @@ typedef struct Part {
     Tcl_WideInt samples, weight, calls;
 				/* Its meta's figures. */
     int interpId;		/* Its interpreter (CprofFrameDef's). */
-    Tcl_WideInt startNs;	/* Its run's start (monotonic): its events'
-				 * time 0. */
+    Tcl_WideInt startNs;	/* Its run's start (monotonic) ... */
+    uint64_t startTicks;	/* ... and in its exact clock's ticks: its
+				 * events' time 0. */
     struct Part *nextPtr;
 } Part;
 
@@ -156,6 +159,8 @@ typedef Tcl_Interp *(CreateSlaveProc)(Tcl_Interp *interp, const char *name,
 static CreateInterpProc *realCreateInterp;
 static CreateSlaveProc *realCreateSlave;
 static int hooked;
+static CprofGotSet *gotSet;	/* Tcl_CreateInterp called through the GOT
+				 * of modules linked to libtcl (a C host). */
 
 static void		ChildProc(CprofState *statePtr, Tcl_Interp *interp,
 			    int objc, Tcl_Obj *const objv[]);
@@ -311,6 +316,9 @@ Hook(
     int on)
 {
     TclStubs *stubsPtr = (TclStubs *) tclStubsPtr;
+    static const CprofGotTarget gotTargets[] = {
+	{"Tcl_CreateInterp", (void *) HookCreateInterp}
+    };
 
     if (on && !hooked) {
 	realCreateInterp = stubsPtr->tcl_CreateInterp;
@@ -319,10 +327,27 @@ Hook(
 		&& SetEntry(&stubsPtr->tcl_CreateSlave,
 		(void *) HookCreateSlave)) {
 	    hooked = 1;
+
+	    /*
+	     * The same function called directly by modules linked to
+	     * libtcl (an embedding program's threads): their GOT entries.
+	     * Not libtcl's own, whose `interp create` the wrapper sees with
+	     * the child's parent.
+	     */
+
+	    if (gotSet == NULL) {
+		gotSet = CprofGotSetNew((void *) realCreateInterp);
+	    }
+	    if (gotSet != NULL) {
+		CprofGotSetPatch(gotSet, gotTargets, 1);
+	    }
 	}
     } else if (!on && hooked) {
 	SetEntry(&stubsPtr->tcl_CreateInterp, (void *) realCreateInterp);
 	SetEntry(&stubsPtr->tcl_CreateSlave, (void *) realCreateSlave);
+	if (gotSet != NULL) {
+	    CprofGotSetRestore(gotSet);
+	}
 	hooked = 0;
     }
 }
@@ -764,6 +789,7 @@ CprofScopeMemberGone(
 	partPtr->calls = figs[2];
 	partPtr->interpId = ciPtr->interpId;
 	partPtr->startNs = ciPtr->state.exact.runStartMonoNs;
+	partPtr->startTicks = ciPtr->state.exact.runStartNs;
 	partPtr->nextPtr = sPtr->parts;
 	sPtr->parts = partPtr;
 	value = NULL;
@@ -1433,12 +1459,27 @@ SideOf(
     Tcl_Obj *sideObj = Tcl_NewDictObj();
     const char *path = pPtr->interpId >= 0 ? CprofNameString(pPtr->interpId)
 	    : NULL;
+    Tcl_WideInt offset;
+
+    /*
+     * In the clock's own ticks, converted as the events are, where the
+     * two clocks are one (the same thread, or the wall clock): event
+     * times then line up to the tick. Else (CPU clocks of two threads)
+     * by the monotonic clock.
+     */
+
+    if (order == 0 || ownerPtr->state.options.clock != CPROF_CLOCK_CPU) {
+	offset = CprofExactTicksToNs(&ownerPtr->state,
+		(int64_t) (pPtr->startTicks
+		- ownerPtr->state.exact.runStartNs));
+    } else {
+	offset = pPtr->startNs - ownerPtr->state.exact.runStartMonoNs;
+    }
 
     PUT(sideObj, "profile", valueObj);
     PUT(sideObj, "thread", Tcl_NewIntObj(order));
     PUT(sideObj, "interp", Tcl_NewStringObj(path ? path : "", -1));
-    PUT(sideObj, "offset", Tcl_NewWideIntObj(pPtr->startNs
-	    - ownerPtr->state.exact.runStartMonoNs));
+    PUT(sideObj, "offset", Tcl_NewWideIntObj(offset));
     return sideObj;
 }
 

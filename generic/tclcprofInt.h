@@ -712,12 +712,14 @@ typedef struct CprofTree {
     CprofNodeLine *lines;	/* C source lines, in order of creation. */
     int numLines, capLines;
     Tcl_HashTable lineIndex;	/* (node, child, file, line) -> index. */
+    int lastLeaf;		/* The node the last sample added ended at. */
 } CprofTree;
 
 #define CPROF_TREE_MAX_NODES	(1 << 22)
 
 MODULE_SCOPE void	CprofTreeInit(CprofTree *treePtr);
 MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
+MODULE_SCOPE int	CprofTreeAddTail(CprofTree *treePtr, uint64_t weight);
 MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 			    int nameId, int moduleId, int tclKind,
 			    int interpId);
@@ -994,6 +996,10 @@ typedef struct CprofSampler {
 				 * trace callback. */
     volatile int forked;	/* Set in a child process by the atfork
 				 * handler: the timer must be made again. */
+    uint32_t tailWeight;	/* At disarm: the weight of the timer's
+				 * signal still queued (its expirations
+				 * since the last one handled), for the
+				 * caller to charge (CprofTreeAddTail). */
     CprofStack *stackPtr;	/* The profiled interpreter's level stack. */
     CprofExtraStack extra[CPROF_EXTRA_STACKS];
 				/* The level stacks of other interpreters

@@ -60,17 +60,29 @@ typedef struct Patch {
     int target;			/* Index into the targets. */
 } Patch;
 
-static struct {
+/*
+ * A set of patches: the memory hooks' (the default set) and the scope's
+ * (scope.c: Tcl_CreateInterp called by modules linked to libtcl), each
+ * patched and restored under its own caller's lock.
+ */
+
+struct CprofGotSet {
     const CprofGotTarget *targets;
     int numTargets;
     Patch *patches;
     int num, cap;
-    uintptr_t ownLo, ownHi;	/* tclcprof's own mapping. */
-    unsigned long long adds, subs;
-				/* dl_iterate_phdr's counters at the last
-				 * scan (nothing to do when unchanged). */
+    uintptr_t skipAddr;		/* The module holding this address is not
+				 * patched (0: none but tclcprof's own). */
     int modules;		/* Modules seen at the last scan. */
-} got;
+};
+
+static CprofGotSet defaultSet;
+static uintptr_t ownAddr;	/* An address in tclcprof's own mapping. */
+
+typedef struct Scan {
+    CprofGotSet *gPtr;
+    int count;
+} Scan;
 
 static uintptr_t
 PageOf(
@@ -112,19 +124,20 @@ WriteSlot(
 
 static void
 AddPatch(
+    CprofGotSet *gPtr,
     const Patch *pPtr)
 {
-    if (got.num == got.cap) {
-	int cap = got.cap ? 2 * got.cap : 64;
-	Patch *newPtr = (Patch *) realloc(got.patches, cap * sizeof(Patch));
+    if (gPtr->num == gPtr->cap) {
+	int cap = gPtr->cap ? 2 * gPtr->cap : 64;
+	Patch *newPtr = (Patch *) realloc(gPtr->patches, cap * sizeof(Patch));
 
 	if (newPtr == NULL) {
 	    return;
 	}
-	got.patches = newPtr;
-	got.cap = cap;
+	gPtr->patches = newPtr;
+	gPtr->cap = cap;
     }
-    got.patches[got.num++] = *pPtr;
+    gPtr->patches[gPtr->num++] = *pPtr;
 }
 
 /*
@@ -133,6 +146,7 @@ AddPatch(
 
 static void
 PatchRelocs(
+    CprofGotSet *gPtr,
     uintptr_t base,
     const ElfW(Rela) *rel,
     size_t count,
@@ -156,16 +170,16 @@ PatchRelocs(
 	    continue;
 	}
 	name = strtab + symtab[sym].st_name;
-	for (t = 0; t < got.numTargets; t++) {
-	    if (strcmp(name, got.targets[t].name) == 0) {
+	for (t = 0; t < gPtr->numTargets; t++) {
+	    if (strcmp(name, gPtr->targets[t].name) == 0) {
 		break;
 	    }
 	}
-	if (t == got.numTargets) {
+	if (t == gPtr->numTargets) {
 	    continue;
 	}
 	patch.slot = base + rel[i].r_offset;
-	patch.hook = (uintptr_t) got.targets[t].hook;
+	patch.hook = (uintptr_t) gPtr->targets[t].hook;
 	patch.old = __atomic_load_n((uintptr_t *) patch.slot,
 		__ATOMIC_ACQUIRE);
 	if (patch.old == patch.hook) {
@@ -176,7 +190,7 @@ PatchRelocs(
 	patch.relroEnd = relroEnd;
 	patch.target = t;
 	if (WriteSlot(patch.slot, patch.hook, relroStart, relroEnd)) {
-	    AddPatch(&patch);
+	    AddPatch(gPtr, &patch);
 	    (*countPtr)++;
 	}
     }
@@ -200,10 +214,12 @@ PatchModule(
     size_t pltrelsz = 0, relasz = 0;
     uintptr_t relroStart = 0, relroEnd = 0, lo = UINTPTR_MAX, hi = 0;
     const char *name = info->dlpi_name ? info->dlpi_name : "";
+    Scan *scanPtr = (Scan *) data;
+    CprofGotSet *gPtr = scanPtr->gPtr;
     int i;
 
     (void) size;
-    got.modules++;
+    gPtr->modules++;
     if (strstr(name, "linux-vdso") != NULL || strstr(name, "ld-linux")
 	    != NULL) {
 	return 0;
@@ -225,8 +241,10 @@ PatchModule(
 	    }
 	}
     }
-    if (dyn == NULL || (lo <= got.ownLo && got.ownLo < hi)) {
-	return 0;			/* No dynamic section, or our own. */
+    if (dyn == NULL || (lo <= ownAddr && ownAddr < hi)
+	    || (lo <= gPtr->skipAddr && gPtr->skipAddr < hi)) {
+	return 0;			/* No dynamic section, our own, or the
+					 * one the set leaves alone. */
     }
 
     /*
@@ -264,12 +282,12 @@ PatchModule(
 	return 0;
     }
     if (jmprel != NULL) {
-	PatchRelocs(base, jmprel, pltrelsz / sizeof(ElfW(Rela)), symtab,
-		strtab, relroStart, relroEnd, (int *) data);
+	PatchRelocs(gPtr, base, jmprel, pltrelsz / sizeof(ElfW(Rela)), symtab,
+		strtab, relroStart, relroEnd, &scanPtr->count);
     }
     if (rela != NULL) {
-	PatchRelocs(base, rela, relasz / sizeof(ElfW(Rela)), symtab, strtab,
-		relroStart, relroEnd, (int *) data);
+	PatchRelocs(gPtr, base, rela, relasz / sizeof(ElfW(Rela)), symtab,
+		strtab, relroStart, relroEnd, &scanPtr->count);
     }
     return 0;
 }
@@ -292,20 +310,48 @@ PatchModule(
  */
 
 int
+CprofGotSetPatch(
+    CprofGotSet *gPtr,
+    const CprofGotTarget *targets,
+    int numTargets)
+{
+    Scan scan;
+
+    if (ownAddr == 0) {
+	ownAddr = (uintptr_t) (void *) CprofGotSetPatch;
+    }
+    gPtr->targets = targets;
+    gPtr->numTargets = numTargets;
+    gPtr->modules = 0;
+    scan.gPtr = gPtr;
+    scan.count = 0;
+    dl_iterate_phdr(PatchModule, &scan);
+    return scan.count;
+}
+
+int
 CprofGotPatch(
     const CprofGotTarget *targets,
     int numTargets)
 {
-    int count = 0;
+    return CprofGotSetPatch(&defaultSet, targets, numTargets);
+}
 
-    if (got.ownLo == 0) {
-	got.ownLo = (uintptr_t) (void *) CprofGotPatch;
+/*
+ * A set of its own, leaving alone the module that holds skipAddr (0:
+ * none but tclcprof's own).
+ */
+
+CprofGotSet *
+CprofGotSetNew(
+    void *skipAddr)
+{
+    CprofGotSet *gPtr = (CprofGotSet *) calloc(1, sizeof(CprofGotSet));
+
+    if (gPtr != NULL) {
+	gPtr->skipAddr = (uintptr_t) skipAddr;
     }
-    got.targets = targets;
-    got.numTargets = numTargets;
-    got.modules = 0;
-    dl_iterate_phdr(PatchModule, &count);
-    return count;
+    return gPtr;
 }
 
 /*
@@ -348,8 +394,9 @@ CollectBase(
     return 0;
 }
 
-void
-CprofGotForgetClosed(void)
+static void
+ForgetClosed(
+    CprofGotSet *gPtr)
 {
     Loaded loaded = {NULL, 0, 0};
     int i, j, k;
@@ -358,18 +405,24 @@ CprofGotForgetClosed(void)
 	free(loaded.bases);
 	return;				/* No memory: keep every record. */
     }
-    for (i = k = 0; i < got.num; i++) {
+    for (i = k = 0; i < gPtr->num; i++) {
 	for (j = 0; j < loaded.num; j++) {
-	    if (loaded.bases[j] == got.patches[i].base) {
+	    if (loaded.bases[j] == gPtr->patches[i].base) {
 		break;
 	    }
 	}
 	if (j < loaded.num) {
-	    got.patches[k++] = got.patches[i];
+	    gPtr->patches[k++] = gPtr->patches[i];
 	}
     }
-    got.num = k;
+    gPtr->num = k;
     free(loaded.bases);
+}
+
+void
+CprofGotForgetClosed(void)
+{
+    ForgetClosed(&defaultSet);
 }
 
 /*
@@ -387,13 +440,14 @@ CprofGotForgetClosed(void)
  */
 
 int
-CprofGotRestore(void)
+CprofGotSetRestore(
+    CprofGotSet *gPtr)
 {
     int i, n = 0;
 
-    CprofGotForgetClosed();
-    for (i = got.num - 1; i >= 0; i--) {
-	Patch *pPtr = &got.patches[i];
+    ForgetClosed(gPtr);
+    for (i = gPtr->num - 1; i >= 0; i--) {
+	Patch *pPtr = &gPtr->patches[i];
 
 	if (__atomic_load_n((uintptr_t *) pPtr->slot, __ATOMIC_ACQUIRE)
 		== pPtr->hook && WriteSlot(pPtr->slot, pPtr->old,
@@ -401,8 +455,14 @@ CprofGotRestore(void)
 	    n++;
 	}
     }
-    got.num = 0;
+    gPtr->num = 0;
     return n;
+}
+
+int
+CprofGotRestore(void)
+{
+    return CprofGotSetRestore(&defaultSet);
 }
 
 /*
@@ -414,7 +474,7 @@ CprofGotPatched(
     int *modulesPtr)
 {
     if (modulesPtr != NULL) {
-	*modulesPtr = got.modules;
+	*modulesPtr = defaultSet.modules;
     }
-    return got.num;
+    return defaultSet.num;
 }

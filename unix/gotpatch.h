@@ -2,7 +2,8 @@
  * gotpatch.h --
  *
  *	GOT patching of loaded modules (gotpatch.c), for the memory hooks
- *	(memhook.c).
+ *	(memhook.c, the default set) and the scope's Tcl_CreateInterp hook
+ *	(scope.c, a set of its own).
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -18,8 +19,14 @@ typedef struct CprofGotTarget {
     void *hook;			/* Where to. */
 } CprofGotTarget;
 
+typedef struct CprofGotSet CprofGotSet;
+
 MODULE_SCOPE int	CprofGotPatch(const CprofGotTarget *targets,
 			    int numTargets);
+MODULE_SCOPE CprofGotSet *CprofGotSetNew(void *skipAddr);
+MODULE_SCOPE int	CprofGotSetPatch(CprofGotSet *gPtr,
+			    const CprofGotTarget *targets, int numTargets);
+MODULE_SCOPE int	CprofGotSetRestore(CprofGotSet *gPtr);
 MODULE_SCOPE void	CprofGotForgetClosed(void);
 MODULE_SCOPE int	CprofGotRestore(void);
 MODULE_SCOPE int	CprofGotPatched(int *modulesPtr);

@@ -814,11 +814,24 @@ void
 CprofSamplerDisarm(
     CprofSampler *sPtr)
 {
-    sigset_t set;
+    sigset_t set, old;
     struct timespec zero = {0, 0};
+    siginfo_t info;
 
     if (sPtr->timer == NULL && !sPtr->armed) {
 	return;
+    }
+    if (sPtr->pid == getpid() && sPtr->signo > 0) {
+	/*
+	 * The timer's last signal, if one is on its way, is taken here
+	 * rather than by the handler: its weight (on a busy machine the
+	 * kernel may send one signal for tens of expirations) is kept for
+	 * the caller to charge.
+	 */
+
+	sigemptyset(&set);
+	sigaddset(&set, sPtr->signo);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
     }
     __atomic_store_n(&sPtr->enabled, 0, __ATOMIC_RELEASE);
     if (sPtr->pid == getpid()) {
@@ -826,11 +839,13 @@ CprofSamplerDisarm(
 	sPtr->cpuNs += CprofClockNs(CLOCK_THREAD_CPUTIME_ID) - sPtr->startCpuNs;
 	sPtr->wallNs += CprofClockNs(CLOCK_MONOTONIC) - sPtr->startWallNs;
 	if (sPtr->signo > 0) {
-	    sigemptyset(&set);
-	    sigaddset(&set, sPtr->signo);
-	    while (sigtimedwait(&set, NULL, &zero) > 0) {
-		/* Drop a signal queued before the timer was deleted. */
+	    while (sigtimedwait(&set, &info, &zero) > 0) {
+		if (info.si_code == SI_TIMER && sPtr->armed) {
+		    sPtr->tailWeight += 1 + (info.si_overrun > 0
+			    ? (uint32_t) info.si_overrun : 0);
+		}
 	    }
+	    pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
     }
     sPtr->timer = NULL;

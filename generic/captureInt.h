@@ -68,6 +68,9 @@ struct CprofCapture {
 				 * its last look (oomethods.c calls it
 				 * through here, not by name). */
     int coverage;		/* Coverage mode: count, keep no stack. */
+    Tcl_Command interpToken;	/* trace.c, capture trace alone: ::interp,
+				 * whose calls go to statePtr->childProc
+				 * (the wrapper does it otherwise). */
 
     /* Anchors: the trampoline frame's stack pointer is a fixed distance
      * above the frame of the capture's callback. */

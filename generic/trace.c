@@ -263,6 +263,16 @@ TraceProc(
     if (capPtr->coverage || iPtr->activeInterpTracePtr->reverseScan) {
 	TraceEnter(capPtr, iPtr, level, (Command *) token, objc, objv,
 		(uintptr_t) &marker);
+	if (token == capPtr->interpToken && token != NULL
+		&& statePtr->childProc != NULL) {
+	    /*
+	     * `interp`, in a run of scope tree or process: an NRE callback
+	     * queued now runs once the command has returned (after the
+	     * command's own dispatch and leave traces).
+	     */
+
+	    statePtr->childProc(statePtr, interp, objc, objv);
+	}
     } else {
 	TraceLeave(capPtr, iPtr, level, (Command *) token);
 	if (!primary && !statePtr->levels.quiet) {
@@ -307,6 +317,9 @@ CprofTraceInstall(
      * machinery, but not our callback.
      */
 
+    capPtr->interpToken = (capPtr->kind == CPROF_CAPTURE_TRACE)
+	    ? Tcl_FindCommand(statePtr->interp, "::interp", NULL,
+	    TCL_GLOBAL_ONLY) : NULL;
     capPtr->trace = Tcl_CreateObjTrace(statePtr->interp, 0,
 	    TCL_TRACE_ENTER_EXEC | (capPtr->coverage ? 0
 	    : TCL_TRACE_LEAVE_EXEC) | TCL_ALLOW_INLINE_COMPILATION,

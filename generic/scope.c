@@ -1194,6 +1194,8 @@ typedef struct Joiner {
 } Joiner;
 
 #define JOIN_MAX_DEPTH 100000
+#define LIVE_MAX 64		/* Running members of the owner's thread
+				 * read by its data, at most. */
 
 static const char *
 KindOf(
@@ -1557,7 +1559,9 @@ CprofScopeProfile(
     Tcl_Obj **trees, **exacts, **values, *metaObj, *sidesObj;
     Tcl_WideInt *partCalls;
     ThreadRec **recs, *tPtr;
-    Part *pPtr;
+    Part *pPtr, live[LIVE_MAX];
+    Tcl_Obj *liveValues[LIVE_MAX];
+    int numLive = 0;
 
     if (sPtr == NULL) {
 	return ownObj;
@@ -1576,6 +1580,40 @@ CprofScopeProfile(
 	}
 	return ownObj;
     }
+
+    /*
+     * The members of this thread still running (child interpreters):
+     * what they have so far, read here, in their thread.
+     */
+
+    {
+	CprofInterp *mPtr, *list[LIVE_MAX];
+	Tcl_ThreadId self = Tcl_GetCurrentThread();
+	int m = 0, k;
+
+	Tcl_MutexLock(&scopeMutex);
+	for (mPtr = sPtr->members; mPtr != NULL && m < LIVE_MAX;
+		mPtr = mPtr->nextMemberPtr) {
+	    if (mPtr->thread == self && mPtr->state.running
+		    && mPtr->state.startNs != 0) {
+		list[m++] = mPtr;
+	    }
+	}
+	Tcl_MutexUnlock(&scopeMutex);
+	for (k = 0; k < m; k++) {
+	    Tcl_Obj *valueObj = CprofProfileValue(list[k], -1, 0);
+
+	    Tcl_IncrRefCount(valueObj);
+	    memset(&live[k], 0, sizeof(Part));
+	    live[k].calls = GetWide(Get(valueObj, "meta"), "calls");
+	    live[k].interpId = list[k]->interpId;
+	    live[k].startNs = list[k]->state.exact.runStartMonoNs;
+	    live[k].startTicks = list[k]->state.exact.runStartNs;
+	    liveValues[k] = valueObj;
+	}
+	numLive = m;
+    }
+
     Tcl_MutexLock(&scopeMutex);
     n = sPtr->numThreads;
     recs = (ThreadRec **) ckalloc(n * sizeof(ThreadRec *));
@@ -1655,6 +1693,17 @@ CprofScopeProfile(
 
 	    Tcl_ListObjAppendElement(NULL, sidesObj,
 		    SideOf(valueObj, i, list[k], ciPtr));
+	    if (exactObj != NULL) {
+		others[numOthers++] = exactObj;
+	    }
+	}
+	for (k = 0; i == 0 && k < numLive && numOthers < 256; k++) {
+	    Tcl_Obj *exactObj = exactKey ? Get(liveValues[k], exactKey)
+		    : NULL;
+
+	    partCalls[0] += live[k].calls;
+	    Tcl_ListObjAppendElement(NULL, sidesObj,
+		    SideOf(liveValues[k], 0, &live[k], ciPtr));
 	    if (exactObj != NULL) {
 		others[numOthers++] = exactObj;
 	    }
@@ -1754,6 +1803,9 @@ CprofScopeProfile(
     ownObj = MergeSides(ciPtr, ownObj, sidesObj);
     Tcl_DecrRefCount(sidesObj);
     ckfree(partCalls);
+    for (i = 0; i < numLive; i++) {
+	Tcl_DecrRefCount(liveValues[i]);
+    }
     for (i = 0; i < n; i++) {
 	if (trees[i] != NULL) {
 	    Tcl_DecrRefCount(trees[i]);

@@ -199,14 +199,18 @@ CprofBytecodeRange(
 	Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
 	unw_proc_info_t pi;
 
-	token = Tcl_CreateObjCommand(interp, "::tclcprof::BytecodeProbe",
+	/*
+	 * A global name: no namespace is made where ::tclcprof is not.
+	 */
+
+	token = Tcl_CreateObjCommand(interp, "::tclcprof_BytecodeProbe",
 		BytecodeProbeCmd, &addr, NULL);
 
 	/*
 	 * A fresh string is compiled (a list would be evaluated directly).
 	 */
 
-	scriptObj = Tcl_NewStringObj("::tclcprof::BytecodeProbe;", -1);
+	scriptObj = Tcl_NewStringObj("::tclcprof_BytecodeProbe;", -1);
 	Tcl_IncrRefCount(scriptObj);
 	(void) Tcl_EvalObjEx(interp, scriptObj, 0);
 	Tcl_DecrRefCount(scriptObj);

@@ -1020,6 +1020,9 @@ CprofSamplerRelease(
  */
 
 #define PC_STACK_WORDS	8
+#define PC_STACK_REACH	(1u << 20)	/* Bytes above the interrupted stack
+					 * pointer an engine frame's words are
+					 * read at. */
 
 static void
 PcCandidates(
@@ -1056,12 +1059,21 @@ PcCandidates(
 
 	/*
 	 * libgcc's CFA of a frame is its stack pointer (the CFA of the
-	 * frame it called).
+	 * frame it called): read only when it is plausibly one, a little
+	 * above the interrupted stack pointer.
 	 */
 
 	sp = (const uintptr_t *) wPtr->cfa[wPtr->n];
+	if (wPtr->ucPtr == NULL || ((uintptr_t) sp & 7) != 0
+		|| (uintptr_t) sp < (uintptr_t)
+		wPtr->ucPtr->uc_mcontext.gregs[REG_RSP]
+		|| (uintptr_t) sp - (uintptr_t)
+		wPtr->ucPtr->uc_mcontext.gregs[REG_RSP] > PC_STACK_REACH) {
+	    sp = NULL;
+	}
     }
-    for (i = 0; i < PC_STACK_WORDS && k < CPROF_PC_CANDIDATES; i++) {
+    for (i = 0; sp != NULL && i < PC_STACK_WORDS
+	    && k < CPROF_PC_CANDIDATES; i++) {
 	samplePtr->cand[k++] = sp[i];
     }
     samplePtr->nCand = (uint16_t) k;

@@ -255,6 +255,8 @@ if {$haveCb} {
 lappend configs \
     stack {tclcprof::start -mode stack} {tclcprof::stop} \
     sample {tclcprof::start -mode sample -clock cpu} {tclcprof::stop} \
+    sample-lines {tclcprof::start -mode sample -clock cpu -lines 1} \
+	{tclcprof::stop} \
     sample-wall {tclcprof::start -mode sample -clock wall} {tclcprof::stop} \
     exact {tclcprof::start -mode exact} {tclcprof::stop} \
     exact-lines {tclcprof::start -mode exact -lines 1} {tclcprof::stop} \
@@ -273,10 +275,11 @@ foreach mode {sample exact} {
 	    [list tclcprof::start -mode $mode -db $dbFile {*}$extra] $dbOff
     }
 }
-set columns {emptytrace stack sample sample-wall exact exact-lines coverage
-    sample-trace exact-trace}
+set columns {emptytrace stack sample sample-lines sample-wall exact
+    exact-lines coverage sample-trace exact-trace}
 set colTitle {emptytrace {empty trace} stack stack sample sample
-    sample-wall {sample wall} exact exact exact-lines {exact lines}
+    sample-lines {sample lines} sample-wall {sample wall} exact exact
+    exact-lines {exact lines}
     coverage coverage sample-trace {sample trace} exact-trace {exact trace}}
 
 set havePeer [expr {[dict get $opts -peer]
@@ -706,6 +709,9 @@ if {"distortion" in $sections && $haveCb} {
 	{coroutine resume} cresumes]
     set ccfgs {
 	stack {tclcprof::start -mode stack} {tclcprof::stop}
+	sample {tclcprof::start -mode sample -clock cpu} {tclcprof::stop}
+	sample-lines {tclcprof::start -mode sample -clock cpu -lines 1}
+	    {tclcprof::stop}
 	exact {tclcprof::start -mode exact} {tclcprof::stop}
 	stack-trace {tclcprof::start -mode stack -capture trace} {tclcprof::stop}
 	exact-trace {tclcprof::start -mode exact -capture trace} {tclcprof::stop}
@@ -732,7 +738,8 @@ if {"distortion" in $sections && $haveCb} {
 	}
 	lappend crows $row
     }
-    table [linsert $crows 0 {call stack exact {stack, trace} {exact, trace}}]
+    table [linsert $crows 0 {call stack sample {sample, lines} exact
+	{stack, trace} {exact, trace}}]
     puts "  unprofiled loops of $cn calls; the loop's own time subtracts out"
     dict set results capture_cost $cres
 }

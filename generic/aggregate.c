@@ -32,6 +32,7 @@
 #endif
 #include "tclcprofInt.h"
 #include <dlfcn.h>
+#include <stddef.h>
 #include <string.h>
 
 /*
@@ -635,6 +636,119 @@ InitIds(void)
 /*
  *----------------------------------------------------------------------
  *
+ * TclFrameLine --
+ *
+ *	Sampled lines: the source line a kept Tcl frame of a sample was
+ *	executing, the one at merged[i] (see srclines.c). The frames right
+ *	after it that are not shown (control commands, hidden frames) run
+ *	its code too; after them comes what it was executing:
+ *
+ *	- a Tcl frame, of the same interpreter and with no native frame
+ *	  in between (so invoked by its bytecode, not by a C function it
+ *	  called): the line of that frame's call site;
+ *	- the innermost frame of the bytecode engine, when the last of
+ *	  them is at its interpreter's current level (the bytecode is its,
+ *	  not that of a command without a frame, such as a coroutine made
+ *	  before the start): the line of the pc it was interrupted at;
+ *	- anything else, or when those give no line: the call site of the
+ *	  innermost frame not shown, if there is one.
+ *
+ * Results:
+ *	1 and the file's name id and the line, or 0.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+TclShown(
+    CprofState *statePtr,
+    const CprofTclRef *refPtr)
+{
+    return !((refPtr->kind == CPROF_KIND_CONTROL && !statePtr->options.control)
+	    || (refPtr->flags & CPROF_FRAME_HIDDEN));
+}
+
+/*
+ * The interpreter of a sample's Tcl frame: the sampler's own, or one whose
+ * level stack it samples too (a CprofStack heads its CprofLevels).
+ */
+
+typedef char LevelsStackFirst[offsetof(CprofLevels, stack) == 0 ? 1 : -1];
+
+static Tcl_Interp *
+InterpOfFrame(
+    CprofState *statePtr,
+    int interpId)
+{
+    CprofSampler *sPtr = statePtr->samplerPtr;
+    int i;
+
+    if (interpId < 0) {
+	return statePtr->interp;
+    }
+    for (i = 0; sPtr != NULL && i < sPtr->numExtra; i++) {
+	CprofStack *stackPtr = sPtr->extra[i].stackPtr;
+
+	if (stackPtr != NULL && sPtr->extra[i].interpId == interpId) {
+	    return ((CprofLevels *) stackPtr)->interp;
+	}
+    }
+    return NULL;
+}
+
+static int
+TclFrameLine(
+    CprofState *statePtr,
+    const CprofSample *samplePtr,
+    const CprofTclRef *tcl,
+    const CprofSpliceEntry *merged,
+    int n,
+    int i,
+    int *fileIdPtr,
+    int *linePtr)
+{
+    const CprofTclRef *framePtr = &tcl[merged[i].index];
+    const CprofTclRef *hiddenPtr = NULL, *lastPtr = framePtr;
+    Tcl_Interp *interp = InterpOfFrame(statePtr, framePtr->interpId);
+    int j;
+
+    if (interp == NULL) {
+	return 0;
+    }
+    if (statePtr->srcLinesPtr == NULL) {
+	statePtr->srcLinesPtr = CprofSrcLinesNew();
+    }
+    for (j = i + 1; j < n && merged[j].isTcl; j++) {
+	const CprofTclRef *refPtr = &tcl[merged[j].index];
+
+	if (refPtr->interpId != framePtr->interpId) {
+	    j = n;
+	    break;
+	}
+	if (TclShown(statePtr, refPtr)) {
+	    if (refPtr->siteCode != NULL && CprofSrcLinesSite(
+		    statePtr->srcLinesPtr, interp, refPtr->siteCode,
+		    refPtr->siteOffset, fileIdPtr, linePtr)) {
+		return 1;
+	    }
+	    break;
+	}
+	hiddenPtr = lastPtr = refPtr;
+    }
+    if (j < n && !merged[j].isTcl && merged[j].index == samplePtr->tebcFrame
+	    && (lastPtr->flags & CPROF_REF_CURRENT)
+	    && CprofSrcLinesPc(statePtr->srcLinesPtr, interp,
+	    samplePtr->cand, samplePtr->nCand, fileIdPtr, linePtr)) {
+	return 1;
+    }
+    return hiddenPtr != NULL && hiddenPtr->siteCode != NULL
+	    && CprofSrcLinesSite(statePtr->srcLinesPtr, interp,
+	    hiddenPtr->siteCode, hiddenPtr->siteOffset, fileIdPtr, linePtr);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofAddSample, CprofAddSampleTo --
  *
  *	Splice, name, filter and aggregate one raw sample, into the
@@ -664,6 +778,8 @@ CprofAddSampleTo(
     int fileIds[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int lines[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     int withExact = statePtr->exact.on && treePtr == &statePtr->tree;
+    int tclLines = treePtr == &statePtr->tree && statePtr->samplerPtr != NULL
+	    && statePtr->samplerPtr->lines;
     int n, i, kept = 0, unmatched, beyond, startup = 1;
     int native = statePtr->options.native;
     int leaf;
@@ -773,13 +889,15 @@ CprofAddSampleTo(
 	    const CprofTclRef *refPtr = &tcl[merged[i].index];
 
 	    startup = 0;
-	    if ((refPtr->kind == CPROF_KIND_CONTROL
-		    && !statePtr->options.control)
-		    || (refPtr->flags & CPROF_FRAME_HIDDEN)) {
+	    if (!TclShown(statePtr, refPtr)) {
 		continue;
 	    }
 	    exact[kept] = refPtr->node;
 	    lines[kept] = 0;
+	    if (tclLines && !TclFrameLine(statePtr, samplePtr, tcl, merged, n,
+		    i, &fileIds[kept], &lines[kept])) {
+		lines[kept] = 0;
+	    }
 	    frames[kept++] = CprofTreeFrame(treePtr, 0, refPtr->nameId, -1,
 		    refPtr->kind, refPtr->interpId);
 	} else {

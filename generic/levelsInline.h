@@ -57,6 +57,36 @@ CprofLevelsRootMayStart(
 	    != (void *) ((Interp *) lvPtr->interp)->cmdFramePtr;
 }
 
+/*
+ * Sampled lines: where the command being pushed was invoked from, read
+ * from Tcl's current command frame (the caller's bytecode and the pc of
+ * the call; CprofFrameSite from a given one), kept as keys for the drain
+ * to resolve.
+ */
+
+static inline void
+CprofFrameSite(
+    CprofFrame *framePtr,
+    const CmdFrame *cfPtr)
+{
+    if (cfPtr != NULL && cfPtr->type == TCL_LOCATION_BC) {
+	const char *codePtr = (const char *) cfPtr->data.tebc.codePtr;
+
+	framePtr->siteCode = codePtr;
+	framePtr->siteOffset = (int) (cfPtr->data.tebc.pc - codePtr);
+    } else {
+	framePtr->siteCode = NULL;
+    }
+}
+
+static inline void
+CprofLevelsNoteSite(
+    CprofLevels *lvPtr,
+    CprofFrame *framePtr)
+{
+    CprofFrameSite(framePtr, ((Interp *) lvPtr->interp)->cmdFramePtr);
+}
+
 static inline __attribute__((always_inline)) CprofFrame *
 CprofLevelsPushPlain(
     CprofLevels *lvPtr,
@@ -118,6 +148,9 @@ CprofLevelsPushPlain(
     framePtr->corPtr = corPtr;
     framePtr->token = token;
     framePtr->objKey = objKey;
+    if (lvPtr->sampleSites) {
+	CprofLevelsNoteSite(lvPtr, framePtr);
+    }
     framePtr->serial = ++lvPtr->serial;
     framePtr->kind = (unsigned short) kind;
     framePtr->flags = (unsigned short) ((flags & ~CPROF_PUSH_NO_EVENT)

@@ -50,6 +50,7 @@
 #include "tclcprofInt.h"
 #include <tclInt.h>
 #include <string.h>
+#include "levelsInline.h"
 
 /*
  * Frames of a suspended coroutine, outermost first, levels relative to
@@ -592,6 +593,14 @@ RestoreCoroutine(
 	framePtr->level += baseLevel;
 	framePtr->anchor = anchor;
 	framePtr->flags |= CPROF_FRAME_RESTORED;
+	if (i == 0) {
+	    /*
+	     * Its call site is where the coroutine was made, not where it
+	     * is resumed from.
+	     */
+
+	    framePtr->siteCode = NULL;
+	}
 	CommitPush(stackPtr);
     }
     if (lvPtr->timing) {
@@ -924,6 +933,9 @@ CprofLevelsEnter(
     framePtr->flags = entryPtr->flags;
     framePtr->serial = ++lvPtr->serial;
     framePtr->node = -1;
+    if (lvPtr->sampleSites) {
+	CprofLevelsNoteSite(lvPtr, framePtr);
+    }
 
     /*
      * tclcprof's own commands, and whatever runs inside them (a report's

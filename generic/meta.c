@@ -250,6 +250,9 @@ CprofMetaDict(
 	PUT(metaObj, "native",
 		Tcl_NewStringObj(cprofNativeNames[statePtr->options.native], -1));
 	PUT(metaObj, "sampling", samplingObj);
+	if (mode == CPROF_MODE_SAMPLE) {
+	    PUT(metaObj, "lines", Tcl_NewBooleanObj(statePtr->options.lines));
+	}
     }
     if (mode != CPROF_MODE_SAMPLE && mode != CPROF_MODE_MEMORY) {
 	PUT(metaObj, "calls", Tcl_NewWideIntObj((Tcl_WideInt)

@@ -395,8 +395,9 @@ CprofCheckModeOptions(
 	int modes;		/* Bit mask of the modes it applies to. */
 	const char *which;
     } rules[] = {
-	{OPT_LINES, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH)
-		| (1 << CPROF_MODE_COVERAGE), "exact, both or coverage"},
+	{OPT_LINES, (1 << CPROF_MODE_SAMPLE) | (1 << CPROF_MODE_EXACT)
+		| (1 << CPROF_MODE_BOTH) | (1 << CPROF_MODE_COVERAGE),
+		"sample, exact, both or coverage"},
 	{OPT_EVENTS, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
 		"exact or both"},
 	{OPT_SLOW, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),

@@ -143,6 +143,8 @@ ConnectLevels(
     lvPtr->hookData = statePtr;
     lvPtr->timing = statePtr->exact.on;
     lvPtr->sites = statePtr->exact.lines;
+    lvPtr->sampleSites = statePtr->options.lines
+	    && CprofModeSamples(statePtr->options.mode);
     lvPtr->filtering = (statePtr->exact.includeObj != NULL
 	    || statePtr->exact.excludeObj != NULL);
     lvPtr->needDrainPtr = (statePtr->samplerPtr != NULL)
@@ -244,6 +246,17 @@ StartSampling(
     if (statePtr->symPtr == NULL) {
 	statePtr->symPtr = CprofSymNew();
     }
+    if (statePtr->options.lines) {
+	/*
+	 * Sampled lines: each frame's call site, and the pc of the bytecode
+	 * a sample interrupts (when the engine is found).
+	 */
+
+	sPtr->lines = 1;
+	if (!CprofBytecodeRange(interp, &sPtr->tebcStart, &sPtr->tebcEnd)) {
+	    sPtr->tebcStart = sPtr->tebcEnd = 0;
+	}
+    }
     statePtr->samplerPtr = sPtr;
     if (CprofSamplerArm(interp, sPtr) != TCL_OK) {
 	statePtr->samplerPtr = NULL;
@@ -318,6 +331,8 @@ ClearData(
 {
     CprofTreeFree(&statePtr->tree);
     CprofTreeInit(&statePtr->tree);
+    CprofSrcLinesFree(statePtr->srcLinesPtr);
+    statePtr->srcLinesPtr = NULL;
     CprofMemoryClear(statePtr);
     CprofExactClear(statePtr);
     CprofEventsClear(statePtr);
@@ -479,7 +494,8 @@ DoStart(
 	run.events = 0;
 	run.slowMs = 0;
 	run.compensate = 0;
-	if (run.mode != CPROF_MODE_COVERAGE) {
+	if (run.mode != CPROF_MODE_COVERAGE
+		&& run.mode != CPROF_MODE_SAMPLE) {
 	    run.lines = 0;
 	}
     }

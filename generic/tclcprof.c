@@ -137,6 +137,7 @@ DeleteState(
     CprofEventsFree(statePtr);
     CprofMemoryFree(statePtr);
     CprofTreeFree(&statePtr->tree);
+    CprofSrcLinesFree(statePtr->srcLinesPtr);
     if (statePtr->symPtr != NULL) {
 	CprofSymFree(statePtr->symPtr);
     }

@@ -137,6 +137,13 @@ typedef struct CprofFrame {
 				 * key only, unset in other frames. */
     const void *methodKey;	/* OBJCMD frames: the Method the call
 				 * reaches first, or NULL (a key only). */
+    const void *siteCode;	/* Sampled lines (lvPtr->sampleSites): the
+				 * ByteCode the command was invoked from
+				 * (its caller's command frame at the
+				 * push), or NULL. A key only: the drain
+				 * checks it is a live ByteCode first. */
+    int siteOffset;		/* ... and that call's pc, as an offset
+				 * from siteCode. */
     uint64_t serial;		/* Unique per push (CprofLevelsLeave). */
     unsigned short kind;	/* enum CprofFrameKind. */
     unsigned short flags;	/* CPROF_FRAME_* bits. */
@@ -431,6 +438,9 @@ typedef struct CprofLevels {
     int filtering;		/* Call hidden. */
     volatile int *needDrainPtr;	/* The sampler's flag, or NULL. */
     int sites;			/* Timing wants call sites (-lines). */
+    int sampleSites;		/* Sampling wants each frame's call site
+				 * (CprofFrame.siteCode: -lines 1 in a
+				 * sampled mode). */
     int plain;			/* None of filtering, quiet, sites: the
 				 * inline fast paths apply (kept by
 				 * CprofLevelsRecheck). */
@@ -583,16 +593,32 @@ typedef struct CprofOptions {
  * One Tcl frame as copied by the signal handler.
  */
 
+#define CPROF_SITE_OFFSET_MAX	0xffffff
+#define CPROF_REF_CURRENT	0x1	/* The frame is at its interpreter's
+					 * current level: the bytecode running
+					 * there is its (or runs in it without
+					 * a frame of its own). */
+
 typedef struct CprofTclRef {
     int nameId;
-    int level;
-    unsigned short kind;
-    unsigned short flags;	/* CPROF_FRAME_HIDDEN, from the frame. */
+    unsigned kind : 4;		/* enum CprofFrameKind. */
+    unsigned flags : 4;		/* CPROF_FRAME_HIDDEN, from the frame, and
+				 * CPROF_REF_CURRENT. */
+    unsigned siteOffset : 24;	/* Sampled lines: the frame's siteOffset,
+				 * or 0 (none, or beyond
+				 * CPROF_SITE_OFFSET_MAX). */
     int node;			/* Exact call-tree node (mode both), or
 				 * -1. */
     int interpId;		/* Its interpreter (CprofFrameDef). */
     uintptr_t anchor;
+    const void *siteCode;	/* Sampled lines: the frame's siteCode (a
+				 * key, never dereferenced before the drain
+				 * finds it live), or NULL. */
 } CprofTclRef;
+
+typedef char CprofTclRefBits[(CPROF_KIND_COUNT <= 16
+	&& CPROF_FRAME_HIDDEN < 16 && CPROF_FRAME_HIDDEN != CPROF_REF_CURRENT)
+	? 1 : -1];
 
 /*
  * A raw sample, written by the signal handler into a preallocated ring
@@ -602,6 +628,7 @@ typedef struct CprofTclRef {
 
 #define CPROF_NATIVE_MAX	128
 #define CPROF_TCL_MAX		128
+#define CPROF_PC_CANDIDATES	24
 
 #define CPROF_SAMPLE_NATIVE_TRUNC	0x1
 #define CPROF_SAMPLE_TCL_TRUNC		0x2
@@ -631,6 +658,15 @@ typedef struct CprofSample {
 				 * and frames above Tcl's level left out),
 				 * the same without the last, and the two of
 				 * the check's shadow stack. */
+    int16_t tebcFrame;		/* Sampled lines: the innermost native frame
+				 * (index in ip[]) running Tcl's bytecode
+				 * engine, or -1. */
+    uint16_t nCand;		/* Its pc candidates: */
+    uintptr_t cand[CPROF_PC_CANDIDATES];
+				/* the values of its registers and of the
+				 * first words of its stack frame, one of
+				 * which is most likely the bytecode pc it
+				 * runs at (aggregate.c tells which). */
 } CprofSample;
 
 /*
@@ -731,6 +767,22 @@ MODULE_SCOPE int	CprofTreeAddLines(CprofTree *treePtr,
 			    const int *fileIds, const int *lines,
 			    int numFrames, uint64_t count, uint64_t weight);
 MODULE_SCOPE Tcl_ObjCmdProc CprofNodeLinesObjCmd;
+
+/*
+ * Sampled lines (srclines.c): Tcl frames' call sites and the pcs of
+ * interrupted bytecode to files and lines, for the drain.
+ */
+
+typedef struct CprofSrcLines CprofSrcLines;
+
+MODULE_SCOPE CprofSrcLines *CprofSrcLinesNew(void);
+MODULE_SCOPE void	CprofSrcLinesFree(CprofSrcLines *slPtr);
+MODULE_SCOPE int	CprofSrcLinesSite(CprofSrcLines *slPtr,
+			    Tcl_Interp *interp, const void *codePtr,
+			    unsigned offset, int *fileIdPtr, int *linePtr);
+MODULE_SCOPE int	CprofSrcLinesPc(CprofSrcLines *slPtr,
+			    Tcl_Interp *interp, const uintptr_t *cand,
+			    int numCand, int *fileIdPtr, int *linePtr);
 struct CprofExact;
 MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
 			    struct CprofExact *exactPtr);
@@ -1011,6 +1063,11 @@ typedef struct CprofSampler {
 				/* -capture check: the trace's stack, or
 				 * NULL. */
     const int *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
+    int lines;			/* Sampled lines: copy each frame's call
+				 * site. */
+    uintptr_t tebcStart;	/* Sampled lines: [start, end) of Tcl's */
+    uintptr_t tebcEnd;		/* bytecode engine, whose innermost frame's
+				 * pc candidates a sample keeps; 0: none. */
     CprofSample *slots;		/* Ring of preallocated samples. */
     uint32_t mask;		/* Number of slots - 1 (power of two). */
     volatile uint32_t head;	/* Next slot to write (handler). */
@@ -1173,6 +1230,8 @@ typedef struct CprofState {
     unsigned char *moduleFlags;	/* Per module name id: its class
 				 * (aggregate.c, MOD_*). */
     int numModuleFlags;
+    CprofSrcLines *srcLinesPtr;	/* Sampled lines: places resolved, or
+				 * NULL. */
 
     /* Event handlers (events.c). */
     int eventsOn;		/* The run attributes handlers: set by the
@@ -1462,6 +1521,8 @@ MODULE_SCOPE int	CprofTrampolineRange(uintptr_t *startPtr,
 			    uintptr_t *endPtr, char *msg, size_t msgLen);
 MODULE_SCOPE int	CprofNativeTrampolines(uintptr_t start, uintptr_t end,
 			    uintptr_t *sps, int max);
+MODULE_SCOPE int	CprofBytecodeRange(Tcl_Interp *interp,
+			    uintptr_t *startPtr, uintptr_t *endPtr);
 
 /*
  * Symbolizer (unix/symbolize.c, unix/symfile.c): native addresses to

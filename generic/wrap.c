@@ -1019,6 +1019,14 @@ ResumeCallback(
 	CprofLevelsDropSuspension(lvPtr, recPtr);
 	return result;
     }
+    if (lvPtr->sampleSites) {
+	/*
+	 * Tcl's command frame is the coroutine's here: the resume was
+	 * invoked where the coroutine keeps its caller's.
+	 */
+
+	CprofFrameSite(framePtr, corPtr->caller.cmdFramePtr);
+    }
     CprofLevelsResumeSuspension(lvPtr, recPtr, entry.level, entry.anchor);
 
     /*

@@ -2368,19 +2368,21 @@ proc ::tclcprof::reportlib::Lines {o profile} {
 
 # SampledLines --
 #
-#	-type lines of a sampled tree: the C source lines of its C frames
-#	(functions with debug information), one row per function, file and
-#	line, with the samples taken there (In: the sampled instruction, or
-#	the call to a frame not shown, is on that line) and through it
-#	(Under: In plus the samples under the calls made from that line).
-#	Like the flat report, a line of a recursive function counts a
-#	sample once: where no caller of the same function has that line.
+#	-type lines of a sampled tree: the source lines of its frames, C
+#	functions with debug information and, from runs with -lines 1, Tcl
+#	procedures and scripts of sourced files: one row per frame, file
+#	and line, with the samples taken there (In: the sampled instruction
+#	or command, or the call to a frame not shown, such as Tcl's own
+#	code, is on that line) and through it (Under: In plus the samples
+#	under the calls made from that line). Like the flat report, a line
+#	of a recursive frame counts a sample once: where no caller of the
+#	same frame has that line.
 
 proc ::tclcprof::reportlib::SampledLines {o profile} {
     set meta [Flatten $profile]
     set noData [list Fail {NODATA lines} "no line data: profile with -lines\
-	    1 (-mode exact or both), or samples in C functions with debug\
-	    information (-mode sample or both)"]
+	    1, or samples in C functions with debug information (-mode\
+	    sample or both)"]
     set sort [dict get $o -sort]
     if {$sort in {calls avg max}} {
 	Fail [list VALUE -sort $sort] "-sort $sort: sampled lines have no\
@@ -2403,8 +2405,8 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
 	}
     }
 
-    # Depth first, keys "name module file line" on the path counted in
-    # onPath; an exit is pushed as -1-id.
+    # Depth first, keys "name module file line kind" on the path counted
+    # in onPath; an exit is pushed as -1-id.
     set rowSelf {}
     set rowTotal {}
     set onPath {}
@@ -2422,7 +2424,8 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
 	}
 	set kids [lindex $inKids $id]
 	set here {}
-	if {[lindex $inKind $id] eq "c"} {
+	set kind [lindex $inKind $id]
+	if {$kind in {c tcl}} {
 	    set node [lindex $inNode $id]
 	    set name [lindex $inName $id]
 	    set module [expr {[dict exists $node module]
@@ -2431,14 +2434,14 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
 	    set under {}
 	    if {[info exists selfL($id)]} {
 		foreach {file line w} $selfL($id) {
-		    dict incr self [list $name $module $file $line] $w
-		    dict incr under [list $name $module $file $line] $w
+		    dict incr self [list $name $module $file $line $kind] $w
+		    dict incr under [list $name $module $file $line $kind] $w
 		}
 	    }
 	    foreach c $kids {
 		if {[info exists callerL($c)]} {
 		    foreach {file line w} $callerL($c) {
-			dict incr under [list $name $module $file $line] $w
+			dict incr under [list $name $module $file $line $kind] $w
 		    }
 		}
 	    }
@@ -2472,9 +2475,10 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
     set minWeight [expr {[dict get $o -min] * $whole}]
     set items {}
     set matched 0
+    set kinds {}
     dict for {key t} $rowTotal {
-	lassign $key name module file line
-	if {$focusOn && ![FocusMatch $focus $name c]} {
+	lassign $key name module file line kind
+	if {$focusOn && ![FocusMatch $focus $name $kind]} {
 	    continue
 	}
 	set matched 1
@@ -2495,19 +2499,21 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
     }
     set out {}
     foreach {key - - -} $items {
-	lassign $key name module file line
+	lassign $key name module file line kind
 	set s [dict get $rowSelf $key]
 	set t [dict get $rowTotal $key]
 	lappend out [dict create file $file line $line name $name \
 		module $module self $s total $t self_pct [Pct $s $whole 2] \
-		total_pct [Pct $t $whole 2]]
+		total_pct [Pct $t $whole 2] kind $kind]
+	dict set kinds $kind 1
     }
     if {[dict get $o -format] eq "dict"} {
 	return $out
     }
     set timeWeights 0
     set lines [Header $o $meta $whole]
-    lset lines end "[lindex $lines end], C lines of the samples"
+    lset lines end "[lindex $lines end], [expr {[dict exists $kinds tcl]
+	    ? "Tcl and C" : "C"}] lines of the samples"
     if {$focusOn && !$matched} {
 	lappend lines [NoMatch $o]
 	return [Output $o $lines]
@@ -2518,7 +2524,7 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
 		[Num [dict get $r total]] [Pct [dict get $r total] $whole 1] \
 		[Num [dict get $r self]] [Pct [dict get $r self] $whole 1] \
 		[Escape [ShortPath [dict get $r file]]] [dict get $r line] \
-		[Frame [dict get $r name] c]]
+		[Frame [dict get $r name] [dict get $r kind]]]
     }
     if {$cut} {
 	lappend lines "[Blank sample]  \u2026 $cut more"

@@ -464,7 +464,7 @@ proc ::tclcprof::servelib::Query {q} {
 # Collect --
 #
 #	A profile for a request: check its parameters (seconds, and the
-#	sampling options rate, clock and native), start a run that stops
+#	sampling options rate, clock, native and lines), start a run that stops
 #	by itself after that many seconds, and answer when it has ended
 #	(Finish). Answers 400 for bad parameters, 409 when a profile runs
 #	already (the program's, or one for another request).
@@ -486,7 +486,7 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 	}
     }
     set opts [list -mode sample -db {} -duration $seconds]
-    foreach name {rate clock native} {
+    foreach name {rate clock native lines} {
 	if {[dict exists $query $name]} {
 	    lappend opts -$name [dict get $query $name]
 	}
@@ -690,7 +690,8 @@ the next <i>seconds</i> (default $defaultSeconds, at most $maxSeconds) as gzippe
 profile.proto, for <code>go tool pprof</code>, Pyroscope and Parca.
 Parameters: <code>seconds</code>, and the sampling options of
 <code>tclcprof::start</code> <code>rate</code>, <code>clock</code>
-(cpu, wall) and <code>native</code> (user, all, none).</td></tr>
+(cpu, wall), <code>native</code> (user, all, none) and <code>lines</code>
+(1: the lines of Tcl procedures, for <code>go tool pprof -lines</code>).</td></tr>
 <tr><td><a href=\"/tclcprof/flame?seconds=$defaultSeconds\">/tclcprof/flame</a></td><td>The
 same profile as an interactive flame graph page.</td></tr>
 <tr><td>heap</td><td>Not available: tclcprof has no memory profile yet.</td></tr>

@@ -81,10 +81,12 @@ static volatile int forking;	/* Set by the atfork prepare handler. */
 typedef _Unwind_Reason_Code (*BacktraceProc)(_Unwind_Trace_Fn, void *);
 typedef _Unwind_Ptr (*GetIPInfoProc)(struct _Unwind_Context *, int *);
 typedef _Unwind_Word (*GetCFAProc)(struct _Unwind_Context *);
+typedef _Unwind_Word (*GetGRProc)(struct _Unwind_Context *, int);
 
 static BacktraceProc pBacktrace;
 static GetIPInfoProc pGetIPInfo;
 static GetCFAProc pGetCFA;
+static GetGRProc pGetGR;		/* Optional: sampled lines' pcs. */
 static int unwindState;		/* 0 unknown, 1 ready, -1 unavailable. */
 static char unwindMsg[160];
 
@@ -97,6 +99,10 @@ typedef struct Walk {
     int started;		/* Interrupted frame reached. */
     int skipped;
     uintptr_t pc;		/* Interrupted PC, from the ucontext. */
+    uintptr_t tebcStart;	/* Sampled lines: the bytecode engine's */
+    uintptr_t tebcEnd;		/* range (0: none), the sample whose */
+    CprofSample *samplePtr;	/* candidates are taken, and the */
+    const ucontext_t *ucPtr;	/* interrupted registers. */
 } Walk;
 
 static void		SignalHandler(int signo, siginfo_t *infoPtr,
@@ -144,6 +150,7 @@ CprofUnwindReady(
 	    pBacktrace = (BacktraceProc) dlsym(handle, "_Unwind_Backtrace");
 	    pGetIPInfo = (GetIPInfoProc) dlsym(handle, "_Unwind_GetIPInfo");
 	    pGetCFA = (GetCFAProc) dlsym(handle, "_Unwind_GetCFA");
+	    pGetGR = (GetGRProc) dlsym(handle, "_Unwind_GetGR");
 	    if (!pBacktrace || !pGetIPInfo || !pGetCFA) {
 		snprintf(unwindMsg, sizeof(unwindMsg),
 			"libgcc_s.so.1 lacks _Unwind_Backtrace/GetIPInfo/GetCFA");
@@ -360,12 +367,13 @@ SpoolMerge(
 
 	memset(&ref, 0, sizeof(ref));
 	ref.nameId = samplePtr->tcl[i].nameId;
-	ref.level = samplePtr->tcl[i].level;
 	ref.kind = samplePtr->tcl[i].kind;
 	ref.flags = samplePtr->tcl[i].flags;
+	ref.siteOffset = samplePtr->tcl[i].siteOffset;
 	ref.node = samplePtr->tcl[i].node;
 	ref.interpId = samplePtr->tcl[i].interpId;
 	ref.anchor = samplePtr->tcl[i].anchor;
+	ref.siteCode = samplePtr->tcl[i].siteCode;
 	memcpy(p + len, &ref, sizeof(ref));
 	len += sizeof(ref);
     }
@@ -443,6 +451,8 @@ CprofSamplerTakeSpooled(
     samplePtr->nTcl = hdr.nTcl;
     samplePtr->flags = hdr.flags;
     samplePtr->timeNs = 0;
+    samplePtr->tebcFrame = -1;	/* (The bytecode pc is not spooled.) */
+    samplePtr->nCand = 0;
     n = hdr.nNative * sizeof(uintptr_t);
     memcpy(samplePtr->ip, p, n);
     memcpy(samplePtr->cfa, p + n, n);
@@ -1011,6 +1021,84 @@ CprofSamplerRelease(
  *----------------------------------------------------------------------
  */
 
+/*
+ * Sampled lines: the innermost frame of Tcl's bytecode engine keeps the pc
+ * of the bytecode it runs in a register or in the first words of its
+ * stack frame (which of them depends on the build and the place in the
+ * engine): keep them all, the drain finds which one points into live
+ * bytecode. The interrupted frame has every register (from the ucontext),
+ * an outer one the callee-saved ones (from the unwinder). x86-64 only.
+ *
+ * Signal safety:
+ *	Reads registers and the thread's own stack (above the frame's stack
+ *	pointer, all mapped); writes only to the sample.
+ */
+
+#define PC_STACK_WORDS	8
+#define PC_STACK_REACH	(1u << 20)	/* Bytes above the interrupted stack
+					 * pointer an engine frame's words are
+					 * read at. */
+
+static void
+PcCandidates(
+    Walk *wPtr,
+    struct _Unwind_Context *ctx)
+{
+#if defined(__x86_64__)
+    static const int interrupted[] = {
+	REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP,
+	REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15
+    };
+    static const int calleeSaved[] = {3, 6, 12, 13, 14, 15};
+				/* DWARF: rbx rbp r12-r15. */
+    CprofSample *samplePtr = wPtr->samplePtr;
+    const uintptr_t *sp;
+    int k = 0, i;
+
+    if (wPtr->n == 0) {
+	if (wPtr->ucPtr == NULL) {
+	    return;
+	}
+	for (i = 0; i < (int) (sizeof(interrupted) / sizeof(int)); i++) {
+	    samplePtr->cand[k++] = (uintptr_t)
+		    wPtr->ucPtr->uc_mcontext.gregs[interrupted[i]];
+	}
+	sp = (const uintptr_t *) wPtr->ucPtr->uc_mcontext.gregs[REG_RSP];
+    } else {
+	if (pGetGR == NULL) {
+	    return;
+	}
+	for (i = 0; i < (int) (sizeof(calleeSaved) / sizeof(int)); i++) {
+	    samplePtr->cand[k++] = (uintptr_t) pGetGR(ctx, calleeSaved[i]);
+	}
+
+	/*
+	 * libgcc's CFA of a frame is its stack pointer (the CFA of the
+	 * frame it called): read only when it is plausibly one, a little
+	 * above the interrupted stack pointer.
+	 */
+
+	sp = (const uintptr_t *) wPtr->cfa[wPtr->n];
+	if (wPtr->ucPtr == NULL || ((uintptr_t) sp & 7) != 0
+		|| (uintptr_t) sp < (uintptr_t)
+		wPtr->ucPtr->uc_mcontext.gregs[REG_RSP]
+		|| (uintptr_t) sp - (uintptr_t)
+		wPtr->ucPtr->uc_mcontext.gregs[REG_RSP] > PC_STACK_REACH) {
+	    sp = NULL;
+	}
+    }
+    for (i = 0; sp != NULL && i < PC_STACK_WORDS
+	    && k < CPROF_PC_CANDIDATES; i++) {
+	samplePtr->cand[k++] = sp[i];
+    }
+    samplePtr->nCand = (uint16_t) k;
+    samplePtr->tebcFrame = (int16_t) wPtr->n;
+#else
+    (void) wPtr;
+    (void) ctx;
+#endif
+}
+
 static _Unwind_Reason_Code
 WalkFrame(
     struct _Unwind_Context *ctx,
@@ -1038,6 +1126,13 @@ WalkFrame(
     }
     wPtr->ip[wPtr->n] = ip;
     wPtr->cfa[wPtr->n] = (uintptr_t) pGetCFA(ctx);
+    if (wPtr->tebcEnd != 0 && wPtr->samplePtr->tebcFrame < 0) {
+	uintptr_t at = (wPtr->n == 0) ? ip : ip - 1;
+
+	if (at >= wPtr->tebcStart && at < wPtr->tebcEnd) {
+	    PcCandidates(wPtr, ctx);
+	}
+    }
     wPtr->n++;
     return _URC_NO_REASON;
 }
@@ -1075,6 +1170,7 @@ CprofNativeWalk(
     walk.started = 1;
     walk.skipped = 0;
     walk.pc = 0;
+    walk.tebcEnd = 0;
     pBacktrace(WalkFrame, &walk);
     return walk.n;
 }
@@ -1211,6 +1307,7 @@ CopyStack(
     CprofStack *stackPtr,
     const int *numLevelsPtr,
     int interpId,
+    int sites,
     CprofTclRef *out,
     int room,
     int *truncPtr)
@@ -1231,12 +1328,20 @@ CopyStack(
 	CprofTclRef *refPtr = &out[i - first];
 
 	refPtr->nameId = frames[i].nameId;
-	refPtr->level = frames[i].level;
 	refPtr->kind = frames[i].kind;
-	refPtr->flags = frames[i].flags & CPROF_FRAME_HIDDEN;
+	refPtr->flags = (frames[i].flags & CPROF_FRAME_HIDDEN)
+		| (frames[i].level == numLevels ? CPROF_REF_CURRENT : 0);
 	refPtr->node = (interpId < 0) ? frames[i].node : -1;
 	refPtr->interpId = interpId;
 	refPtr->anchor = frames[i].anchor;
+	refPtr->siteCode = NULL;
+	refPtr->siteOffset = 0;
+	if (sites && frames[i].siteCode != NULL
+		&& frames[i].siteOffset > 0
+		&& frames[i].siteOffset <= CPROF_SITE_OFFSET_MAX) {
+	    refPtr->siteCode = frames[i].siteCode;
+	    refPtr->siteOffset = (unsigned) frames[i].siteOffset;
+	}
     }
     return live - first;
 }
@@ -1258,7 +1363,7 @@ CprofCopyTclFrames(
      * when others have frames too.
      */
 
-    n = CopyStack(sPtr->stackPtr, sPtr->numLevelsPtr, -1, out,
+    n = CopyStack(sPtr->stackPtr, sPtr->numLevelsPtr, -1, sPtr->lines, out,
 	    numExtra > 0 ? max / 2 : max, &truncated);
     for (i = 0; i < numExtra && n < max; i++) {
 	CprofStack *stackPtr = __atomic_load_n(&sPtr->extra[i].stackPtr,
@@ -1266,7 +1371,8 @@ CprofCopyTclFrames(
 
 	if (stackPtr != NULL && stackPtr->depth > 0) {
 	    n += CopyStack(stackPtr, sPtr->extra[i].numLevelsPtr,
-		    sPtr->extra[i].interpId, out + n, max - n, &truncated);
+		    sPtr->extra[i].interpId, sPtr->lines, out + n, max - n,
+		    &truncated);
 	}
     }
     if (truncated) {
@@ -1442,6 +1548,12 @@ SignalHandler(
     walk.started = 0;
     walk.skipped = 0;
     walk.pc = ucPtr ? (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RIP] : 0;
+    walk.tebcStart = sPtr->tebcStart;
+    walk.tebcEnd = sPtr->tebcEnd;
+    walk.samplePtr = slotPtr;
+    walk.ucPtr = ucPtr;
+    slotPtr->tebcFrame = -1;
+    slotPtr->nCand = 0;
     pBacktrace(WalkFrame, &walk);
     if (!walk.started) {
 	slotPtr->flags |= CPROF_SAMPLE_NO_SIGFRAME;

@@ -67,6 +67,7 @@ void
 CprofTreeFree(
     CprofTree *treePtr)
 {
+    CprofNameRelease(&treePtr->refs);
     Tcl_DeleteHashTable(&treePtr->frameIndex);
     Tcl_DeleteHashTable(&treePtr->childIndex);
     Tcl_DeleteHashTable(&treePtr->lineIndex);
@@ -123,6 +124,9 @@ CprofTreeFrame(
     index = treePtr->numFrames++;
     treePtr->frames[index] = key;
     Tcl_SetHashValue(hPtr, INT2PTR(index));
+    CprofNameHold(&treePtr->refs, key.nameId);
+    CprofNameHold(&treePtr->refs, key.moduleId);
+    CprofNameHold(&treePtr->refs, key.interpId);
     return index;
 }
 
@@ -194,6 +198,7 @@ AddLine(
 	recPtr->fileId = fileId;
 	recPtr->line = line;
 	recPtr->weight = 0;
+	CprofNameHold(&treePtr->refs, fileId);
 	Tcl_SetHashValue(hPtr, INT2PTR(treePtr->numLines));
 	treePtr->numLines++;
     }

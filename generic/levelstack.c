@@ -1153,6 +1153,52 @@ CprofLevelsDropSuspension(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * CprofLevelsCoroutineBody --
+ *
+ *	The name of the outermost frame of a coroutine (the code it was
+ *	made to run, the name of the frame of a command resuming it is made
+ *	of): from its suspension record 'recPtr' when the caller has it, its
+ *	saved frames, or its frames on the stack while it runs.
+ *
+ * Results:
+ *	A name id, or -1 when none is known.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofLevelsCoroutineBody(
+    CprofLevels *lvPtr,
+    void *corKey,
+    CprofSuspension *recPtr)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+    int i, found = -1;
+
+    if (recPtr == NULL && lvPtr->coroCbPtr == NULL) {
+	Tcl_HashEntry *hPtr = Tcl_FindHashEntry(&lvPtr->coroSaved,
+		(char *) corKey);
+
+	recPtr = hPtr ? Tcl_GetHashValue(hPtr) : NULL;
+    } else if (recPtr == NULL && lvPtr->coroCbPtr->find != NULL) {
+	recPtr = lvPtr->coroCbPtr->find(lvPtr->coroData, corKey);
+    }
+    if (recPtr != NULL && recPtr->count > 0) {
+	return recPtr->frames[0].nameId;
+    }
+    for (i = stackPtr->depth - 1; i >= 0; i--) {
+	if (stackPtr->frames[i].corPtr == corKey) {
+	    found = i;
+	} else if (found >= 0) {
+	    break;
+	}
+    }
+    return found >= 0 ? stackPtr->frames[found].nameId : -1;
+}
+
+/*
  * The capture's word in a suspension record.
  */
 

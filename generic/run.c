@@ -440,11 +440,6 @@ DoStart(
     double startWall;
     void *below;
 
-    /*
-     * A run starts from the configured options; those given here apply to
-     * this run only.
-     */
-
     if (statePtr->running && !ciPtr->member) {
 	return CprofStateError(interp, "profiling is already running", "RUNNING");
     }
@@ -728,6 +723,14 @@ CprofRunStop(
 	    CprofSamplerRemoveStack(hostPtr->samplerPtr,
 		    &statePtr->levels.stack);
 	}
+	if (CprofMemoryRunning(hostPtr)) {
+	    /*
+	     * Memory samples with this one's frames (whose names go with
+	     * its stop) are the host's to take now.
+	     */
+
+	    CprofMemoryDrain(hostPtr);
+	}
 	statePtr->hostPtr = NULL;
 	statePtr->levels.needDrainPtr = NULL;
     }
@@ -741,6 +744,14 @@ CprofRunStop(
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     CprofEventsForget(statePtr);
+
+    /*
+     * Nothing of the capture uses the names it gave out any more (the
+     * level stack is empty, the ring drained): those the profile does not
+     * show go (naming.c).
+     */
+
+    CprofNamingClear(&statePtr->naming);
     statePtr->eventsOn = 0;
     statePtr->deadlineNs = 0;
     if (ciPtr->durationTimer != NULL) {

@@ -731,6 +731,14 @@ SetupProc(
 	    || statePtr->deleting) {
 	return;
     }
+    if (iPtr->numLevels == 0) {
+	/*
+	 * A loop outside any command: the main script's top level has
+	 * returned (to Tk's main loop), its frame ends.
+	 */
+
+	CprofLevelsEndScript(lvPtr);
+    }
     EndHandlers(evPtr, iPtr->numLevels, NULL);
     if (evPtr->afters.numEntries > 0) {
 	/*

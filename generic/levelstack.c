@@ -1199,6 +1199,55 @@ CprofLevelsCoroutineBody(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * CprofLevelsPushScript, CprofLevelsEndScript --
+ *
+ *	The top level of a script already running below every command of
+ *	the stack (the program's main script, when profiling starts from
+ *	inside it) gets a frame at level 0, under the commands it runs
+ *	(level 1 and above), which never pop it; nothing is pushed unless
+ *	the stack is empty and the current environment is no coroutine's.
+ *	It ends when the stack is cleared, or with CprofLevelsEndScript.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofLevelsPushScript(
+    CprofLevels *lvPtr,
+    int nameId,
+    uintptr_t anchor)
+{
+    CprofEntry entry;
+
+    if (lvPtr->stack.depth > 0
+	    || ((Interp *) lvPtr->interp)->execEnvPtr->corPtr != NULL) {
+	return;
+    }
+    memset(&entry, 0, sizeof(entry));
+    entry.nameId = nameId;
+    entry.kind = CPROF_KIND_CMD;
+    entry.flags = CPROF_FRAME_SCRIPT;
+    entry.level = 0;
+    entry.anchor = anchor;
+    entry.siteKind = CPROF_SITE_NONE;
+    CprofLevelsEnter(lvPtr, &entry);
+}
+
+void
+CprofLevelsEndScript(
+    CprofLevels *lvPtr)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+
+    if (stackPtr->depth > 0
+	    && (stackPtr->frames[0].flags & CPROF_FRAME_SCRIPT)) {
+	CprofLevelsLeave(lvPtr, stackPtr->frames[0].serial);
+    }
+}
+
+/*
  * The capture's word in a suspension record.
  */
 

@@ -103,12 +103,17 @@ enum CprofFrameKind {
 #define CPROF_FRAME_IDLE	0x400	/* The loop's wait in the notifier (kind
 				 * idle), at the loop's level: exact timing
 				 * only. */
+#define CPROF_FRAME_SCRIPT	0x800	/* The top level of the main script,
+				 * running when profiling started (level
+				 * 0, below its commands): not a
+				 * command. */
 #define CPROF_FRAME_ABOVE	(CPROF_FRAME_EVENT | CPROF_FRAME_IDLE)
 				/* Frames that do not pop those at their
 				 * level below them (a loop's), nor are
 				 * popped by those pushed at their level
 				 * (a handler's commands). */
-#define CPROF_FRAME_SYNTH	(CPROF_FRAME_METHOD | CPROF_FRAME_ABOVE)
+#define CPROF_FRAME_SYNTH	(CPROF_FRAME_METHOD | CPROF_FRAME_ABOVE \
+				| CPROF_FRAME_SCRIPT)
 				/* Frames that are not commands: only the
 				 * wrapper's stack has them (-capture
 				 * check compares without them). */

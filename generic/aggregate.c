@@ -775,10 +775,12 @@ CprofAddSampleTo(
 		    && info.funcStart == (uintptr_t) Tcl_WaitForEvent) {
 		if (native == CPROF_NATIVE_ALL) {
 		    exact[kept] = -1;
+		    lines[kept] = 0;
 		    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
 			    info.moduleId, -1, -1);
 		}
 		exact[kept] = idleNode;
+		lines[kept] = 0;
 		frames[kept++] = CprofTreeFrame(treePtr, 0, ids.idle, -1,
 			CPROF_KIND_IDLE, -1);
 		break;

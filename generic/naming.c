@@ -1520,8 +1520,8 @@ CprofNameMethodCall(
     mname = Tcl_GetStringFromObj(methodObj, &mlen);
     if (mlen < (int) sizeof(nPtr->methodFront[0].name)) {
 	const void *keyObj = perObject ? (void *) oPtr : NULL;
-	int keyEpoch = perObject ? oPtr->epoch : 0;
-	int keyCreation = perObject ? oPtr->creationEpoch : 0;
+	uint64_t keyEpoch = perObject ? ((uint64_t) (unsigned)
+		oPtr->creationEpoch << 32) | (unsigned) oPtr->epoch : 0;
 	uintptr_t h = ((uintptr_t) oPtr->selfCls >> 4)
 		^ ((uintptr_t) keyObj >> 4) ^ ((uintptr_t) methodObj >> 4)
 		^ (uintptr_t) mlen * 0x9e37u;
@@ -1531,8 +1531,8 @@ CprofNameMethodCall(
 	if (frontPtr->nameId >= 0 && frontPtr->nameObj == methodObj
 		&& frontPtr->clsPtr == oPtr->selfCls
 		&& frontPtr->objPtr == keyObj && frontPtr->epoch == keyEpoch
-		&& frontPtr->creation == keyCreation && frontPtr->len == mlen
-		&& SameBytes(frontPtr->name, mname, mlen)) {
+		&& frontPtr->len == mlen && SameBytes(frontPtr->name, mname,
+		mlen)) {
 	    *methodPtrPtr = frontPtr->method;
 	    return frontPtr->nameId;
 	}
@@ -1541,7 +1541,6 @@ CprofNameMethodCall(
 	frontPtr->clsPtr = oPtr->selfCls;
 	frontPtr->nameObj = methodObj;
 	frontPtr->epoch = keyEpoch;
-	frontPtr->creation = keyCreation;
 	frontPtr->len = mlen;
 	memcpy(frontPtr->name, mname, (size_t) mlen);
     }

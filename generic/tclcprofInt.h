@@ -305,8 +305,9 @@ struct CprofMethodFront {
 				 * the name is compared too). */
     const void *method;		/* The Method the call reaches first, or
 				 * NULL (a key only). */
-    int epoch;			/* The object's epoch, or 0. */
-    int creation;		/* Its creation epoch, or 0. */
+    uint64_t epoch;		/* The object's creation epoch (its
+				 * address may be another object's later)
+				 * and epoch, or 0. */
     int nameId;			/* -1: empty slot. */
     int len;
     char name[36];		/* The method's name. */

@@ -68,6 +68,7 @@ void
 CprofTreeFree(
     CprofTree *treePtr)
 {
+    CprofNameRelease(&treePtr->refs);
     Tcl_DeleteHashTable(&treePtr->frameIndex);
     Tcl_DeleteHashTable(&treePtr->childIndex);
     Tcl_DeleteHashTable(&treePtr->lineIndex);
@@ -124,6 +125,9 @@ CprofTreeFrame(
     index = treePtr->numFrames++;
     treePtr->frames[index] = key;
     Tcl_SetHashValue(hPtr, INT2PTR(index));
+    CprofNameHold(&treePtr->refs, key.nameId);
+    CprofNameHold(&treePtr->refs, key.moduleId);
+    CprofNameHold(&treePtr->refs, key.interpId);
     return index;
 }
 
@@ -195,6 +199,7 @@ AddLine(
 	recPtr->fileId = fileId;
 	recPtr->line = line;
 	recPtr->weight = 0;
+	CprofNameHold(&treePtr->refs, fileId);
 	Tcl_SetHashValue(hPtr, INT2PTR(treePtr->numLines));
 	treePtr->numLines++;
     }
@@ -914,10 +919,12 @@ CprofAddSampleTo(
 		    && info.funcStart == (uintptr_t) Tcl_WaitForEvent) {
 		if (native == CPROF_NATIVE_ALL) {
 		    exact[kept] = -1;
+		    lines[kept] = 0;
 		    frames[kept++] = CprofTreeFrame(treePtr, 1, info.nameId,
 			    info.moduleId, -1, -1);
 		}
 		exact[kept] = idleNode;
+		lines[kept] = 0;
 		frames[kept++] = CprofTreeFrame(treePtr, 0, ids.idle, -1,
 			CPROF_KIND_IDLE, -1);
 		break;

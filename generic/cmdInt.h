@@ -149,6 +149,8 @@ typedef struct CprofInterp {
 				 * other threads (scope.c), for rundb.c's
 				 * last write, or NULL. Returns NULL when
 				 * the run's own profile is the whole. */
+    Tcl_Obj *topScriptObj;	/* The main script running below the next
+				 * start (tclcprof::TopScript), or NULL. */
 } CprofInterp;
 
 /*
@@ -179,6 +181,7 @@ MODULE_SCOPE void	CprofRunSetDeadline(CprofInterp *ciPtr,
 			    double duration, uint64_t fromNs);
 MODULE_SCOPE void	CprofRunStopSampling(CprofState *statePtr);
 MODULE_SCOPE Tcl_ObjCmdProc CprofStartObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofTopScriptObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofStopObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofPauseObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofResumeObjCmd;

@@ -23,14 +23,15 @@
  *	tclcprof::debug cfas
  *	tclcprof::debug dbbusy ms
  *	tclcprof::debug dblimit pages
- *	tclcprof::debug names
+ *	tclcprof::debug names ?pattern?
  *	tclcprof::debug splice native tcl trampoline
  *	tclcprof::debug spoollimit bytes
  *	tclcprof::debug trampolines
  *
  *	Introspection and test hooks: aggregate synthetic stacks into a
  *	fresh call tree; the frame stack pointers the sampler's unwinder
- *	(libgcc) sees from here; the number of interned names; splice
+ *	(libgcc) sees from here; the number of names in the name table
+ *	(with a pattern, those that match it, aliases left out); splice
  *	synthetic native and Tcl frames; the stack pointers of the
  *	trampoline frames on the native stack as libunwind finds them.
  *
@@ -216,7 +217,7 @@ CprofDebugObjCmd(
     static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 3, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
-	"names", "splice native tcl trampoline", "spoollimit bytes",
+	"names ?pattern?", "splice native tcl trampoline", "spoollimit bytes",
 	"symbol address", "symbols addresses", "trampolines"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
@@ -232,7 +233,7 @@ CprofDebugObjCmd(
 		Tcl_GetString(objv[1]), NULL);
 	return TCL_ERROR;
     }
-    if (objc != arity[index]) {
+    if (objc != arity[index] && !(index == SUB_NAMES && objc == 3)) {
 	Tcl_WrongNumArgs(interp, 1, objv, usage[index]);
 	return TCL_ERROR;
     }
@@ -275,7 +276,9 @@ CprofDebugObjCmd(
     case SUB_SPLICE:
 	return DebugSplice(interp, objv[2], objv[3], objv[4]);
     case SUB_NAMES:
-	Tcl_SetObjResult(interp, Tcl_NewIntObj(CprofNameCount()));
+	Tcl_SetObjResult(interp, objc == 3
+		? CprofNameList(Tcl_GetString(objv[2]))
+		: Tcl_NewIntObj(CprofNameCount()));
 	break;
     case SUB_CHECKS: {
 	/*

@@ -62,6 +62,7 @@ CprofEvStat(
     }
     statPtr = &hsPtr->stats[hsPtr->num];
     memset(statPtr, 0, sizeof(CprofHandlerStat));
+    CprofNameHold(&hsPtr->refs, originId);
     statPtr->originId = originId;
     statPtr->kind = kind;
     Tcl_SetHashValue(hPtr, INT2PTR(hsPtr->num));
@@ -86,6 +87,7 @@ CprofEventsClear(
     }
     hsPtr->stats = NULL;
     hsPtr->num = hsPtr->cap = 0;
+    CprofNameRelease(&hsPtr->refs);
 
     /*
      * A reset while handlers run: they count from now.
@@ -151,7 +153,10 @@ CprofEventsObj(
  * Names --
  *
  *	ScriptHead: the first word of a script (of its first element, for
- *	a list), at most 40 bytes. CprofEvOrigin: the origin of a command about
+ *	a list), at most 40 bytes; for a coroutine's command, what the
+ *	frame of a command resuming it is called ("<coroutine ::gen>"): a
+ *	program may make millions of coroutines, each with a name of its
+ *	own, that schedule themselves ([after 10 [info coroutine]]). CprofEvOrigin: the origin of a command about
  *	to be entered at 'level', "caller file:line" (file by its tail),
  *	"caller" where no file is known, "(top) ..." outside procedures;
  *	cached by call site. CprofEvName: a frame's name with its origin.
@@ -161,8 +166,46 @@ CprofEventsObj(
 
 #define HEAD_MAX 40
 
+/*
+ * Whether a word names a coroutine's command; if so, append the name of
+ * its resumes.
+ */
+
+static int
+CoroutineHead(
+    CprofEvents *evPtr,
+    const char *word,
+    int wordLen,
+    Tcl_DString *dsPtr)
+{
+    CprofState *statePtr = evPtr->statePtr;
+    const CprofTclInternals *inPtr = statePtr->naming.internals;
+    Tcl_DString name;
+    Command *cmdPtr;
+    const char *shown;
+    int id;
+
+    if (wordLen == 0 || inPtr == NULL || inPtr->coroNreProc == NULL) {
+	return 0;
+    }
+    Tcl_DStringInit(&name);
+    Tcl_DStringAppend(&name, word, wordLen);
+    cmdPtr = (Command *) Tcl_FindCommand(statePtr->interp,
+	    Tcl_DStringValue(&name), NULL, TCL_GLOBAL_ONLY);
+    Tcl_DStringFree(&name);
+    if (cmdPtr == NULL || cmdPtr->nreProc != inPtr->coroNreProc) {
+	return 0;
+    }
+    id = CprofNameCoroutine(&statePtr->naming, CprofLevelsCoroutineBody(
+	    &statePtr->levels, cmdPtr->objClientData, NULL));
+    shown = CprofNameString(id);
+    Tcl_DStringAppend(dsPtr, shown ? shown : "<coroutine>", -1);
+    return 1;
+}
+
 static void
 ScriptHead(
+    CprofEvents *evPtr,
     Tcl_Obj *scriptObj,
     Tcl_DString *dsPtr)
 {
@@ -218,6 +261,9 @@ ScriptHead(
 	    }
 	}
     }
+    if (CoroutineHead(evPtr, word, wordLen, dsPtr)) {
+	return;
+    }
     if (wordLen > HEAD_MAX) {
 	const char *end = word + HEAD_MAX;
 
@@ -233,6 +279,7 @@ ScriptHead(
 
 int
 CprofEvName(
+    CprofEvents *evPtr,
     const char *prefix,
     const char *middle,
     int middleLen,
@@ -246,9 +293,10 @@ CprofEvName(
     Tcl_DStringAppend(&ds, prefix, -1);
     Tcl_DStringAppend(&ds, middle, middleLen);
     Tcl_DStringAppend(&ds, suffix, -1);
-    id = CprofNameIntern(Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
+    id = CprofNameInternIn(&evPtr->refs, Tcl_DStringValue(&ds),
+	    Tcl_DStringLength(&ds));
     Tcl_DStringFree(&ds);
-    return CprofNameWithOrigin(id, originId);
+    return CprofNameWithOrigin(&evPtr->refs, id, originId);
 }
 
 int
@@ -284,13 +332,14 @@ CprofEvScriptName(
     snprintf(buf, sizeof(buf), "%d ", originId);
     Tcl_DStringAppend(&ds, buf, -1);
     Tcl_DStringAppend(&ds, prefix, -1);
-    ScriptHead(scriptObj, &ds);
+    ScriptHead(evPtr, scriptObj, &ds);
     hPtr = Tcl_CreateHashEntry(&evPtr->names, Tcl_DStringValue(&ds), &isNew);
     if (isNew) {
 	int skip = (int) strlen(buf);
 
-	id = CprofNameWithOrigin(CprofNameIntern(Tcl_DStringValue(&ds) + skip,
-		Tcl_DStringLength(&ds) - skip), originId);
+	id = CprofNameWithOrigin(&evPtr->refs, CprofNameInternIn(&evPtr->refs,
+		Tcl_DStringValue(&ds) + skip, Tcl_DStringLength(&ds) - skip),
+		originId);
 	Tcl_SetHashValue(hPtr, INT2PTR(id));
     } else {
 	id = PTR2INT(Tcl_GetHashValue(hPtr));
@@ -364,7 +413,7 @@ CprofEvOrigin(
     Tcl_DStringInit(&ds);
     Tcl_DStringAppend(&ds, CprofNameString(callerId), -1);
     if (siteKind != CPROF_SITE_NONE && CprofResolveSite(statePtr->interp,
-	    siteKind, sitePtr, siteOffset, &fileId, &line)) {
+	    &evPtr->refs, siteKind, sitePtr, siteOffset, &fileId, &line)) {
 	const char *path = CprofNameString(fileId);
 	const char *tail = strrchr(path, '/');
 	char buf[32];
@@ -374,7 +423,7 @@ CprofEvOrigin(
 	snprintf(buf, sizeof(buf), ":%d", line);
 	Tcl_DStringAppend(&ds, buf, -1);
     }
-    originId = CprofNameIntern(Tcl_DStringValue(&ds),
+    originId = CprofNameInternIn(&evPtr->refs, Tcl_DStringValue(&ds),
 	    Tcl_DStringLength(&ds));
     Tcl_DStringFree(&ds);
 
@@ -910,7 +959,7 @@ CprofEvRecordFile(
     strcpy(recPtr->chanName, chanName);
     recPtr->kind = kind;
     recPtr->originId = originId;
-    recPtr->nameId = CprofEvName("fileevent ", chanName, -1,
+    recPtr->nameId = CprofEvName(evPtr, "fileevent ", chanName, -1,
 	    kind == CPROF_HANDLER_READABLE ? " readable" : " writable",
 	    originId);
     Tcl_SetHashValue(hPtr, recPtr);
@@ -1062,7 +1111,7 @@ CprofEvRecordBind(
     Tcl_DStringAppend(&ds, Tcl_GetString(tagObj), -1);
     Tcl_DStringAppend(&ds, " ", 1);
     Tcl_DStringAppend(&ds, Tcl_GetString(seqObj), -1);
-    recPtr->nameId = CprofEvName("bind ", Tcl_DStringValue(&ds),
+    recPtr->nameId = CprofEvName(evPtr, "bind ", Tcl_DStringValue(&ds),
 	    Tcl_DStringLength(&ds), "", originId);
     Tcl_DStringFree(&ds);
     Tcl_SetHashValue(hPtr, recPtr);

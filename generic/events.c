@@ -323,8 +323,8 @@ Before(
 		(char *) errPtr);
 	int originId = hPtr ? PTR2INT(Tcl_GetHashValue(hPtr)) - 1
 		: evPtr->unknownId;
-	int nameId = CprofEvName("bgerror ", Tcl_GetString(objv[0]), -1, "",
-		originId);
+	int nameId = CprofEvName(evPtr, "bgerror ", Tcl_GetString(objv[0]),
+		-1, "", originId);
 
 	StartEvent(evPtr, CPROF_HANDLER_BGERROR, nameId, originId, ID_NONE,
 		NULL, level, anchor, envPtr, 0);
@@ -731,6 +731,14 @@ SetupProc(
 	    || statePtr->deleting) {
 	return;
     }
+    if (iPtr->numLevels == 0) {
+	/*
+	 * A loop outside any command: the main script's top level has
+	 * returned (to Tk's main loop), its frame ends.
+	 */
+
+	CprofLevelsEndScript(lvPtr);
+    }
     EndHandlers(evPtr, iPtr->numLevels, NULL);
     if (evPtr->afters.numEntries > 0) {
 	/*
@@ -925,6 +933,15 @@ CprofEventsForget(
     }
     evPtr->afterAssoc = NULL;
     evPtr->errAssoc = NULL;
+
+    /*
+     * With the records go the names they gave out (what shows them holds
+     * them: the profile's trees and statistics).
+     */
+
+    Tcl_DeleteHashTable(&evPtr->names);
+    Tcl_InitHashTable(&evPtr->names, TCL_STRING_KEYS);
+    CprofNameRelease(&evPtr->refs);
 }
 
 void

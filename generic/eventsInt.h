@@ -141,6 +141,10 @@ struct CprofEvents {
     int rootType;		/* A script run on an empty stack that is */
     const void *rootPtr;	/* no handler, until the next wait. */
     int unknownId, topId, idleNameId;
+    CprofNameRefs refs;		/* The names of handlers and origins made
+				 * since the records were last forgotten
+				 * (records, caches, handlers' frames use
+				 * them). */
 };
 
 /*
@@ -159,8 +163,9 @@ CprofEvNow(void)
 
 MODULE_SCOPE CprofHandlerStat * CprofEvStat(CprofHandlers *hsPtr,
 			    int originId, int kind);
-MODULE_SCOPE int	CprofEvName(const char *prefix, const char *middle,
-			    int middleLen, const char *suffix, int originId);
+MODULE_SCOPE int	CprofEvName(CprofEvents *evPtr, const char *prefix,
+			    const char *middle, int middleLen,
+			    const char *suffix, int originId);
 MODULE_SCOPE int	CprofEvScriptName(CprofEvents *evPtr,
 			    const char *prefix, Tcl_Obj *scriptObj,
 			    int originId);

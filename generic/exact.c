@@ -369,6 +369,7 @@ CprofExactClear(
     MapFree(&exactPtr->targetMap);
     exactPtr->runStartNs = Now(exactPtr);
     exactPtr->runStartMonoNs = CprofMonoNs();
+    CprofNameRelease(&exactPtr->refs);
 }
 
 void
@@ -422,6 +423,7 @@ CprofExactFree(
     if (exactPtr->onSlowObj) {
 	Tcl_DecrRefCount(exactPtr->onSlowObj);
     }
+    CprofNameRelease(&exactPtr->refs);
     memset(exactPtr, 0, sizeof(CprofExact));
     exactPtr->interpId = -1;
 }
@@ -604,6 +606,16 @@ CprofFrameHidden(
     if (exactPtr->includeObj == NULL && exactPtr->excludeObj == NULL) {
 	return 0;
     }
+    if (exactPtr->nameClassGeneration != CprofNameGeneration()) {
+	/*
+	 * Names were freed since: an id may name another by now.
+	 */
+
+	if (exactPtr->nameClass) {
+	    memset(exactPtr->nameClass, 0, exactPtr->numNameClass);
+	}
+	exactPtr->nameClassGeneration = CprofNameGeneration();
+    }
     if (nameId >= exactPtr->numNameClass) {
 	Grow((void **) &exactPtr->nameClass, &exactPtr->numNameClass,
 		nameId + 1, 1);
@@ -686,6 +698,7 @@ NewNode(
 	    sizeof(CprofExactNode));
     pPtr = &exactPtr->nodes[parent];
     nPtr = &exactPtr->nodes[node];
+    CprofNameHold(&exactPtr->refs, nameId);
     nPtr->parent = parent;
     nPtr->nameId = nameId;
     nPtr->kind = kind;
@@ -889,7 +902,8 @@ SiteFor(
     exactPtr->heldKinds[i] = siteKind;
     exactPtr->numHeld = i + 1;
 
-    if (!CprofResolveSite(statePtr->interp, siteKind, sitePtr, siteOffset,
+    if (!CprofResolveSite(statePtr->interp, &exactPtr->refs, siteKind,
+	    sitePtr, siteOffset,
 	    &fileId, &line)) {
 	MapPut(&exactPtr->siteKeyMap, (uint64_t) (uintptr_t) sitePtr,
 		(uint64_t) siteOffset, CPROF_NO_SITE);
@@ -941,6 +955,8 @@ LineRecFor(
 	recPtr->callerId = parentNode > 0
 		? exactPtr->nodes[parentNode].nameId : -1;
 	recPtr->minNs = UINT64_MAX;
+	CprofNameHold(&exactPtr->refs, nameId);
+	CprofNameHold(&exactPtr->refs, recPtr->callerId);
 	MapPut(&exactPtr->lineMap, (uint64_t) site, (uint64_t) nameId, rec);
     }
     return rec;
@@ -988,6 +1004,14 @@ CountName(
     if (nameId >= exactPtr->numNameCalls) {
 	Grow((void **) &exactPtr->nameCalls, &exactPtr->numNameCalls,
 		nameId + 1, sizeof(CprofNameCalls));
+    }
+    if (exactPtr->nameCalls[nameId].calls == 0) {
+	/*
+	 * A name counted: the counts hold it (and the nodes, sites and
+	 * events of its frames, which have counted it first).
+	 */
+
+	CprofNameHold(&exactPtr->refs, nameId);
     }
     exactPtr->nameCalls[nameId].calls += delta;
     exactPtr->nameCalls[nameId].kind = kind;

@@ -1165,6 +1165,101 @@ CprofLevelsDropSuspension(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * CprofLevelsCoroutineBody --
+ *
+ *	The name of the outermost frame of a coroutine (the code it was
+ *	made to run, the name of the frame of a command resuming it is made
+ *	of): from its suspension record 'recPtr' when the caller has it, its
+ *	saved frames, or its frames on the stack while it runs.
+ *
+ * Results:
+ *	A name id, or -1 when none is known.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofLevelsCoroutineBody(
+    CprofLevels *lvPtr,
+    void *corKey,
+    CprofSuspension *recPtr)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+    int i, found = -1;
+
+    if (recPtr == NULL && lvPtr->coroCbPtr == NULL) {
+	Tcl_HashEntry *hPtr = Tcl_FindHashEntry(&lvPtr->coroSaved,
+		(char *) corKey);
+
+	recPtr = hPtr ? Tcl_GetHashValue(hPtr) : NULL;
+    } else if (recPtr == NULL && lvPtr->coroCbPtr->find != NULL) {
+	recPtr = lvPtr->coroCbPtr->find(lvPtr->coroData, corKey);
+    }
+    if (recPtr != NULL && recPtr->count > 0) {
+	return recPtr->frames[0].nameId;
+    }
+    for (i = stackPtr->depth - 1; i >= 0; i--) {
+	if (stackPtr->frames[i].corPtr == corKey) {
+	    found = i;
+	} else if (found >= 0) {
+	    break;
+	}
+    }
+    return found >= 0 ? stackPtr->frames[found].nameId : -1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofLevelsPushScript, CprofLevelsEndScript --
+ *
+ *	The top level of a script already running below every command of
+ *	the stack (the program's main script, when profiling starts from
+ *	inside it) gets a frame at level 0, under the commands it runs
+ *	(level 1 and above), which never pop it; nothing is pushed unless
+ *	the stack is empty and the current environment is no coroutine's.
+ *	It ends when the stack is cleared, or with CprofLevelsEndScript.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofLevelsPushScript(
+    CprofLevels *lvPtr,
+    int nameId,
+    uintptr_t anchor)
+{
+    CprofEntry entry;
+
+    if (lvPtr->stack.depth > 0
+	    || ((Interp *) lvPtr->interp)->execEnvPtr->corPtr != NULL) {
+	return;
+    }
+    memset(&entry, 0, sizeof(entry));
+    entry.nameId = nameId;
+    entry.kind = CPROF_KIND_CMD;
+    entry.flags = CPROF_FRAME_SCRIPT;
+    entry.level = 0;
+    entry.anchor = anchor;
+    entry.siteKind = CPROF_SITE_NONE;
+    CprofLevelsEnter(lvPtr, &entry);
+}
+
+void
+CprofLevelsEndScript(
+    CprofLevels *lvPtr)
+{
+    CprofStack *stackPtr = &lvPtr->stack;
+
+    if (stackPtr->depth > 0
+	    && (stackPtr->frames[0].flags & CPROF_FRAME_SCRIPT)) {
+	CprofLevelsLeave(lvPtr, stackPtr->frames[0].serial);
+    }
+}
+
+/*
  * The capture's word in a suspension record.
  */
 

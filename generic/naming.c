@@ -3,9 +3,37 @@
  *
  *	What users see a frame called, and the table that keeps those names:
  *
- *	- The name table: process-wide interned display names; an id, once
- *	  given, names the same string for the life of the process. Every
- *	  stage stores ids, never strings (the signal handler copies ids).
+ *	- The name table: process-wide interned display names. Every stage
+ *	  stores ids, never strings (the signal handler copies ids). An id
+ *	  lives while something holds it: each structure that keeps ids has
+ *	  a holder (CprofNameRefs, a bit per id) and takes the ids it stores,
+ *	  and lets go of all of them when its contents go: an interpreter's
+ *	  naming caches (whose names the capture's records, the level stack
+ *	  and the sampler's ring use) when its run stops; a call tree, exact
+ *	  timing's records and the handlers' statistics (the profile) at
+ *	  reset and at the next start; the event records when the run stops.
+ *	  An id no holder holds is freed, and given again to another name.
+ *	  The profiler's fixed vocabulary and the names of native code (the
+ *	  symbolizer's, bounded by the code loaded) are pinned instead.
+ *	  Why holders: the ids are in many structures of several
+ *	  interpreters and threads at once, some written by a signal handler.
+ *	  A mark over all of them would have to stop the threads that profile
+ *	  and know every structure; a count per stored id would cost on every
+ *	  push. A holder is touched only when its structure stores an id it
+ *	  did not have (a new node, a name missed by the caches), by its own
+ *	  thread, and each release happens where its structure is emptied,
+ *	  after what copied ids out of it is drained (stop drains the ring
+ *	  and the memory samples, a child interpreter's its host's). A
+ *	  profile database's cache of frame rows by id lives no longer than
+ *	  the run whose profile holds those ids. Names of commands the
+ *	  program makes on the fly (procs, C commands with generated names)
+ *	  stay held by the naming caches until the run stops.
+ *	- Names by code, not by instance, so that a program that makes and
+ *	  destroys objects and coroutines all the time has a bounded profile
+ *	  and name table: a coroutine's resumes are "<coroutine ::body>"
+ *	  after what it runs, an object's per-object methods are named after
+ *	  the object only when the program named it ("<object C> m" for [C
+ *	  new]'s objects).
  *	- Commands: procs by fully qualified name, C commands by their name
  *	  without the leading "::", core ensemble implementations such as
  *	  ::tcl::string::repeat as "string repeat", imported commands by the
@@ -57,20 +85,44 @@ static int probed = 0;
 TCL_DECLARE_MUTEX(probeMutex)
 
 /*
- * The process-wide name table.
+ * Entries the method caches keep at most: objects with methods or mixins
+ * of their own have entries of their own, and a program may make millions
+ * of them; the caches start afresh when full.
  */
+
+#define CACHE_MAX 16384
+
+/*
+ * The process-wide name table. An entry lives while a holder (see the file
+ * comment) holds it or it is pinned; a free entry's slot (name NULL) is on
+ * the free list, threaded through 'origin', and its id is given again.
+ */
+
+typedef struct NameEntry {
+    char *name;			/* The string (an alias's is its base's);
+				 * NULL for a free slot. */
+    Tcl_HashEntry *hPtr;	/* Its entry in byName, or in aliases. */
+    int origin;			/* An alias's origin id, or -1; free slot:
+				 * the next free id, or -1. */
+    int base;			/* An alias's name id, or -1. */
+    int refs;			/* Holders holding it, and the aliases made
+				 * of it (base or origin). */
+    int pinned;			/* Never freed (CprofNameIntern). */
+} NameEntry;
 
 typedef struct NameTable {
     Tcl_HashTable byName;	/* name -> id */
-    char **names;		/* id -> name */
-    int *origins;		/* id -> origin id of an alias, or -1 */
     Tcl_HashTable aliases;	/* (name id, origin id) -> alias id */
-    int count;
+    NameEntry *entries;		/* id -> entry */
+    int count;			/* Slots in use or free. */
     int capacity;
+    int live;			/* Entries in use. */
+    int freeList;		/* First free id, or -1. */
     int initialized;
 } NameTable;
 
 static NameTable nameTable;
+static unsigned nameGeneration = 0;
 TCL_DECLARE_MUTEX(nameMutex)
 
 /*
@@ -147,45 +199,23 @@ CprofCheckTclVersion(
 /*
  *----------------------------------------------------------------------
  *
- * CprofNameIntern, CprofNameString, CprofNameCount, CprofKindName --
+ * The name table --
  *
- *	The process-wide table of display names, and the names of frame
- *	kinds.
- *
- * Results:
- *	The id of the name; the string of an id (NULL for a bad id); the
- *	number of names; a kind's name.
- *
- * Side effects:
- *	May grow the table.
+ *	CprofNameIntern: the id of a name, pinned (never freed: the fixed
+ *	vocabulary of the profiler, native code's names). CprofNameInternIn:
+ *	the id of a name, held by a holder. CprofNameHoldSlow (through
+ *	CprofNameHold): a holder takes an id it has not held yet.
+ *	CprofNameRelease: a holder lets go of every id it holds; an id no
+ *	holder holds any more, and not pinned, is freed (its string and
+ *	table entries go, its id may name another string later).
+ *	CprofNameString: the string of an id (NULL for a bad or free id),
+ *	valid while the id is held. CprofNameCount: the names in the table;
+ *	CprofNameGeneration: how many were ever freed (caches indexed by id
+ *	start afresh when it moves). CprofNameList: the names matching a
+ *	pattern (tclcprof::debug names).
  *
  *----------------------------------------------------------------------
  */
-
-/*
- * A new id for 'name' (a string the table keeps), with its origin (an
- * alias) or -1. Called with nameMutex held.
- */
-
-static int
-NewId(
-    char *name,
-    int origin)
-{
-    int id;
-
-    if (nameTable.count == nameTable.capacity) {
-	nameTable.capacity = nameTable.capacity ? 2*nameTable.capacity : 256;
-	nameTable.names = (char **) ckrealloc(nameTable.names,
-		nameTable.capacity * sizeof(char *));
-	nameTable.origins = (int *) ckrealloc(nameTable.origins,
-		nameTable.capacity * sizeof(int));
-    }
-    id = nameTable.count++;
-    nameTable.names[id] = name;
-    nameTable.origins[id] = origin;
-    return id;
-}
 
 static void
 InitNameTable(void)
@@ -193,7 +223,148 @@ InitNameTable(void)
     if (!nameTable.initialized) {
 	Tcl_InitHashTable(&nameTable.byName, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&nameTable.aliases, 2);
+	nameTable.freeList = -1;
 	nameTable.initialized = 1;
+    }
+}
+
+/*
+ * A new entry, on a free slot if there is one. Called with nameMutex
+ * held.
+ */
+
+static int
+NewEntry(
+    char *name,
+    Tcl_HashEntry *hPtr,
+    int origin,
+    int base)
+{
+    NameEntry *ePtr;
+    int id;
+
+    if (nameTable.freeList >= 0) {
+	id = nameTable.freeList;
+	nameTable.freeList = nameTable.entries[id].origin;
+    } else {
+	if (nameTable.count == nameTable.capacity) {
+	    nameTable.capacity = nameTable.capacity
+		    ? 2 * nameTable.capacity : 256;
+	    nameTable.entries = (NameEntry *) ckrealloc(nameTable.entries,
+		    nameTable.capacity * sizeof(NameEntry));
+	}
+	id = nameTable.count++;
+    }
+    ePtr = &nameTable.entries[id];
+    ePtr->name = name;
+    ePtr->hPtr = hPtr;
+    ePtr->origin = origin;
+    ePtr->base = base;
+    ePtr->refs = 0;
+    ePtr->pinned = 0;
+    nameTable.live++;
+    return id;
+}
+
+static inline int
+LiveId(
+    int id)
+{
+    return id >= 0 && id < nameTable.count
+	    && nameTable.entries[id].name != NULL;
+}
+
+/*
+ * One reference less; the entry goes with the last one unless pinned, and
+ * an alias lets go of its name and origin. Called with nameMutex held.
+ */
+
+static void
+Unref(
+    int id)
+{
+    while (LiveId(id)) {
+	NameEntry *ePtr = &nameTable.entries[id];
+	int base = ePtr->base, origin = ePtr->origin;
+
+	if (--ePtr->refs > 0 || ePtr->pinned) {
+	    return;
+	}
+	Tcl_DeleteHashEntry(ePtr->hPtr);
+	ePtr->name = NULL;
+	ePtr->hPtr = NULL;
+	ePtr->origin = nameTable.freeList;
+	nameTable.freeList = id;
+	nameTable.live--;
+	nameGeneration++;
+	if (base < 0) {
+	    return;
+	}
+	Unref(origin);
+	id = base;
+    }
+}
+
+/*
+ * The id of a name, made if new. Called with nameMutex held.
+ */
+
+static int
+Lookup(
+    const char *name,
+    int length)
+{
+    Tcl_HashEntry *hPtr;
+    Tcl_DString ds;
+    int isNew, id;
+
+    Tcl_DStringInit(&ds);
+    Tcl_DStringAppend(&ds, name, length);
+    InitNameTable();
+    hPtr = Tcl_CreateHashEntry(&nameTable.byName, Tcl_DStringValue(&ds),
+	    &isNew);
+    if (isNew) {
+	id = NewEntry((char *) Tcl_GetHashKey(&nameTable.byName, hPtr), hPtr,
+		-1, -1);
+	Tcl_SetHashValue(hPtr, INT2PTR(id));
+    } else {
+	id = PTR2INT(Tcl_GetHashValue(hPtr));
+    }
+    Tcl_DStringFree(&ds);
+    return id;
+}
+
+/*
+ * Whether a holder holds an id; take it if not. Called with nameMutex
+ * held.
+ */
+
+static void
+HoldLocked(
+    CprofNameRefs *refsPtr,
+    int id)
+{
+    int word = id >> 6;
+
+    if (!LiveId(id)) {
+	return;
+    }
+    if (word >= refsPtr->numWords) {
+	int n = refsPtr->numWords ? refsPtr->numWords : 4;
+
+	while (n <= word) {
+	    n *= 2;
+	}
+	refsPtr->bits = (uint64_t *) ckrealloc(refsPtr->bits,
+		n * sizeof(uint64_t));
+	memset(refsPtr->bits + refsPtr->numWords, 0,
+		(n - refsPtr->numWords) * sizeof(uint64_t));
+	refsPtr->numWords = n;
+    }
+    if (!(refsPtr->bits[word] & ((uint64_t) 1 << (id & 63)))) {
+	refsPtr->bits[word] |= (uint64_t) 1 << (id & 63);
+	refsPtr->count++;
+	nameTable.entries[id].refs++;
     }
 }
 
@@ -202,29 +373,71 @@ CprofNameIntern(
     const char *name,
     int length)
 {
-    Tcl_HashEntry *hPtr;
-    Tcl_DString ds;
-    int isNew, id;
+    int id;
 
     if (length < 0) {
 	length = (int) strlen(name);
     }
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, name, length);
-
     Tcl_MutexLock(&nameMutex);
-    InitNameTable();
-    hPtr = Tcl_CreateHashEntry(&nameTable.byName, Tcl_DStringValue(&ds),
-	    &isNew);
-    if (isNew) {
-	id = NewId((char *) Tcl_GetHashKey(&nameTable.byName, hPtr), -1);
-	Tcl_SetHashValue(hPtr, INT2PTR(id));
-    } else {
-	id = PTR2INT(Tcl_GetHashValue(hPtr));
+    id = Lookup(name, length);
+    nameTable.entries[id].pinned = 1;
+    Tcl_MutexUnlock(&nameMutex);
+    return id;
+}
+
+int
+CprofNameInternIn(
+    CprofNameRefs *refsPtr,
+    const char *name,
+    int length)
+{
+    int id;
+
+    if (length < 0) {
+	length = (int) strlen(name);
+    }
+    Tcl_MutexLock(&nameMutex);
+    id = Lookup(name, length);
+    HoldLocked(refsPtr, id);
+    Tcl_MutexUnlock(&nameMutex);
+    return id;
+}
+
+void
+CprofNameHoldSlow(
+    CprofNameRefs *refsPtr,
+    int id)
+{
+    Tcl_MutexLock(&nameMutex);
+    HoldLocked(refsPtr, id);
+    Tcl_MutexUnlock(&nameMutex);
+}
+
+void
+CprofNameRelease(
+    CprofNameRefs *refsPtr)
+{
+    int w;
+
+    if (refsPtr->bits == NULL) {
+	return;
+    }
+    Tcl_MutexLock(&nameMutex);
+    for (w = 0; w < refsPtr->numWords; w++) {
+	uint64_t bits = refsPtr->bits[w];
+
+	while (bits != 0) {
+	    int b = __builtin_ctzll(bits);
+
+	    bits &= bits - 1;
+	    Unref(w * 64 + b);
+	}
     }
     Tcl_MutexUnlock(&nameMutex);
-    Tcl_DStringFree(&ds);
-    return id;
+    ckfree(refsPtr->bits);
+    refsPtr->bits = NULL;
+    refsPtr->numWords = 0;
+    refsPtr->count = 0;
 }
 
 const char *
@@ -234,11 +447,49 @@ CprofNameString(
     const char *name = NULL;
 
     Tcl_MutexLock(&nameMutex);
-    if (id >= 0 && id < nameTable.count) {
-	name = nameTable.names[id];
+    if (LiveId(id)) {
+	name = nameTable.entries[id].name;
     }
     Tcl_MutexUnlock(&nameMutex);
     return name;
+}
+
+int
+CprofNameCount(void)
+{
+    int count;
+
+    Tcl_MutexLock(&nameMutex);
+    count = nameTable.live;
+    Tcl_MutexUnlock(&nameMutex);
+    return count;
+}
+
+unsigned
+CprofNameGeneration(void)
+{
+    return __atomic_load_n(&nameGeneration, __ATOMIC_RELAXED);
+}
+
+Tcl_Obj *
+CprofNameList(
+    const char *pattern)
+{
+    Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
+    int id;
+
+    Tcl_MutexLock(&nameMutex);
+    for (id = 0; id < nameTable.count; id++) {
+	const NameEntry *ePtr = &nameTable.entries[id];
+
+	if (ePtr->name != NULL && ePtr->base < 0
+		&& Tcl_StringMatch(ePtr->name, pattern)) {
+	    Tcl_ListObjAppendElement(NULL, listObj,
+		    Tcl_NewStringObj(ePtr->name, -1));
+	}
+    }
+    Tcl_MutexUnlock(&nameMutex);
+    return listObj;
 }
 
 /*
@@ -251,6 +502,8 @@ CprofNameString(
  *	of the program, the origin's name), so that handlers of the same
  *	name scheduled at different places are frames of their own
  *	everywhere ids are compared, while CprofNameString gives the name.
+ *	The alias is held by the holder given; it holds its name and its
+ *	origin while it lives.
  *
  * Results:
  *	The alias's id; the origin's id of an alias, -1 for another id.
@@ -260,6 +513,7 @@ CprofNameString(
 
 int
 CprofNameWithOrigin(
+    CprofNameRefs *refsPtr,
     int nameId,
     int originId)
 {
@@ -270,16 +524,20 @@ CprofNameWithOrigin(
     key[1] = originId;
     Tcl_MutexLock(&nameMutex);
     InitNameTable();
-    if (nameId >= 0 && nameId < nameTable.count
-	    && nameTable.origins[nameId] < 0) {
+    if (LiveId(nameId) && LiveId(originId)
+	    && nameTable.entries[nameId].base < 0) {
 	hPtr = Tcl_CreateHashEntry(&nameTable.aliases, (char *) key, &isNew);
 	if (isNew) {
-	    id = NewId(nameTable.names[nameId], originId);
+	    id = NewEntry(nameTable.entries[nameId].name, hPtr, originId,
+		    nameId);
+	    nameTable.entries[nameId].refs++;
+	    nameTable.entries[originId].refs++;
 	    Tcl_SetHashValue(hPtr, INT2PTR(id));
 	} else {
 	    id = PTR2INT(Tcl_GetHashValue(hPtr));
 	}
     }
+    HoldLocked(refsPtr, id);
     Tcl_MutexUnlock(&nameMutex);
     return id;
 }
@@ -291,22 +549,12 @@ CprofNameOrigin(
     int origin = -1;
 
     Tcl_MutexLock(&nameMutex);
-    if (id >= 0 && id < nameTable.count) {
-	origin = nameTable.origins[id];
+    if (LiveId(id)) {
+	origin = nameTable.entries[id].base >= 0
+		? nameTable.entries[id].origin : -1;
     }
     Tcl_MutexUnlock(&nameMutex);
     return origin;
-}
-
-int
-CprofNameCount(void)
-{
-    int count;
-
-    Tcl_MutexLock(&nameMutex);
-    count = nameTable.count;
-    Tcl_MutexUnlock(&nameMutex);
-    return count;
 }
 
 const char *
@@ -334,6 +582,7 @@ CprofHandlerKindName(
 
 static int
 InternPair(
+    CprofNaming *nPtr,
     const char *prefix,
     const char *rest)
 {
@@ -347,7 +596,8 @@ InternPair(
     Tcl_DStringAppend(&ds, prefix, -1);
     Tcl_DStringAppend(&ds, " ", 1);
     Tcl_DStringAppend(&ds, rest, -1);
-    id = CprofNameIntern(Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
+    id = CprofNameInternIn(&nPtr->refs, Tcl_DStringValue(&ds),
+	    Tcl_DStringLength(&ds));
     Tcl_DStringFree(&ds);
     return id;
 }
@@ -460,7 +710,10 @@ CprofProbeInternals(
  * CprofNamingInit, CprofNamingClear, CprofNamingFree --
  *
  *	Set up, empty and tear down an interpreter's naming caches.
- *	Clearing releases the references the command cache holds.
+ *	Clearing releases the references the command cache holds, and the
+ *	names given out since the last clear (what still shows them holds
+ *	them: a call tree, exact timing's records): it is done when nothing
+ *	of the capture uses them any more (the run stopped).
  *
  *----------------------------------------------------------------------
  */
@@ -511,6 +764,17 @@ ClearSubFront(
     }
 }
 
+static void
+ClearCoroFront(
+    CprofNaming *nPtr)
+{
+    int i;
+
+    for (i = 0; i < 64; i++) {
+	nPtr->coroFront[i].bodyId = -1;
+    }
+}
+
 void
 CprofNamingInit(
     CprofNaming *nPtr,
@@ -524,9 +788,11 @@ CprofNamingInit(
 	    (int) (2 * sizeof(void *) / sizeof(int)));
     Tcl_InitHashTable(&nPtr->methodCache, TCL_STRING_KEYS);
     Tcl_InitHashTable(&nPtr->contextCache, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&nPtr->coroCache, TCL_ONE_WORD_KEYS);
     ClearMethodFront(nPtr);
     nPtr->methodEpoch = -1;
     ClearSubFront(nPtr);
+    ClearCoroFront(nPtr);
 }
 
 void
@@ -551,6 +817,11 @@ CprofNamingClear(
 	    (int) (2 * sizeof(void *) / sizeof(int)));
     ClearMethodCaches(nPtr);
     nPtr->methodEpoch = -1;
+    ClearSubFront(nPtr);
+    Tcl_DeleteHashTable(&nPtr->coroCache);
+    Tcl_InitHashTable(&nPtr->coroCache, TCL_ONE_WORD_KEYS);
+    ClearCoroFront(nPtr);
+    CprofNameRelease(&nPtr->refs);
 }
 
 void
@@ -566,6 +837,7 @@ CprofNamingFree(
     Tcl_DeleteHashTable(&nPtr->pairCache);
     Tcl_DeleteHashTable(&nPtr->methodCache);
     Tcl_DeleteHashTable(&nPtr->contextCache);
+    Tcl_DeleteHashTable(&nPtr->coroCache);
 }
 
 /*
@@ -624,7 +896,7 @@ CprofNameCommandUncached(
     }
     if (TclIsProc(origPtr)) {
 	namePtr->kind = CPROF_KIND_PROC;
-	namePtr->nameId = CprofNameIntern(name, length);
+	namePtr->nameId = CprofNameInternIn(&nPtr->refs, name, length);
     } else {
 	const char *const *cnPtr;
 	const char *shown = name;
@@ -644,11 +916,9 @@ CprofNameCommandUncached(
 		|| origPtr->objProc == inPtr->ooPrivateObjProc)) {
 	    /*
 	     * An object: its calls are named by the method they call
-	     * (CprofNameMethodCall), never by the object. Its own name is
-	     * interned only if a call has no method to name it by
-	     * (ObjectNameId): a program that makes and destroys millions of
-	     * objects would otherwise fill the name table, which is never
-	     * emptied, with names no frame shows.
+	     * (CprofNameMethodCall), never by the object: a program that
+	     * makes and destroys millions of objects would otherwise make a
+	     * name per object, which no frame shows.
 	     */
 
 	    namePtr->kind = CPROF_KIND_METHOD;
@@ -656,7 +926,14 @@ CprofNameCommandUncached(
 	    namePtr->nameId = CprofNameIntern("(object)", -1);
 	} else if (inPtr->coroNreProc != NULL
 		&& origPtr->nreProc == inPtr->coroNreProc) {
+	    /*
+	     * A coroutine: the frame of a command resuming it is named for
+	     * the code it runs (CprofNameCoroutine), never by the coroutine,
+	     * of which a program may make millions.
+	     */
+
 	    namePtr->flags |= CPROF_NAME_COROUTINE;
+	    namePtr->nameId = CprofNameIntern("<coroutine>", -1);
 	} else if (strncmp(name, "::tcl::", 7) == 0) {
 	    /*
 	     * The implementation of a core ensemble's subcommand, such as
@@ -681,8 +958,8 @@ CprofNameCommandUncached(
 		    Tcl_DStringAppend(&ds, " ", 1);
 		    Tcl_DStringAppend(&ds, sep + 2, -1);
 		    namePtr->kind = CPROF_KIND_ENSEMBLE;
-		    namePtr->nameId = CprofNameIntern(Tcl_DStringValue(&ds),
-			    Tcl_DStringLength(&ds));
+		    namePtr->nameId = CprofNameInternIn(&nPtr->refs,
+			    Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
 		}
 		Tcl_DStringFree(&ds);
 	    }
@@ -694,7 +971,8 @@ CprofNameCommandUncached(
 	    }
 	}
 	if (namePtr->nameId < 0) {
-	    namePtr->nameId = CprofNameIntern(shown, shownLen);
+	    namePtr->nameId = CprofNameInternIn(&nPtr->refs, shown,
+		    shownLen);
 	}
 	if (namePtr->kind == CPROF_KIND_CMD && !(namePtr->flags
 		& (CPROF_NAME_COROUTINE | CPROF_NAME_OWN | CPROF_NAME_IMPORTED))
@@ -747,7 +1025,6 @@ CprofNamingSetSubcommands(
     }
     nPtr->subcmdPatterns = patternsObj;
     CprofNamingClear(nPtr);
-    ClearSubFront(nPtr);
 }
 
 static int
@@ -871,7 +1148,8 @@ ScriptNameId(
     Tcl_DStringAppend(&ds, "<script ", -1);
     Tcl_DStringAppend(&ds, tail, -1);
     Tcl_DStringAppend(&ds, ">", 1);
-    id = CprofNameIntern(Tcl_DStringValue(&ds), Tcl_DStringLength(&ds));
+    id = CprofNameInternIn(&nPtr->refs, Tcl_DStringValue(&ds),
+	    Tcl_DStringLength(&ds));
     Tcl_DStringFree(&ds);
     return SubFrontFill(frontPtr, baseId, fileObj, file, len, id);
 }
@@ -899,7 +1177,7 @@ SubcommandNameId(
 	return frontPtr->nameId;
     }
     return SubFrontFill(frontPtr, baseId, argObj, arg, len,
-	    InternPair(CprofNameString(baseId), arg));
+	    InternPair(nPtr, CprofNameString(baseId), arg));
 }
 
 /*
@@ -1093,9 +1371,79 @@ MethodFound(
 }
 
 /*
- * The name of an object's command, interned now: a call of the object
- * without a method to name it by (an error), or while it is being
- * destroyed.
+ * Whether an object's name is one TclOO made up ([C new]: ::oo::Obj12).
+ */
+
+static int
+MadeUpName(
+    const char *name)
+{
+    if (strncmp(name, "::oo::Obj", 9) != 0 || name[9] == '\0') {
+	return 0;
+    }
+    for (name += 9; *name != '\0'; name++) {
+	if (*name < '0' || *name > '9') {
+	    return 0;
+	}
+    }
+    return 1;
+}
+
+/*
+ * Append the name an object is shown by, as the declarer of methods (or
+ * called without one): its name without the leading "::", or, for an
+ * object named by TclOO, "<object C>" after its class. Such names are
+ * made afresh for every object, and a profile groups by code: the
+ * per-object methods of [C new]'s objects are one frame for all of them.
+ */
+
+static void
+AppendObjectName(
+    CprofNaming *nPtr,
+    Object *oPtr,
+    Tcl_DString *dsPtr)
+{
+    const char *name = Tcl_GetString(Tcl_GetObjectName(nPtr->interp,
+	    (Tcl_Object) oPtr));
+
+    if (MadeUpName(name) && oPtr->selfCls != NULL
+	    && oPtr->selfCls->thisPtr != NULL) {
+	const char *cls = Tcl_GetString(Tcl_GetObjectName(nPtr->interp,
+		(Tcl_Object) oPtr->selfCls->thisPtr));
+
+	Tcl_DStringAppend(dsPtr, "<object ", -1);
+	Tcl_DStringAppend(dsPtr, cls + (cls[0] == ':' && cls[1] == ':'
+		? 2 : 0), -1);
+	Tcl_DStringAppend(dsPtr, ">", 1);
+    } else {
+	Tcl_DStringAppend(dsPtr, name + (name[0] == ':' && name[1] == ':'
+		? 2 : 0), -1);
+    }
+}
+
+/*
+ * The name of a method declared by an object or a class: "Declarer m".
+ */
+
+static int
+MethodNameId(
+    CprofNaming *nPtr,
+    Object *declPtr,
+    const char *method)
+{
+    Tcl_DString ds;
+    int id;
+
+    Tcl_DStringInit(&ds);
+    AppendObjectName(nPtr, declPtr, &ds);
+    id = InternPair(nPtr, Tcl_DStringValue(&ds), method);
+    Tcl_DStringFree(&ds);
+    return id;
+}
+
+/*
+ * The name of an object's command: a call of the object without a method
+ * to name it by (an error), or while it is being destroyed.
  */
 
 static int
@@ -1103,18 +1451,31 @@ ObjectNameId(
     CprofNaming *nPtr,
     Tcl_Command token)
 {
+    Object *oPtr = (Object *) ((Command *) token)->objClientData;
     Tcl_Obj *nameObj = Tcl_NewObj();
+    Tcl_DString ds;
     const char *name;
     int length, id;
 
     Tcl_IncrRefCount(nameObj);
-    Tcl_GetCommandFullName(nPtr->interp, token, nameObj);
-    name = Tcl_GetStringFromObj(nameObj, &length);
-    if (name[0] == ':' && name[1] == ':') {
-	name += 2;
-	length -= 2;
+    Tcl_DStringInit(&ds);
+    if (oPtr != NULL && oPtr->command != NULL && oPtr->selfCls != NULL
+	    && !(oPtr->flags & OBJECT_DESTRUCTING) && MadeUpName(Tcl_GetString(
+	    Tcl_GetObjectName(nPtr->interp, (Tcl_Object) oPtr)))) {
+	/*
+	 * Its command, or its "my".
+	 */
+
+	AppendObjectName(nPtr, oPtr, &ds);
+    } else {
+	Tcl_GetCommandFullName(nPtr->interp, token, nameObj);
+	name = Tcl_GetStringFromObj(nameObj, &length);
+	Tcl_DStringAppend(&ds, name + (name[0] == ':' && name[1] == ':'
+		? 2 : 0), -1);
     }
-    id = CprofNameIntern(name, length);
+    id = CprofNameInternIn(&nPtr->refs, Tcl_DStringValue(&ds),
+	    Tcl_DStringLength(&ds));
+    Tcl_DStringFree(&ds);
     Tcl_DecrRefCount(nameObj);
     return id;
 }
@@ -1136,7 +1497,6 @@ CprofNameMethodCall(
     Tcl_HashEntry *hPtr;
     int isNew, id, perObject, i, mlen;
     Class *declPtr = NULL;
-    Tcl_Obj *declName = NULL;
     struct CprofMethodFront *frontPtr = NULL;
     const char *mname;
 
@@ -1160,7 +1520,8 @@ CprofNameMethodCall(
     mname = Tcl_GetStringFromObj(methodObj, &mlen);
     if (mlen < (int) sizeof(nPtr->methodFront[0].name)) {
 	const void *keyObj = perObject ? (void *) oPtr : NULL;
-	int keyEpoch = perObject ? oPtr->epoch : 0;
+	uint64_t keyEpoch = perObject ? ((uint64_t) (unsigned)
+		oPtr->creationEpoch << 32) | (unsigned) oPtr->epoch : 0;
 	uintptr_t h = ((uintptr_t) oPtr->selfCls >> 4)
 		^ ((uintptr_t) keyObj >> 4) ^ ((uintptr_t) methodObj >> 4)
 		^ (uintptr_t) mlen * 0x9e37u;
@@ -1195,10 +1556,19 @@ CprofNameMethodCall(
 	frontPtr->method = *methodPtrPtr;
     }
     if (perObject) {
-	snprintf(keyBuf, sizeof(keyBuf), "%p.%d.%p ", (void *) oPtr,
-		oPtr->epoch, (void *) oPtr->selfCls);
+	/*
+	 * An object's address may be another's once it is gone: its
+	 * creation epoch tells them apart.
+	 */
+
+	snprintf(keyBuf, sizeof(keyBuf), "%p.%d.%d.%p ", (void *) oPtr,
+		oPtr->epoch, oPtr->creationEpoch, (void *) oPtr->selfCls);
     } else {
 	snprintf(keyBuf, sizeof(keyBuf), "%p ", (void *) oPtr->selfCls);
+    }
+    if (nPtr->methodCache.numEntries >= CACHE_MAX
+	    || nPtr->contextCache.numEntries >= CACHE_MAX) {
+	ClearMethodCaches(nPtr);
     }
     Tcl_DStringInit(&key);
     Tcl_DStringAppend(&key, keyBuf, -1);
@@ -1216,7 +1586,7 @@ CprofNameMethodCall(
 
     if (oPtr->methodsPtr != NULL
 	    && Tcl_FindHashEntry(oPtr->methodsPtr, (char *) methodObj)) {
-	declName = Tcl_GetObjectName(nPtr->interp, (Tcl_Object) oPtr);
+	id = MethodNameId(nPtr, oPtr, mname);
     } else {
 	for (i = 0; i < oPtr->mixins.num && declPtr == NULL; i++) {
 	    declPtr = FindInClass(oPtr->mixins.list[i], methodObj, 0);
@@ -1227,10 +1597,8 @@ CprofNameMethodCall(
 	if (declPtr == NULL) {
 	    declPtr = oPtr->selfCls;
 	}
-	declName = Tcl_GetObjectName(nPtr->interp,
-		(Tcl_Object) declPtr->thisPtr);
+	id = MethodNameId(nPtr, declPtr->thisPtr, mname);
     }
-    id = InternPair(Tcl_GetString(declName), mname);
     Tcl_SetHashValue(hPtr, INT2PTR(id));
     if (frontPtr != NULL) {
 	frontPtr->nameId = id;
@@ -1258,7 +1626,8 @@ CprofNameMethodCall(
 
 typedef struct ContextName {
     Tcl_Obj *namePtr;		/* The method's name object (a key only). */
-    void *declPtr;		/* Its declaring class or object. */
+    void *declPtr;		/* Its declaring class or object, */
+    int creation;		/* and an object's creation epoch. */
     int flags;			/* CONSTRUCTOR or DESTRUCTOR, or 0. */
     int nameId;
 } ContextName;
@@ -1273,9 +1642,9 @@ CprofNameMethod(
     Tcl_HashEntry *hPtr;
     ContextName *cnPtr;
     struct CprofContextFront *frontPtr;
-    Tcl_Obj *declName;
+    Object *declObjPtr;
     void *declPtr;
-    int isNew, flags;
+    int isNew, flags, creation;
 
     if (ctxPtr == NULL || ctxPtr->callPtr == NULL || ctxPtr->index < 0
 	    || ctxPtr->index >= ctxPtr->callPtr->numChain) {
@@ -1289,26 +1658,43 @@ CprofNameMethod(
     flags = ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
     declPtr = mPtr->declaringClassPtr ? (void *) mPtr->declaringClassPtr
 	    : (void *) mPtr->declaringObjectPtr;
+    declObjPtr = mPtr->declaringObjectPtr;
+
+    /*
+     * A per-object method's record and object go with the object: another
+     * object's may be made at their addresses.
+     */
+
+    creation = declObjPtr ? declObjPtr->creationEpoch : 0;
     frontPtr = &nPtr->contextFront[(((uintptr_t) mPtr >> 4)
 	    ^ ((uintptr_t) mPtr >> 12)) & (CPROF_FRONT_SIZE - 1)];
     if (frontPtr->nameId >= 0 && frontPtr->mPtr == mPtr
 	    && frontPtr->namePtr == mPtr->namePtr
-	    && frontPtr->declPtr == declPtr && frontPtr->flags == flags) {
+	    && frontPtr->declPtr == declPtr && frontPtr->creation == creation
+	    && frontPtr->flags == flags) {
 	return frontPtr->nameId;
     }
     if (declPtr == NULL || (flags == 0 && mPtr->namePtr == NULL)) {
 	return -1;
     }
+    if (declObjPtr == NULL) {
+	declObjPtr = mPtr->declaringClassPtr->thisPtr;
+    }
     frontPtr->mPtr = mPtr;
     frontPtr->namePtr = mPtr->namePtr;
     frontPtr->declPtr = declPtr;
+    frontPtr->creation = creation;
     frontPtr->flags = flags;
     frontPtr->nameId = -1;
+    if (nPtr->methodCache.numEntries >= CACHE_MAX
+	    || nPtr->contextCache.numEntries >= CACHE_MAX) {
+	ClearMethodCaches(nPtr);
+    }
     hPtr = Tcl_CreateHashEntry(&nPtr->contextCache, (char *) mPtr, &isNew);
     if (!isNew) {
 	cnPtr = Tcl_GetHashValue(hPtr);
 	if (cnPtr->namePtr == mPtr->namePtr && cnPtr->declPtr == declPtr
-		&& cnPtr->flags == flags) {
+		&& cnPtr->creation == creation && cnPtr->flags == flags) {
 	    frontPtr->nameId = cnPtr->nameId;
 	    return cnPtr->nameId;
 	}
@@ -1318,11 +1704,9 @@ CprofNameMethod(
     }
     cnPtr->namePtr = mPtr->namePtr;
     cnPtr->declPtr = declPtr;
+    cnPtr->creation = creation;
     cnPtr->flags = flags;
-    declName = Tcl_GetObjectName(nPtr->interp, mPtr->declaringClassPtr
-	    ? (Tcl_Object) mPtr->declaringClassPtr->thisPtr
-	    : (Tcl_Object) mPtr->declaringObjectPtr);
-    cnPtr->nameId = InternPair(Tcl_GetString(declName),
+    cnPtr->nameId = MethodNameId(nPtr, declObjPtr,
 	    (flags & CONSTRUCTOR) ? "constructor"
 	    : (flags & DESTRUCTOR) ? "destructor"
 	    : Tcl_GetString(mPtr->namePtr));
@@ -1359,7 +1743,7 @@ CprofNameFold(
     if (isNew) {
 	const char *ens = CprofNameString(ensNameId);
 
-	id = InternPair(ens ? ens : "?",
+	id = InternPair(nPtr, ens ? ens : "?",
 		Tcl_GetCommandName(nPtr->interp, implToken));
 	Tcl_SetHashValue(hPtr, INT2PTR(id));
 
@@ -1378,12 +1762,93 @@ CprofNameFold(
 /*
  *----------------------------------------------------------------------
  *
+ * CprofNameCoroutine, CprofNameScript --
+ *
+ *	CprofNameCoroutine: the name of the frame of a command that resumes
+ *	a coroutine, after the code the coroutine runs (the name of its
+ *	outermost frame, bodyId; -1 if unknown): "<coroutine ::gen>", or
+ *	"<coroutine>". A coroutine's own name is not used: a program may
+ *	make millions of them (one per connection, per request), where a
+ *	profile groups by code. Cached per body name.
+ *
+ *	CprofNameScript: "<script app.tcl>" for the top level of a script
+ *	(the tail of its path), as source's frame is named.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNameCoroutine(
+    CprofNaming *nPtr,
+    int bodyId)
+{
+    struct CprofCoroFront *frontPtr;
+    Tcl_HashEntry *hPtr;
+    int isNew, id;
+
+    if (bodyId < 0) {
+	static int anyId = -1;
+
+	if (anyId < 0) {
+	    anyId = CprofNameIntern("<coroutine>", -1);
+	}
+	return anyId;
+    }
+    frontPtr = &nPtr->coroFront[(bodyId ^ (bodyId >> 6)) & 63];
+    if (frontPtr->bodyId == bodyId) {
+	return frontPtr->nameId;
+    }
+    hPtr = Tcl_CreateHashEntry(&nPtr->coroCache, INT2PTR(bodyId), &isNew);
+    if (isNew) {
+	const char *body = CprofNameString(bodyId);
+	Tcl_DString ds;
+
+	Tcl_DStringInit(&ds);
+	Tcl_DStringAppend(&ds, "<coroutine ", -1);
+	Tcl_DStringAppend(&ds, body ? body : "?", -1);
+	Tcl_DStringAppend(&ds, ">", 1);
+	id = CprofNameInternIn(&nPtr->refs, Tcl_DStringValue(&ds),
+		Tcl_DStringLength(&ds));
+	Tcl_DStringFree(&ds);
+	Tcl_SetHashValue(hPtr, INT2PTR(id));
+    } else {
+	id = PTR2INT(Tcl_GetHashValue(hPtr));
+    }
+    frontPtr->bodyId = bodyId;
+    frontPtr->nameId = id;
+    return id;
+}
+
+int
+CprofNameScript(
+    CprofNaming *nPtr,
+    const char *path)
+{
+    const char *tail = strrchr(path, '/');
+    Tcl_DString ds;
+    int id;
+
+    tail = (tail == NULL) ? path : tail + 1;
+    Tcl_DStringInit(&ds);
+    Tcl_DStringAppend(&ds, "<script ", -1);
+    Tcl_DStringAppend(&ds, tail, -1);
+    Tcl_DStringAppend(&ds, ">", 1);
+    id = CprofNameInternIn(&nPtr->refs, Tcl_DStringValue(&ds),
+	    Tcl_DStringLength(&ds));
+    Tcl_DStringFree(&ds);
+    return id;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * Places --
  *
  *	CprofSiteKey: where the command being invoked was invoked from, as
  *	a key (a ByteCode and a pc offset, or a source path object and a
  *	line), read from Tcl's current command frame. CprofResolveSite: a
- *	key to a file and line (once per key, in normal context).
+ *	key to a file and line (once per key, in normal context), the
+ *	file's name id held by the holder given.
  *	CprofHoldSiteKey / CprofReleaseSiteKey: hold and release the
  *	object a key names, so that its address is not reused while the key
  *	is cached.
@@ -1425,6 +1890,7 @@ CprofSiteKey(
 int
 CprofResolveSite(
     Tcl_Interp *interp,
+    CprofNameRefs *refsPtr,
     int siteKind,
     void *sitePtr,
     int siteOffset,
@@ -1439,7 +1905,7 @@ CprofResolveSite(
 	if (length == 0 || siteOffset <= 0) {
 	    return 0;
 	}
-	*fileIdPtr = CprofNameIntern(path, length);
+	*fileIdPtr = CprofNameInternIn(refsPtr, path, length);
 	*linePtr = siteOffset;
 	return 1;
     }
@@ -1461,7 +1927,7 @@ CprofResolveSite(
 			&length);
 
 		if (length > 0) {
-		    *fileIdPtr = CprofNameIntern(path, length);
+		    *fileIdPtr = CprofNameInternIn(refsPtr, path, length);
 		    *linePtr = cf.line[0];
 		    found = 1;
 		}

@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 static void		Poll(CprofState *statePtr);
+static int		DoStartRun(CprofInterp *ciPtr, Tcl_Interp *interp,
+			    int objc, Tcl_Obj *const objv[],
+			    Tcl_Obj *topScriptObj);
 
 /*
  *----------------------------------------------------------------------
@@ -448,12 +451,100 @@ CprofRunSetDeadline(
     CprofRunDbUpdatePolling(ciPtr);
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofTopScriptObjCmd, PushTopScript --
+ *
+ *	tclcprof::TopScript path (not exported; tclcprof.tcl's start from
+ *	the TCLCPROF environment variable): the program's main script,
+ *	'path', is running, and the next start is made from inside it (its
+ *	package require). That start gives the script's top level a frame,
+ *	"<script app.tcl>", as tclcprof run's source command has, at the
+ *	bottom of the level stack (level 0, below its commands, which run at
+ *	level 1 and above; the commands running already are not on the
+ *	stack), anchored at the outermost trampoline, which runs the main
+ *	script's code. The frame lasts until the run stops or the event loop
+ *	waits at level 0 (the script returned to Tcl_Main or Tk's main
+ *	loop: events.c).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofTopScriptObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofInterp *ciPtr = (CprofInterp *) Tcl_GetAssocData(interp,
+	    CPROF_ASSOC, NULL);
+
+    (void) clientData;
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "path");
+	return TCL_ERROR;
+    }
+    if (ciPtr == NULL) {
+	return TCL_OK;
+    }
+    if (ciPtr->topScriptObj != NULL) {
+	Tcl_DecrRefCount(ciPtr->topScriptObj);
+    }
+    ciPtr->topScriptObj = objv[1];
+    Tcl_IncrRefCount(objv[1]);
+    return TCL_OK;
+}
+
+static void
+PushTopScript(
+    CprofState *statePtr,
+    Tcl_Obj *pathObj)
+{
+    uintptr_t sps[512], anchor = 0;
+    int n;
+
+    if (statePtr->calib.state == CPROF_CALIB_OK) {
+	n = CprofNativeTrampolines(statePtr->calib.trampStart,
+		statePtr->calib.trampEnd, sps, 512);
+	if (n > 0 && n < 512) {
+	    anchor = sps[n - 1];
+	}
+    }
+    CprofLevelsPushScript(&statePtr->levels, CprofNameScript(
+	    &statePtr->naming, Tcl_GetString(pathObj)), anchor);
+}
+
 static int
 DoStart(
     CprofInterp *ciPtr,
     Tcl_Interp *interp,
     int objc,
     Tcl_Obj *const objv[])
+{
+    Tcl_Obj *topScriptObj = ciPtr->topScriptObj;
+    int code;
+
+    /*
+     * tclcprof::TopScript told of the main script for this start only.
+     */
+
+    ciPtr->topScriptObj = NULL;
+    code = DoStartRun(ciPtr, interp, objc, objv, topScriptObj);
+    if (topScriptObj != NULL) {
+	Tcl_DecrRefCount(topScriptObj);
+    }
+    return code;
+}
+
+static int
+DoStartRun(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[],
+    Tcl_Obj *topScriptObj)
 {
     CprofState *statePtr = &ciPtr->state;
     CprofOptions opts = ciPtr->defaults, saved = statePtr->options, run;
@@ -463,11 +554,6 @@ DoStart(
     int given = 0, i;
     double startWall;
     void *below;
-
-    /*
-     * A run starts from the configured options; those given here apply to
-     * this run only.
-     */
 
     if (statePtr->running && !ciPtr->member) {
 	return CprofStateError(interp, "profiling is already running", "RUNNING");
@@ -598,6 +684,9 @@ DoStart(
     below = (run.scope != CPROF_SCOPE_INTERP && run.mode != CPROF_MODE_STACK)
 	    ? CprofScopeListBelow(interp) : NULL;
     CprofCaptureInstall(statePtr);
+    if (topScriptObj != NULL && !ciPtr->member) {
+	PushTopScript(statePtr, topScriptObj);
+    }
     CprofSetObjs(ciPtr->objs, objs);
     statePtr->running = 1;
     statePtr->paused = 0;
@@ -775,6 +864,14 @@ CprofRunStop(
 	    CprofSamplerRemoveStack(hostPtr->samplerPtr,
 		    &statePtr->levels.stack);
 	}
+	if (CprofMemoryRunning(hostPtr)) {
+	    /*
+	     * Memory samples with this one's frames (whose names go with
+	     * its stop) are the host's to take now.
+	     */
+
+	    CprofMemoryDrain(hostPtr);
+	}
 	statePtr->hostPtr = NULL;
 	statePtr->levels.needDrainPtr = NULL;
     }
@@ -789,6 +886,14 @@ CprofRunStop(
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
     CprofEventsForget(statePtr);
+
+    /*
+     * Nothing of the capture uses the names it gave out any more (the
+     * level stack is empty, the ring drained): those the profile does not
+     * show go (naming.c).
+     */
+
+    CprofNamingClear(&statePtr->naming);
     statePtr->eventsOn = 0;
     statePtr->deadlineNs = 0;
     if (ciPtr->durationTimer != NULL) {

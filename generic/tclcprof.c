@@ -148,6 +148,9 @@ DeleteState(
 	Tcl_DecrRefCount(ciPtr->objs[i]);
 	Tcl_DecrRefCount(ciPtr->defaultObjs[i]);
     }
+    if (ciPtr->topScriptObj != NULL) {
+	Tcl_DecrRefCount(ciPtr->topScriptObj);
+    }
     ckfree(ciPtr);
 }
 
@@ -329,6 +332,8 @@ CreateCommands(
 	    CprofFlatSumsObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::NodeLines",
 	    CprofNodeLinesObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::TopScript",
+	    CprofTopScriptObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),
 	    0);
     if (ensemble == NULL) {

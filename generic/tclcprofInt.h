@@ -103,12 +103,17 @@ enum CprofFrameKind {
 #define CPROF_FRAME_IDLE	0x400	/* The loop's wait in the notifier (kind
 				 * idle), at the loop's level: exact timing
 				 * only. */
+#define CPROF_FRAME_SCRIPT	0x800	/* The top level of the main script,
+				 * running when profiling started (level
+				 * 0, below its commands): not a
+				 * command. */
 #define CPROF_FRAME_ABOVE	(CPROF_FRAME_EVENT | CPROF_FRAME_IDLE)
 				/* Frames that do not pop those at their
 				 * level below them (a loop's), nor are
 				 * popped by those pushed at their level
 				 * (a handler's commands). */
-#define CPROF_FRAME_SYNTH	(CPROF_FRAME_METHOD | CPROF_FRAME_ABOVE)
+#define CPROF_FRAME_SYNTH	(CPROF_FRAME_METHOD | CPROF_FRAME_ABOVE \
+				| CPROF_FRAME_SCRIPT)
 				/* Frames that are not commands: only the
 				 * wrapper's stack has them (-capture
 				 * check compares without them). */
@@ -204,7 +209,39 @@ typedef struct CprofCounters {
 
 /*
  * Naming (naming.c): what users see frames called.
+ *
+ * Names are interned in a process-wide table and used by id. An id lives
+ * while a holder holds it (or forever, if pinned: CprofNameIntern). A
+ * holder is a set of ids, one per structure that keeps ids: the naming
+ * caches of an interpreter, a call tree, exact timing's records, event
+ * handlers' records and statistics. Each takes the ids it stores
+ * (CprofNameHold, CprofNameInternIn) and lets go of all of them when its
+ * contents go (CprofNameRelease). Only the structure's own thread uses a
+ * holder.
  */
+
+typedef struct CprofNameRefs {
+    uint64_t *bits;		/* Bit per id held, or NULL. */
+    int numWords;
+    int count;			/* Ids held. */
+} CprofNameRefs;
+
+MODULE_SCOPE void	CprofNameHoldSlow(CprofNameRefs *refsPtr, int id);
+
+/*
+ * Take an id (a no-op for an id held already, or -1).
+ */
+
+static inline void
+CprofNameHold(
+    CprofNameRefs *refsPtr,
+    int id)
+{
+    if (id >= 0 && ((id >> 6) >= refsPtr->numWords
+	    || !(refsPtr->bits[id >> 6] & ((uint64_t) 1 << (id & 63))))) {
+	CprofNameHoldSlow(refsPtr, id);
+    }
+}
 
 #define CPROF_FRONT_SIZE 256
 
@@ -275,7 +312,9 @@ struct CprofMethodFront {
 				 * the name is compared too). */
     const void *method;		/* The Method the call reaches first, or
 				 * NULL (a key only). */
-    int epoch;			/* The object's epoch, or 0. */
+    uint64_t epoch;		/* The object's creation epoch (its
+				 * address may be another object's later)
+				 * and epoch, or 0. */
     int nameId;			/* -1: empty slot. */
     int len;
     char name[36];		/* The method's name. */
@@ -284,7 +323,8 @@ struct CprofMethodFront {
 struct CprofContextFront {
     const void *mPtr;		/* A running method's record (a key). */
     const void *namePtr;	/* Its name object and declarer when */
-    const void *declPtr;	/* named, and */
+    const void *declPtr;	/* named (with the creation epoch of an */
+    int creation;		/* object that declares it), and */
     int flags;			/* constructor or destructor. */
     int nameId;			/* -1: empty slot. */
 };
@@ -292,6 +332,10 @@ struct CprofContextFront {
 typedef struct CprofNaming {
     Tcl_Interp *interp;
     const CprofTclInternals *internals;
+    CprofNameRefs refs;		/* The names given out since the caches
+				 * were last cleared: frames on the level
+				 * stack, in the sampler's ring, in the
+				 * capture's records use them. */
     Tcl_HashTable cmdCache;	/* Command* -> cached name. */
     void *cmdFront[CPROF_FRONT_SIZE];
 				/* Direct-mapped front of cmdCache. */
@@ -315,16 +359,27 @@ typedef struct CprofNaming {
 	int nameId;		/* "cmd sub". */
     } subFront[CPROF_FRONT_SIZE];
 				/* Direct-mapped cache of those names. */
+    Tcl_HashTable coroCache;	/* Body name id -> "<coroutine body>". */
+    struct CprofCoroFront {
+	int bodyId;		/* -1: empty. */
+	int nameId;
+    } coroFront[64];		/* Direct-mapped front of coroCache. */
 } CprofNaming;
 
 MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
 MODULE_SCOPE const CprofTclInternals *CprofProbeInternals(
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofNameIntern(const char *name, int length);
+MODULE_SCOPE int	CprofNameInternIn(CprofNameRefs *refsPtr,
+			    const char *name, int length);
+MODULE_SCOPE void	CprofNameRelease(CprofNameRefs *refsPtr);
 MODULE_SCOPE const char *CprofNameString(int id);
-MODULE_SCOPE int	CprofNameWithOrigin(int nameId, int originId);
+MODULE_SCOPE int	CprofNameWithOrigin(CprofNameRefs *refsPtr,
+			    int nameId, int originId);
 MODULE_SCOPE int	CprofNameOrigin(int id);
 MODULE_SCOPE int	CprofNameCount(void);
+MODULE_SCOPE unsigned	CprofNameGeneration(void);
+MODULE_SCOPE Tcl_Obj *	CprofNameList(const char *pattern);
 MODULE_SCOPE const char *CprofKindName(int kind);
 MODULE_SCOPE const char *CprofHandlerKindName(int kind);
 MODULE_SCOPE void	CprofNamingInit(CprofNaming *nPtr, Tcl_Interp *interp);
@@ -347,6 +402,8 @@ MODULE_SCOPE int	CprofNameArgument(CprofNaming *nPtr,
 			    Tcl_Obj *const objv[]);
 MODULE_SCOPE int	CprofNameFold(CprofNaming *nPtr, int ensNameId,
 			    Tcl_Command ensToken, Tcl_Command implToken);
+MODULE_SCOPE int	CprofNameCoroutine(CprofNaming *nPtr, int bodyId);
+MODULE_SCOPE int	CprofNameScript(CprofNaming *nPtr, const char *path);
 MODULE_SCOPE Tcl_Obj *	CprofDefinedProcs(Tcl_Interp *interp);
 
 /*
@@ -363,7 +420,8 @@ MODULE_SCOPE Tcl_Obj *	CprofDefinedProcs(Tcl_Interp *interp);
 
 MODULE_SCOPE int	CprofSiteKey(Tcl_Interp *interp, void **ptrPtr,
 			    int *offsetPtr);
-MODULE_SCOPE int	CprofResolveSite(Tcl_Interp *interp, int siteKind,
+MODULE_SCOPE int	CprofResolveSite(Tcl_Interp *interp,
+			    CprofNameRefs *refsPtr, int siteKind,
 			    void *sitePtr, int siteOffset, int *fileIdPtr,
 			    int *linePtr);
 MODULE_SCOPE void	CprofHoldSiteKey(int siteKind, void *sitePtr);
@@ -414,6 +472,9 @@ typedef struct CprofCoroCallbacks {
     void (*gone)(void *data, CprofSuspension *recPtr);
 				/* The stack is cleared: the record goes
 				 * with the rest. */
+    CprofSuspension *(*find)(void *data, void *corKey);
+				/* The record of a suspended coroutine, or
+				 * NULL. */
 } CprofCoroCallbacks;
 
 typedef struct CprofLevels {
@@ -505,6 +566,11 @@ MODULE_SCOPE void	CprofLevelsResumeSuspension(CprofLevels *lvPtr,
 MODULE_SCOPE void	CprofLevelsDropSuspension(CprofLevels *lvPtr,
 			    CprofSuspension *recPtr);
 MODULE_SCOPE void **	CprofSuspensionData(CprofSuspension *recPtr);
+MODULE_SCOPE int	CprofLevelsCoroutineBody(CprofLevels *lvPtr,
+			    void *corKey, CprofSuspension *recPtr);
+MODULE_SCOPE void	CprofLevelsPushScript(CprofLevels *lvPtr,
+			    int nameId, uintptr_t anchor);
+MODULE_SCOPE void	CprofLevelsEndScript(CprofLevels *lvPtr);
 MODULE_SCOPE int	CprofLevelsLiveDepth(CprofLevels *lvPtr);
 MODULE_SCOPE void	CprofLevelsForgetSaved(CprofLevels *lvPtr,
 			    uint64_t now);
@@ -749,6 +815,7 @@ typedef struct CprofTree {
     int numLines, capLines;
     Tcl_HashTable lineIndex;	/* (node, child, file, line) -> index. */
     int lastLeaf;		/* The node the last sample added ended at. */
+    CprofNameRefs refs;		/* The names of its frames and files. */
 } CprofTree;
 
 #define CPROF_TREE_MAX_NODES	(1 << 22)
@@ -915,6 +982,10 @@ typedef struct CprofExact {
     unsigned char *nameClass;	/* By name id: 0 unknown, 1 shown, 2 hidden
 				 * by -include/-exclude. */
     int numNameClass;
+    unsigned nameClassGeneration;
+				/* CprofNameGeneration when classed. */
+    CprofNameRefs refs;		/* The names of nodes, sites, call-site
+				 * records, events and counts. */
     Tcl_Obj *includeObj;	/* Glob lists; NULL or empty: everything. */
     Tcl_Obj *excludeObj;
 
@@ -1157,6 +1228,7 @@ typedef struct CprofHandlers {
     int num, cap;
     Tcl_HashTable index;	/* (origin, kind) -> index + 1. */
     int initialized;
+    CprofNameRefs refs;		/* The origins' names. */
 } CprofHandlers;
 
 /*

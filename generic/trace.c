@@ -148,6 +148,13 @@ TraceEnter(
 	if (fresh && capPtr->methodsPtr != NULL) {
 	    CprofMethodsSeeObject(capPtr, (Tcl_Command) cmdPtr);
 	}
+    } else if (namePtr->flags & CPROF_NAME_COROUTINE) {
+	/*
+	 * Resuming a coroutine: named for the code it runs.
+	 */
+
+	entry.nameId = CprofNameCoroutine(&statePtr->naming,
+		CprofLevelsCoroutineBody(lvPtr, cmdPtr->objClientData, NULL));
     } else {
 	entry.nameId = namePtr->nameId;
 	if ((namePtr->flags & CPROF_NAME_ENSEMBLE) && objc > 1) {

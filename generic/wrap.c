@@ -959,8 +959,33 @@ WrapSuspensionGone(
     }
 }
 
+/*
+ * The suspension record of a suspended coroutine: the resume callback on
+ * top of its NRE stack has it.
+ */
+
+static CprofSuspension *
+WrapFindSuspension(
+    void *data,
+    void *corKey)
+{
+    CoroutineData *corPtr = (CoroutineData *) corKey;
+    NRE_callback *cbPtr;
+
+    (void) data;
+    if (corPtr == NULL || corPtr->eePtr == NULL) {
+	return NULL;
+    }
+    cbPtr = corPtr->eePtr->callbackPtr;
+    if (cbPtr != NULL && cbPtr->procPtr == ResumeCallback
+	    && cbPtr->data[2] == (ClientData) corPtr) {
+	return (CprofSuspension *) cbPtr->data[1];
+    }
+    return NULL;
+}
+
 static const CprofCoroCallbacks coroCallbacks = {
-    WrapSuspended, WrapSuspensionGone
+    WrapSuspended, WrapSuspensionGone, WrapFindSuspension
 };
 
 static int
@@ -978,7 +1003,6 @@ ResumeCallback(
     CprofLevels *lvPtr = &statePtr->levels;
     CprofFrame *framePtr;
     CprofEntry entry;
-    const CprofCmdName *namePtr;
     ExecEnv *savedEnvPtr;
 
     if (capPtr == NULL || capPtr->wrapPtr == NULL || recPtr == NULL) {
@@ -993,10 +1017,9 @@ ResumeCallback(
 	return result;
     }
     capPtr->wrapPtr->resumes++;
-    namePtr = CprofNameCommand(&statePtr->naming,
-	    (Tcl_Command) corPtr->cmdPtr);
-    entry.nameId = namePtr->nameId;
-    entry.kind = namePtr->kind;
+    entry.nameId = CprofNameCoroutine(&statePtr->naming,
+	    CprofLevelsCoroutineBody(lvPtr, corPtr, recPtr));
+    entry.kind = CPROF_KIND_CMD;
     entry.flags = CPROF_FRAME_RESUME;
     entry.level = corPtr->auxNumLevels;
     entry.anchor = capPtr->anchored ? cfa + capPtr->callbackOffset : 0;

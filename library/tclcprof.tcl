@@ -53,6 +53,12 @@ proc ::tclcprof::EnvStart {value} {
 	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
 	dict set opts -db $::tclcprof::cli::defaultDb
     }
+    # Loaded from the program's main script (at its top level or deeper):
+    # its top level gets a frame, <script app.tcl>, as with tclcprof run.
+    set main [::tclcprof::MainScript]
+    if {$main ne ""} {
+	::tclcprof::TopScript $main
+    }
     try {
 	# Every thread and interpreter of the program, unless told otherwise.
 	::tclcprof::start -scope process {*}$opts
@@ -60,6 +66,27 @@ proc ::tclcprof::EnvStart {value} {
 	return -code error -errorcode [dict get $options -errorcode] \
 	    "TCLCPROF environment variable: $msg"
     }
+}
+
+# The file of the program's main script when the outermost command running
+# is one of its top level (tclsh app.tcl: Tcl_Main evaluates it), else "".
+
+proc ::tclcprof::MainScript {} {
+    if {![info exists ::argv0] || [info frame] < 1} {
+	return ""
+    }
+    set outer [info frame 1]
+    if {[dict get $outer type] ne "source" || ![dict exists $outer file]} {
+	return ""
+    }
+    set file [dict get $outer file]
+    if {[file normalize $::argv0] eq [file normalize $file]
+	    || ([file pathtype $::argv0] ne "absolute"
+		&& [file tail $::argv0] eq [file tail $file])} {
+	# (A relative argv0 of a program that changed directory since.)
+	return $file
+    }
+    return ""
 }
 
 if {[info exists ::env(TCLCPROF)] && [string trim $::env(TCLCPROF)] ne ""

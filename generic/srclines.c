@@ -103,6 +103,7 @@ typedef struct InterpCode {
 struct CprofSrcLines {
     Tcl_HashTable places;	/* PlaceKey -> Place *. */
     int numPlaces;
+    CprofNameRefs refs;		/* The places' file names. */
     InterpCode *interps;
     int numInterps, capInterps;
 };
@@ -131,6 +132,7 @@ ClearPlaces(
     Tcl_DeleteHashTable(&slPtr->places);
     Tcl_InitHashTable(&slPtr->places, sizeof(PlaceKey) / sizeof(int));
     slPtr->numPlaces = 0;
+    CprofNameRelease(&slPtr->refs);
 }
 
 void
@@ -239,7 +241,7 @@ PlaceLine(
 	placePtr->source = bcPtr->source;
 	placePtr->numSrcBytes = bcPtr->numSrcBytes;
 	placePtr->numCodeBytes = bcPtr->numCodeBytes;
-	if (!CprofResolveSite(interp, CPROF_SITE_BYTECODE, bcPtr,
+	if (!CprofResolveSite(interp, &slPtr->refs, CPROF_SITE_BYTECODE, bcPtr,
 		(int) (pc - (uintptr_t) bcPtr->codeStart), &placePtr->fileId,
 		&placePtr->line)) {
 	    placePtr->line = 0;

@@ -783,6 +783,7 @@ CprofRunStartMember(
 	    ownerPtr->state.exact.callNs);
     ClearData(statePtr);
     statePtr->exact.interpId = ciPtr->interpId;
+    CprofNameHold(&statePtr->exact.refs, ciPtr->interpId);
     CprofExactJoinPeers(statePtr);
     memset(&statePtr->levels.counters, 0, sizeof(statePtr->levels.counters));
     statePtr->levels.stack.maxDepth = 0;

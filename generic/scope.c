@@ -131,6 +131,9 @@ struct CprofSession {
 				 * (one set of module files read for all
 				 * threads), and its lock. */
     Tcl_Mutex symMutex;
+    CprofNameRefs names;	/* The members' paths (interpId), held
+				 * while the session lasts (under
+				 * scopeMutex). */
 };
 
 TCL_DECLARE_MUTEX(scopeMutex)
@@ -466,6 +469,7 @@ Unref(
 	if (sPtr->symPtr != NULL) {
 	    CprofSymFree(sPtr->symPtr);
 	}
+	CprofNameRelease(&sPtr->names);
 	Tcl_MutexFinalize(&sPtr->symMutex);
 	ckfree(sPtr);
     }
@@ -486,7 +490,8 @@ Unref(
 static int
 PathId(
     Tcl_Interp *interp,
-    CprofInterp *parentPtr)
+    CprofInterp *parentPtr,
+    CprofSession *sPtr)
 {
     Tcl_Interp *parent;
     Tcl_InterpState saved;
@@ -508,7 +513,9 @@ PathId(
 	}
 	Tcl_ListObjAppendList(NULL, pathObj, relObj);
 	Tcl_IncrRefCount(pathObj);
-	id = CprofNameIntern(Tcl_GetString(pathObj), -1);
+	Tcl_MutexLock(&scopeMutex);
+	id = CprofNameInternIn(&sPtr->names, Tcl_GetString(pathObj), -1);
+	Tcl_MutexUnlock(&scopeMutex);
 	Tcl_DecrRefCount(pathObj);
     }
     Tcl_RestoreInterpState(parent, saved);
@@ -528,7 +535,7 @@ Attach(
 	    || Tcl_InterpDeleted(interp)) {
 	return;
     }
-    ciPtr->interpId = PathId(interp, parentPtr);
+    ciPtr->interpId = PathId(interp, parentPtr, sPtr);
     ciPtr->thread = Tcl_GetCurrentThread();
     Tcl_MutexLock(&scopeMutex);
     if (sPtr->stopping) {

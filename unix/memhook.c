@@ -215,8 +215,9 @@ AddrHash(
  *	on a churning workload) and would be counted as the program's
  *	memory by its own tools. Records come from a pool of size classes
  *	(128 bytes to 8 KiB, free lists, carved from 256 KiB mappings kept
- *	for reuse), the queue of events and the table from mappings of
- *	their own. Under memMutex, but the pool, which has poolMutex.
+ *	for reuse, given back at a clear once no record is left), the queue
+ *	of events and the table from mappings of their own. Under memMutex,
+ *	but the pool, which has poolMutex.
  *
  *----------------------------------------------------------------------
  */
@@ -227,7 +228,10 @@ AddrHash(
 static struct {
     void *freeList[POOL_CLASSES];
     char *next, *end;		/* The chunk being carved. */
+    void *chunks;		/* Every chunk, linked through its first
+				 * word (128 bytes reserved for it). */
     uint64_t mapped;		/* Bytes mapped for records. */
+    uint64_t live;		/* Records allocated and not freed. */
 } pool;
 static pthread_mutex_t poolMutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -275,13 +279,16 @@ RecAlloc(
 		pthread_mutex_unlock(&poolMutex);
 		return NULL;
 	    }
-	    pool.next = (char *) mem;
-	    pool.end = pool.next + POOL_CHUNK;
+	    *(void **) mem = pool.chunks;
+	    pool.chunks = mem;
+	    pool.next = (char *) mem + 128;
+	    pool.end = (char *) mem + POOL_CHUNK;
 	    pool.mapped += POOL_CHUNK;
 	}
 	ptr = pool.next;
 	pool.next += size;
     }
+    pool.live++;
     pthread_mutex_unlock(&poolMutex);
     return ptr;
 }
@@ -295,6 +302,30 @@ RecFree(
     pthread_mutex_lock(&poolMutex);
     *(void **) recPtr = pool.freeList[k];
     pool.freeList[k] = recPtr;
+    pool.live--;
+    pthread_mutex_unlock(&poolMutex);
+}
+
+/*
+ * With no record left, give every chunk back (at a clear: the memory a
+ * run once needed is not kept for the next).
+ */
+
+static void
+PoolRelease(void)
+{
+    pthread_mutex_lock(&poolMutex);
+    if (pool.live == 0) {
+	void *chunk = pool.chunks;
+
+	while (chunk != NULL) {
+	    void *next = *(void **) chunk;
+
+	    munmap(chunk, POOL_CHUNK);
+	    chunk = next;
+	}
+	memset(&pool, 0, sizeof(pool));
+    }
     pthread_mutex_unlock(&poolMutex);
 }
 
@@ -1981,6 +2012,10 @@ CprofMemClear(void)
 	}
     }
     numEvents = 0;
+    EventsRelease(events);
+    EventsRelease(spareEvents);
+    events = spareEvents = NULL;
+    capEvents = 0;
     if (table != NULL) {
 	uint32_t i;
 
@@ -2002,6 +2037,7 @@ CprofMemClear(void)
 	memset(filter, 0, sizeof(filter));
     }
     totals.recordBytes = 0;
+    PoolRelease();
     __atomic_add_fetch(&epoch, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&memMutex);
     GuardDown(&tlsMem);
@@ -2147,8 +2183,9 @@ CprofMemRealMalloc(
 
 /*
  * Test hook: the walks of sampled allocations so far (fast, handed to
- * libgcc) and, with 'check' 1, from now on each fast walk is compared
- * with libgcc's (checked, differing). 'check' -1 leaves it as it is.
+ * libgcc; checked and differing since the last change of 'check'). Then,
+ * with 'check' 1, each fast walk is compared with libgcc's from now on;
+ * 0 stops that; -1 changes nothing.
  */
 
 void
@@ -2157,13 +2194,13 @@ CprofMemWalkStats(
     uint64_t counts[4])
 {
     pthread_mutex_lock(&walkMutex);
-    if (check >= 0) {
-	walkCheck = check;
-	walkChecked = walkMismatch = 0;
-    }
     counts[0] = walkFast;
     counts[1] = walkSlow;
     counts[2] = walkChecked;
     counts[3] = walkMismatch;
+    if (check >= 0) {
+	walkCheck = check;
+	walkChecked = walkMismatch = 0;
+    }
     pthread_mutex_unlock(&walkMutex);
 }

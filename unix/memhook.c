@@ -701,8 +701,9 @@ Sampled(
  *	previous one, or the walk is handed to libgcc too.
  *
  *	The cache (WALK_SLOTS rules, insert-only, linear probing) and the
- *	walk are under walkMutex; it is emptied at each start and when a
- *	module is unloaded (its addresses may be reused by another).
+ *	walk are under walkMutex, a rule's working out is not (MemWalk); it
+ *	is emptied at each start and when a module is unloaded (its
+ *	addresses may be reused by another).
  *
  *----------------------------------------------------------------------
  */
@@ -737,6 +738,7 @@ static FindFdeProc pFindFde;
 static int fastWalkOk;		/* The fast walk can be used. */
 static uint64_t walkFast, walkSlow;
 				/* Walks done each way (under walkMutex). */
+static unsigned walkGen;	/* Changes when the rules are forgotten. */
 static int walkCheck;		/* Test hook: walk both ways, compare. */
 static uint64_t walkChecked, walkMismatch;
 
@@ -1197,14 +1199,12 @@ ComputeRule(
 }
 
 /*
- * The rule of a code address, from the cache or worked out (under
- * walkMutex).
+ * The cached rule of a code address, or NULL (under walkMutex).
  */
 
 static inline const WalkRule *
 FindRule(
-    uintptr_t pc,
-    WalkRule *scratchPtr)
+    uintptr_t pc)
 {
     uint32_t i = AddrHash(pc, 12), k;
 
@@ -1213,28 +1213,54 @@ FindRule(
 	    return &walkRules[i];
 	}
 	if (walkRules[i].kind == RULE_NONE) {
-	    ComputeRule(pc, &walkRules[i]);
-	    return &walkRules[i];
+	    return NULL;
 	}
     }
-    ComputeRule(pc, scratchPtr);
-    return scratchPtr;
+    return NULL;
+}
+
+/*
+ * Keep a rule (under walkMutex). Returns 0 when its probe sequence is
+ * full: the address is never cached, its walks are libgcc's.
+ */
+
+static int
+CacheRule(
+    const WalkRule *rulePtr)
+{
+    uint32_t i = AddrHash(rulePtr->pc, 12), k;
+
+    for (k = 0; k < WALK_PROBES; k++, i = (i + 1) & (WALK_SLOTS - 1)) {
+	if (walkRules[i].pc == rulePtr->pc) {
+	    return 1;
+	}
+	if (walkRules[i].kind == RULE_NONE) {
+	    walkRules[i] = *rulePtr;
+	    return 1;
+	}
+    }
+    return 0;
 }
 
 /*
  * Walk this thread's stack: the frames' return addresses (this
  * function's own PC first) and CFAs, as CprofNativeWalk gives them.
- * Returns the number of frames, or -1 when a frame needs libgcc.
+ * Returns the number of frames, WALK_LIBGCC when a frame needs libgcc, or
+ * WALK_MISS when the rule of the address *missPtr is not known yet. Under
+ * walkMutex; reads the cache and the thread's own stack only.
  */
+
+#define WALK_LIBGCC	(-1)
+#define WALK_MISS	(-2)
 
 static int __attribute__((noinline))
 FastWalk(
     uintptr_t *ip,
     uintptr_t *cfa,
-    int max)
+    int max,
+    uintptr_t *missPtr)
 {
     uintptr_t pc, sp, fp, limit;
-    WalkRule scratch;
     int n = 0;
 
     __asm__ volatile(
@@ -1244,23 +1270,27 @@ FastWalk(
 	: "=r"(pc), "=r"(sp), "=r"(fp));
     limit = sp + ((uintptr_t) 1 << 30);
     while (n < max) {
-	const WalkRule *rPtr = FindRule(n == 0 ? pc : pc - 1, &scratch);
-	uintptr_t frameCfa;
+	uintptr_t look = (n == 0) ? pc : pc - 1, frameCfa;
+	const WalkRule *rPtr = FindRule(look);
 
+	if (rPtr == NULL) {
+	    *missPtr = look;
+	    return WALK_MISS;
+	}
 	if (rPtr->kind == RULE_END) {
 	    if (n == 0) {
-		return -1;
+		return WALK_LIBGCC;
 	    }
 	    ip[n] = pc;
 	    cfa[n] = sp;
 	    return n + 1;
 	}
 	if (rPtr->kind != RULE_FRAME) {
-	    return -1;
+	    return WALK_LIBGCC;
 	}
 	frameCfa = (rPtr->cfaReg == 7 ? sp : fp) + (intptr_t) rPtr->cfaOff;
 	if (frameCfa <= sp || frameCfa >= limit || (frameCfa & 7)) {
-	    return -1;
+	    return WALK_LIBGCC;
 	}
 	ip[n] = pc;
 	cfa[n] = sp;
@@ -1283,9 +1313,10 @@ static int
 FastWalk(
     uintptr_t *ip,
     uintptr_t *cfa,
-    int max)
+    int max,
+    uintptr_t *missPtr)
 {
-    return -1;
+    return WALK_LIBGCC;
 }
 
 #endif
@@ -1300,19 +1331,45 @@ MemWalk(
     uintptr_t *cfa,
     int max)
 {
-    int n = -1;
+    int n = WALK_LIBGCC, tries;
 
     if (fastWalkOk) {
-	pthread_mutex_lock(&walkMutex);
-	n = FastWalk(ip, cfa, max);
-	if (n >= 0) {
-	    walkFast++;
-	} else {
-	    walkSlow++;
+	/*
+	 * A rule not known yet is worked out with the lock released (libgcc
+	 * finding the FDE may take the loader's lock, which a thread in
+	 * dlopen holds while it allocates), then the walk starts again.
+	 * Rules are not kept if the modules changed meanwhile.
+	 */
+
+	for (tries = 0; tries < 4 * CPROF_NATIVE_MAX; tries++) {
+	    uintptr_t miss = 0;
+	    WalkRule rule;
+	    unsigned g;
+	    int kept;
+
+	    pthread_mutex_lock(&walkMutex);
+	    g = walkGen;
+	    n = FastWalk(ip, cfa, max, &miss);
+	    pthread_mutex_unlock(&walkMutex);
+	    if (n != WALK_MISS) {
+		break;
+	    }
+	    ComputeRule(miss, &rule);
+	    pthread_mutex_lock(&walkMutex);
+	    kept = (walkGen == g) && CacheRule(&rule);
+	    pthread_mutex_unlock(&walkMutex);
+	    if (!kept) {
+		n = WALK_LIBGCC;
+		break;
+	    }
+	}
+	if (n == WALK_MISS) {
+	    n = WALK_LIBGCC;
 	}
 	if (n >= 0 && walkCheck) {
 	    uintptr_t ip2[CPROF_NATIVE_MAX + 8], cfa2[CPROF_NATIVE_MAX + 8];
 	    int n2 = CprofNativeWalk(ip2, cfa2, CPROF_NATIVE_MAX + 8), i, j;
+	    int differ;
 
 	    /*
 	     * Both start inside this file (the first frames differ: each
@@ -1323,12 +1380,19 @@ MemWalk(
 	    }
 	    for (j = 0; j < n2 && ip2[j] >= ownLo && ip2[j] < ownHi; j++) {
 	    }
-	    walkChecked++;
-	    if (n - i != n2 - j
+	    differ = (n - i != n2 - j
 		    || memcmp(ip + i, ip2 + j, (n - i) * sizeof(uintptr_t))
-		    || memcmp(cfa + i, cfa2 + j, (n - i) * sizeof(uintptr_t))) {
-		walkMismatch++;
-	    }
+		    || memcmp(cfa + i, cfa2 + j, (n - i) * sizeof(uintptr_t)));
+	    pthread_mutex_lock(&walkMutex);
+	    walkChecked++;
+	    walkMismatch += differ;
+	    pthread_mutex_unlock(&walkMutex);
+	}
+	pthread_mutex_lock(&walkMutex);
+	if (n >= 0) {
+	    walkFast++;
+	} else {
+	    walkSlow++;
 	}
 	pthread_mutex_unlock(&walkMutex);
     }
@@ -1349,6 +1413,7 @@ ForgetRules(void)
     if (walkRules != NULL) {
 	memset(walkRules, 0, WALK_SLOTS * sizeof(WalkRule));
     }
+    walkGen++;
     pthread_mutex_unlock(&walkMutex);
 }
 

@@ -12,7 +12,9 @@
 #	              that what a profile does once per process is done),
 #	              passes unprofiled and profiled alternate (start and
 #	              stop outside the timing), their order swapped each
-#	              round; the median of the rounds' ratios, at the
+#	              round; the median of the rounds' ratios of the
+#	              thread's CPU time (schedstat: the time other processes
+#	              take on a shared machine is not counted), at the
 #	              default rate and with -memrate 1 TiB (no samples: the
 #	              hooks' fast paths alone)
 #	    once      what is paid once, in fresh processes (medians):
@@ -42,7 +44,7 @@
 #
 #	Usage: tclsh memory.tcl ?-rounds N? ?-quick 0|1? ?-out FILE?
 #
-#	-rounds N: rounds of the steady figure (default 15; -quick 1: 5)
+#	-rounds N: rounds of the steady figure (4N+1: default 21; -quick 1: 5)
 #	and of the others (5; -quick 1: 3). -out FILE adds the figures to
 #	the results file bench/run.tcl wrote (a Tcl dict), as its key
 #	"memprof"; other options bench/run.tcl takes are ignored.
@@ -50,7 +52,7 @@
 set opts [dict merge {-rounds 0 -quick 0 -out ""} $argv]
 set quick [dict get $opts -quick]
 set steadyRounds [expr {[dict get $opts -rounds] > 0
-    ? 3 * [dict get $opts -rounds] : ($quick ? 5 : 15)}]
+    ? 4 * [dict get $opts -rounds] + 1 : ($quick ? 5 : 21)}]
 set rounds [expr {[dict get $opts -rounds] > 0
     ? [dict get $opts -rounds] : ($quick ? 3 : 5)}]
 set build [pwd]
@@ -97,6 +99,20 @@ set common {
         uplevel 1 $script
         expr {[clock microseconds] - $t0}
     }
+    # The CPU time of this thread in ns (/proc/thread-self/schedstat):
+    # unlike wall time, not inflated by the time other processes of a
+    # shared machine take the CPU.
+    proc cpuNs {} {
+        set f [open /proc/thread-self/schedstat]
+        set ns [lindex [read $f] 0]
+        close $f
+        return $ns
+    }
+    proc cpuUs {script} {
+        set t0 [cpuNs]
+        uplevel 1 $script
+        expr {([cpuNs] - $t0) / 1000}
+    }
     proc rssKb {} {
         set f [open /proc/self/status]
         set kb 0
@@ -127,10 +143,10 @@ set steadyScript {
         foreach which [expr {$r % 2 ? {on off} : {off on}}] {
             if {$which eq "on"} {
                 tclcprof::start -mode memory -memrate $rate
-                set on [us pass]
+                set on [cpuUs pass]
                 tclcprof::stop
             } else {
-                set off [us pass]
+                set off [cpuUs pass]
             }
         }
         lappend offs $off
@@ -157,8 +173,8 @@ foreach {key rate label} {
         dict set results samples_per_pass $sampled
         dict set results overhead_bytes $overhead
     }
-    puts [format "  per allocation, %s: %.3fx (%.1f ms profiled, %.1f\
-        unprofiled, median of %d rounds)" $label $ratio \
+    puts [format "  per allocation, %s: %.3fx (%.1f ms of CPU profiled,\
+        %.1f unprofiled, median of %d rounds)" $label $ratio \
         [expr {[median $ons] / 1000.0}] [expr {[median $offs] / 1000.0}] \
         [llength $ratios]]
 }

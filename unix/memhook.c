@@ -215,8 +215,9 @@ AddrHash(
  *	on a churning workload) and would be counted as the program's
  *	memory by its own tools. Records come from a pool of size classes
  *	(128 bytes to 8 KiB, free lists, carved from 256 KiB mappings kept
- *	for reuse, given back at a clear once no record is left), the queue
- *	of events and the table from mappings of their own. Under memMutex,
+ *	for reuse; at a clear with no record left, 4 MiB of them are kept,
+ *	the rest given back), the queue of events and the table from
+ *	mappings of their own. Under memMutex,
  *	but the pool, which has poolMutex.
  *
  *----------------------------------------------------------------------
@@ -224,12 +225,14 @@ AddrHash(
 
 #define POOL_CLASSES	7
 #define POOL_CHUNK	(256 * 1024)
+#define POOL_KEEP	16	/* Chunks kept from one run to the next. */
 
 static struct {
     void *freeList[POOL_CLASSES];
     char *next, *end;		/* The chunk being carved. */
-    void *chunks;		/* Every chunk, linked through its first
-				 * word (128 bytes reserved for it). */
+    void *chunks;		/* Every chunk in use, linked through its
+				 * first word (128 bytes reserved for it). */
+    void *spare;		/* Chunks kept for reuse, not carved yet. */
     uint64_t mapped;		/* Bytes mapped for records. */
     uint64_t live;		/* Records allocated and not freed. */
 } pool;
@@ -272,18 +275,23 @@ RecAlloc(
 	pool.freeList[k] = *(void **) ptr;
     } else {
 	if (pool.next == NULL || (size_t) (pool.end - pool.next) < size) {
-	    void *mem = mmap(NULL, POOL_CHUNK, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    void *mem = pool.spare;
 
-	    if (mem == MAP_FAILED) {
-		pthread_mutex_unlock(&poolMutex);
-		return NULL;
+	    if (mem != NULL) {
+		pool.spare = *(void **) mem;
+	    } else {
+		mem = mmap(NULL, POOL_CHUNK, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED) {
+		    pthread_mutex_unlock(&poolMutex);
+		    return NULL;
+		}
+		pool.mapped += POOL_CHUNK;
 	    }
 	    *(void **) mem = pool.chunks;
 	    pool.chunks = mem;
 	    pool.next = (char *) mem + 128;
 	    pool.end = (char *) mem + POOL_CHUNK;
-	    pool.mapped += POOL_CHUNK;
 	}
 	ptr = pool.next;
 	pool.next += size;
@@ -307,8 +315,10 @@ RecFree(
 }
 
 /*
- * With no record left, give every chunk back (at a clear: the memory a
- * run once needed is not kept for the next).
+ * With no record left (at a clear), the pool starts afresh: POOL_KEEP
+ * chunks are kept for the next run (1, 4 MiB: a run started for each
+ * test of a suite finds its records' pages in memory), the others given
+ * back.
  */
 
 static void
@@ -316,15 +326,28 @@ PoolRelease(void)
 {
     pthread_mutex_lock(&poolMutex);
     if (pool.live == 0) {
-	void *chunk = pool.chunks;
+	void *chunk = pool.chunks, *keep = pool.spare;
+	uint64_t kept = 0;
 
+	for (chunk = keep; chunk != NULL; chunk = *(void **) chunk) {
+	    kept++;
+	}
+	chunk = pool.chunks;
 	while (chunk != NULL) {
 	    void *next = *(void **) chunk;
 
-	    munmap(chunk, POOL_CHUNK);
+	    if (kept < POOL_KEEP) {
+		*(void **) chunk = keep;
+		keep = chunk;
+		kept++;
+	    } else {
+		munmap(chunk, POOL_CHUNK);
+	    }
 	    chunk = next;
 	}
 	memset(&pool, 0, sizeof(pool));
+	pool.spare = keep;
+	pool.mapped = kept * POOL_CHUNK;
     }
     pthread_mutex_unlock(&poolMutex);
 }
@@ -2077,9 +2100,16 @@ CprofMemClear(void)
 	}
     }
     numEvents = 0;
-    EventsRelease(events);
-    EventsRelease(spareEvents);
-    events = spareEvents = NULL;
+    if (spareEvents == NULL && events != NULL && capEvents <= 16383) {
+	spareEvents = events;		/* Kept for the next run. */
+    } else {
+	EventsRelease(events);
+    }
+    if (spareEvents != NULL && EventsCap(spareEvents) > 16383) {
+	EventsRelease(spareEvents);
+	spareEvents = NULL;
+    }
+    events = NULL;
     capEvents = 0;
     if (table != NULL) {
 	uint32_t i;

@@ -1,6 +1,6 @@
 # scope.tcl --
 #
-#	Whole-process and memory benchmarks (make bench). Each figure is
+#	Whole-process benchmarks (make bench). Each figure is
 #	measured in child processes, unprofiled and profiled alternately,
 #	and the median of several rounds is kept (the machine is shared):
 #
@@ -13,9 +13,8 @@
 #	              and not (what sampling idle threads costs)
 #	    rss       the process's resident memory after 64 threads were
 #	              profiled, against the same run unprofiled
-#	    memory    an allocation-heavy workload (malloc/free from C and a
-#	              growing Tcl list) unprofiled vs -mode memory at the
-#	              default -memrate
+#
+#	(Memory profiling has its own, bench/memory.tcl.)
 #
 #	Usage: tclsh scope.tcl ?-rounds N? ?-quick 0|1? ?-out FILE?
 
@@ -152,34 +151,6 @@ puts [format "  64 idle threads, wall clock 1 kHz: %.2f%% of a core\
 puts [format "  64 threads: RSS %d KB profiled, %d KB not (%.1f KB a\
     thread)" [median $rssOn] [median $rssOff] \
     [expr {([median $rssOn] - [median $rssOff]) / 64.0}]]
-
-set memScript {
-    load [file join $build libcbtest[info sharedlibextension]] Cbtest
-    proc work {} {
-        cbtest::memchurn 64 2000000
-        cbtest::memchurn 4096 200000
-        set l {}
-        for {set i 0} {$i < 200000} {incr i} { lappend l [list $i x] }
-    }
-    work
-    if {$argv eq "on"} {
-        package require tclcprof
-        tclcprof::start -mode memory
-    }
-    set t0 [clock microseconds]
-    work
-    puts [expr {[clock microseconds] - $t0}]
-}
-if {[file exists [file join $build libcbtest[info sharedlibextension]]]} {
-    set ratios {}
-    for {set r 0} {$r < $rounds} {incr r} {
-        lassign [runPair $memScript] off on
-        lappend ratios [expr {double($on) / $off}]
-    }
-    dict set results memory_ratio [format %.3f [median $ratios]]
-    puts [format "  allocation-heavy workload, -mode memory: %.3fx" \
-        [median $ratios]]
-}
 
 set out [dict get $opts -out]
 if {$out ne ""} {

@@ -1046,6 +1046,13 @@ CprofDrain(
     if (sPtr == NULL) {
 	return;
     }
+
+    /*
+     * With memory samples too, what the drain allocates (names, the
+     * symbolizer's tables) is the profiler's own: not counted.
+     */
+
+    CprofMemGuard(1);
     if (sPtr->forked) {
 	CprofSamplerAfterFork(statePtr->interp, sPtr);
     }
@@ -1084,6 +1091,7 @@ CprofDrain(
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     sPtr->draining = 0;
+    CprofMemGuard(0);
 
     /*
      * With exact timing on, the time spent here is not the program's.

@@ -23,6 +23,7 @@
  *	tclcprof::debug cfas
  *	tclcprof::debug dbbusy ms
  *	tclcprof::debug dblimit pages
+ *	tclcprof::debug memwalk check
  *	tclcprof::debug names ?pattern?
  *	tclcprof::debug splice native tcl trampoline
  *	tclcprof::debug spoollimit bytes
@@ -206,18 +207,20 @@ CprofDebugObjCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const subNames[] = {
-	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "names",
-	"splice", "spoollimit", "symbol", "symbols", "trampolines", NULL
+	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "memwalk",
+	"names", "splice", "spoollimit", "symbol", "symbols", "trampolines",
+	NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS,
-	SUB_TRAMPOLINES
+	SUB_MEMWALK, SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL,
+	SUB_SYMBOLS, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 2, 5, 3, 3, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 3, 2, 5, 3, 3, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
-	"names ?pattern?", "splice native tcl trampoline", "spoollimit bytes",
+	"memwalk check", "names ?pattern?", "splice native tcl trampoline",
+	"spoollimit bytes",
 	"symbol address", "symbols addresses", "trampolines"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
@@ -280,6 +283,30 @@ CprofDebugObjCmd(
 		? CprofNameList(Tcl_GetString(objv[2]))
 		: Tcl_NewIntObj(CprofNameCount()));
 	break;
+    case SUB_MEMWALK: {
+	/*
+	 * The walks of sampled allocations (memhook.c): how many were
+	 * fast, how many libgcc's; check 1 compares each fast one with
+	 * libgcc's from then on (0 stops, -1 only reads).
+	 */
+
+	int check;
+	uint64_t counts[4];
+	Tcl_Obj *dictObj = Tcl_NewDictObj();
+
+	if (Tcl_GetIntFromObj(NULL, objv[2], &check) != TCL_OK
+		|| check < -1 || check > 1) {
+	    return CprofBadValue(interp, subNames[index], objv[2],
+		    "expected -1, 0 or 1");
+	}
+	CprofMemWalkStats(check, counts);
+	PUT(dictObj, "fast", Tcl_NewWideIntObj((Tcl_WideInt) counts[0]));
+	PUT(dictObj, "libgcc", Tcl_NewWideIntObj((Tcl_WideInt) counts[1]));
+	PUT(dictObj, "checked", Tcl_NewWideIntObj((Tcl_WideInt) counts[2]));
+	PUT(dictObj, "differ", Tcl_NewWideIntObj((Tcl_WideInt) counts[3]));
+	Tcl_SetObjResult(interp, dictObj);
+	break;
+    }
     case SUB_CHECKS: {
 	/*
 	 * -capture check over every run of this interpreter (the running

@@ -292,6 +292,14 @@ CprofProfileValue(
     switch (mode) {
     case CPROF_MODE_SAMPLE:
 	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, NULL));
+	if (statePtr->options.memory) {
+	    /*
+	     * -mode {sample memory}: the memory tree too, as a file keeps
+	     * it (bytes allocated, each node with its figures).
+	     */
+
+	    PUT(resultObj, "memory", CprofMemoryTreeObj(statePtr, 0, 0));
+	}
 	break;
     case CPROF_MODE_BOTH:
 	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, exactPtr));

@@ -78,7 +78,8 @@
 ") WITHOUT ROWID;\n"
 
 /*
- * The figures of memory profiles (-mode memory): per node of tree 0, the
+ * The figures of memory profiles: per node of the run's memory tree (tree
+ * 0 of mode memory, tree 2 of mode sample with memory samples too), the
  * node's own bytes and objects allocated, live at the end, and live when
  * the run's live bytes were highest (memory.c). The nodes' self and
  * total hold the bytes allocated.
@@ -244,7 +245,8 @@ static const char schemaSql[] =
 FRAMES_SQL
 "CREATE TABLE nodes (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
-"  tree INTEGER NOT NULL,\n"		/* 0 the profile's tree, 1 exact (both) */
+"  tree INTEGER NOT NULL,\n"		/* 0 the profile's tree, 1 exact (both),
+					 * 2 memory ({sample memory}) */
 "  id INTEGER NOT NULL,\n"
 "  parent INTEGER,\n"
 "  frame INTEGER REFERENCES frames(id),\n"
@@ -1031,6 +1033,9 @@ CprofDbForgetShadows(
     }
     storePtr->trees[0].count = 0;
     storePtr->trees[1].count = 0;
+    storePtr->trees[2].count = 0;
+    storePtr->numMemFrames = 0;
+    storePtr->numMemFigs = 0;
     storePtr->numLines = 0;
     storePtr->numNodeLines = 0;
 
@@ -1196,13 +1201,19 @@ CprofStoreClose(
     if (storePtr->lastErrorObj) {
 	Tcl_DecrRefCount(storePtr->lastErrorObj);
     }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 3; i++) {
 	if (storePtr->trees[i].recs) {
 	    ckfree(storePtr->trees[i].recs);
 	}
     }
     if (storePtr->treeFrames) {
 	ckfree(storePtr->treeFrames);
+    }
+    if (storePtr->memFrames) {
+	ckfree(storePtr->memFrames);
+    }
+    if (storePtr->memFigs) {
+	ckfree(storePtr->memFigs);
     }
     if (storePtr->lines) {
 	ckfree(storePtr->lines);

@@ -88,7 +88,13 @@ struct CprofStore {
     Tcl_HashTable frameIds;	/* (isC, nameId, module or kind) -> id. */
     int64_t *treeFrames;	/* Sampled tree frame index -> id, or 0. */
     int numTreeFrames;
-    ShadowTree trees[2];
+    ShadowTree trees[3];	/* Trees 0, 1 and 2 (the memory tree of
+				 * -mode {sample memory}). */
+    int64_t *memFrames;		/* Tree 2's frame index -> id, or 0. */
+    int numMemFrames;
+    int64_t (*memFigs)[6];	/* Memory figures of the memory tree's
+				 * nodes as last written. */
+    int numMemFigs, capMemFigs;
     CprofLineValues *lines;	/* Call sites as last written. */
     int numLines, capLines;
     uint64_t *nodeLines;	/* Weights of the tree's C source lines as

@@ -36,12 +36,16 @@ enum {
     DK_NAME, DK_KIND, DK_TCLKIND, DK_MODULE, DK_SELF, DK_TOTAL, DK_CALLS,
     DK_TOTAL_NS, DK_SELF_NS, DK_MIN_NS, DK_MAX_NS, DK_SUSPENDED_NS,
     DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_SELF_LINES,
-    DK_CALLER_LINES, DK_ORIGIN, DK_INTERP, DK_THREAD, DK_COUNT
+    DK_CALLER_LINES, DK_ORIGIN, DK_INTERP, DK_THREAD, DK_ALLOC_BYTES,
+    DK_ALLOC_OBJECTS, DK_LIVE_BYTES, DK_LIVE_OBJECTS, DK_PEAK_BYTES,
+    DK_PEAK_OBJECTS, DK_COUNT
 };
 static const char *const dataKeyNames[DK_COUNT] = {
     "name", "kind", "tclkind", "module", "self", "total", "calls",
     "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
-    "file", "line", "caller", "self_lines", "caller_lines", "origin", "interp", "thread"
+    "file", "line", "caller", "self_lines", "caller_lines", "origin", "interp", "thread",
+    "alloc_bytes", "alloc_objects", "live_bytes", "live_objects",
+    "peak_bytes", "peak_objects"
 };
 
 typedef struct DataWriter {
@@ -169,6 +173,8 @@ static int
 DataTree(
     DataWriter *wPtr,
     int tree,
+    int memory,			/* A memory tree: each node's figures go
+				 * to memory_nodes. */
     Tcl_Obj *rootObj)
 {
     CprofStore *storePtr = wPtr->storePtr;
@@ -223,6 +229,22 @@ DataTree(
 	sqlite3_bind_int(stmt, 14, recursive);
 	sqlite3_bind_int(stmt, 15, 1);
 	rc = CprofDbExec(stmt);
+	if (rc == SQLITE_OK && memory) {
+	    sqlite3_stmt *memStmt = storePtr->stmts[ST_MEM_NODE];
+
+	    sqlite3_bind_int64(memStmt, 1, storePtr->runId);
+	    sqlite3_bind_int64(memStmt, 2, id);
+	    for (k = 0; k < 6; k++) {
+		Tcl_Obj *figObj = DataGet(wPtr, nodeObj, DK_ALLOC_BYTES + k);
+
+		if (figObj != NULL) {
+		    CprofDbBindNumber(memStmt, 3 + k, figObj);
+		} else {
+		    sqlite3_bind_int64(memStmt, 3 + k, 0);
+		}
+	    }
+	    rc = CprofDbExec(memStmt);
+	}
 	if (rc == SQLITE_OK && tree == 0) {
 	    rc = DataNodeLines(wPtr, DataGet(wPtr, nodeObj, DK_SELF_LINES),
 		    id, -1);
@@ -412,14 +434,25 @@ DataBody(
     int64_t frame;
     int n, i, rc;
 
-    rc = DataTree(wPtr, 0, CprofDbMetaGet(profileObj, "tree", NULL));
+    rc = DataTree(wPtr, 0, strcmp(mode, "memory") == 0,
+	    CprofDbMetaGet(profileObj, "tree", NULL));
     if (rc == SQLITE_OK && strcmp(mode, "both") == 0) {
-	rc = DataTree(wPtr, 1, CprofDbMetaGet(profileObj, "exact", NULL));
+	rc = DataTree(wPtr, 1, 0, CprofDbMetaGet(profileObj, "exact", NULL));
+    }
+    if (rc == SQLITE_OK && strcmp(mode, "sample") == 0
+	    && CprofDbMetaGet(profileObj, "memory", NULL) != NULL) {
+	/*
+	 * -mode {sample memory}: the memory tree as tree 2.
+	 */
+
+	rc = DataTree(wPtr, 2, 1, CprofDbMetaGet(profileObj, "memory",
+		NULL));
     }
     if (rc == SQLITE_OK) {
 	rc = DataHandlers(wPtr, profileObj);
     }
-    if (rc != SQLITE_OK || strcmp(mode, "sample") == 0) {
+    if (rc != SQLITE_OK || strcmp(mode, "sample") == 0
+	    || strcmp(mode, "memory") == 0) {
 	return rc;
     }
 

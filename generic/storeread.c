@@ -79,6 +79,8 @@ LoadTree(
     int tree,
     int hasInterp,		/* The frames have an interp column
 				 * (schema version 3). */
+    int memory,			/* The run's memory tree: its nodes have
+				 * rows in memory_nodes. */
     Tcl_Obj **treeObjPtr)
 {
     static const char *const figKeys[] = {
@@ -135,7 +137,7 @@ LoadTree(
      */
 
     Tcl_InitHashTable(&memFigs, TCL_ONE_WORD_KEYS);
-    if (tree == 0 && sqlite3_prepare_v2(db, "SELECT node, alloc_bytes,"
+    if (memory && sqlite3_prepare_v2(db, "SELECT node, alloc_bytes,"
 	    " alloc_objects, live_bytes, live_objects, peak_bytes,"
 	    " peak_objects FROM memory_nodes WHERE run = ?1", -1, &stmt,
 	    NULL) == SQLITE_OK) {
@@ -481,19 +483,49 @@ CprofStoreLoad(
     resultObj = Tcl_NewDictObj();
     Tcl_IncrRefCount(resultObj);
     PUT(resultObj, "meta", metaObj);
-    rc = LoadTree(db, runId, 0, hasInterp, &treeObj);
+    rc = LoadTree(db, runId, 0, hasInterp, strcmp(mode, "memory") == 0,
+	    &treeObj);
     if (rc != SQLITE_OK) {
 	goto dbError;
     }
     PUT(resultObj, "tree", treeObj);
     if (strcmp(mode, "both") == 0) {
-	rc = LoadTree(db, runId, 1, hasInterp, &treeObj);
+	rc = LoadTree(db, runId, 1, hasInterp, 0, &treeObj);
 	if (rc != SQLITE_OK) {
 	    goto dbError;
 	}
 	PUT(resultObj, "exact", treeObj);
     }
-    if (strcmp(mode, "sample") != 0) {
+    if (strcmp(mode, "sample") == 0) {
+	/*
+	 * -mode {sample memory}: the memory tree is tree 2 (none in other
+	 * runs), under the key "memory".
+	 */
+
+	int hasMemory = 0;
+
+	rc = sqlite3_prepare_v2(db, "SELECT 1 FROM nodes WHERE run = ?1"
+		" AND tree = 2 LIMIT 1", -1, &stmt, NULL);
+	if (rc != SQLITE_OK) {
+	    goto dbError;
+	}
+	sqlite3_bind_int64(stmt, 1, runId);
+	rc = sqlite3_step(stmt);
+	hasMemory = (rc == SQLITE_ROW);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+	    goto dbError;
+	}
+	rc = SQLITE_OK;
+	if (hasMemory) {
+	    rc = LoadTree(db, runId, 2, hasInterp, 1, &treeObj);
+	    if (rc != SQLITE_OK) {
+		goto dbError;
+	    }
+	    PUT(resultObj, "memory", treeObj);
+	}
+    }
+    if (strcmp(mode, "sample") != 0 && strcmp(mode, "memory") != 0) {
 	Tcl_Obj *covObj;
 
 	if (hasLines && strcmp(mode, "coverage") != 0) {

@@ -23,6 +23,10 @@
 static int		FlushTree(CprofStore *storePtr,
 			    CprofState *statePtr, CprofTree *treePtr,
 			    int tree);
+static int		FlushTreeEx(CprofStore *storePtr,
+			    CprofState *statePtr, CprofTree *treePtr,
+			    int tree, int64_t **framesPtr, int *numFramesPtr,
+			    int withLines);
 static int		FlushNodeLines(CprofStore *storePtr,
 			    CprofTree *treePtr);
 
@@ -247,13 +251,32 @@ FlushTree(
     CprofTree *treePtr,
     int tree)
 {
+    return FlushTreeEx(storePtr, statePtr, treePtr, tree,
+	    &storePtr->treeFrames, &storePtr->numTreeFrames, 1);
+}
+
+/*
+ * A tree with its own cache of frame ids (framesPtr: the tree's frame
+ * index -> id), and its C source lines in node_lines if withLines.
+ */
+
+static int
+FlushTreeEx(
+    CprofStore *storePtr,
+    CprofState *statePtr,
+    CprofTree *treePtr,
+    int tree,
+    int64_t **framesPtr,
+    int *numFramesPtr,
+    int withLines)
+{
     CprofExact *exactPtr = (statePtr->options.mode == CPROF_MODE_BOTH)
 	    ? &statePtr->exact : NULL;
     ShadowTree *shPtr = &storePtr->trees[tree];
     int i, rc;
 
-    GrowZero((void **) &storePtr->treeFrames, &storePtr->numTreeFrames,
-	    treePtr->numFrames, sizeof(int64_t));
+    GrowZero((void **) framesPtr, numFramesPtr, treePtr->numFrames,
+	    sizeof(int64_t));
     for (i = 0; i < treePtr->numNodes; i++) {
 	CprofNode *nPtr = &treePtr->nodes[i];
 	NodeRec rec;
@@ -263,7 +286,7 @@ FlushTree(
 	if (i < shPtr->count) {
 	    rec.frame = shPtr->recs[i].frame;
 	} else if (nPtr->frame >= 0) {
-	    int64_t *idPtr = &storePtr->treeFrames[nPtr->frame];
+	    int64_t *idPtr = &(*framesPtr)[nPtr->frame];
 
 	    if (*idPtr == 0) {
 		CprofFrameDef *fPtr = &treePtr->frames[nPtr->frame];
@@ -287,18 +310,22 @@ FlushTree(
 	    return rc;
 	}
     }
-    return FlushNodeLines(storePtr, treePtr);
+    return withLines ? FlushNodeLines(storePtr, treePtr) : SQLITE_OK;
 }
 
 /*
- * A memory profile: its tree as tree 0 (self and total: bytes
- * allocated), each node's figures in memory_nodes.
+ * A memory profile's tree: tree 0 of a run of mode memory (with its C
+ * source lines), tree 2 of a run of mode sample that takes memory samples
+ * too (-mode {sample memory}); self and total are bytes allocated. Each
+ * node's figures in memory_nodes (rows whose figures changed since the
+ * last flush).
  */
 
 static int
 FlushMemoryTree(
     CprofStore *storePtr,
-    CprofState *statePtr)
+    CprofState *statePtr,
+    int tree)
 {
     CprofTree *treePtr = CprofMemoryPrepare(statePtr, 0, 0);
     sqlite3_stmt *stmt = storePtr->stmts[ST_MEM_NODE];
@@ -307,17 +334,34 @@ FlushMemoryTree(
     if (treePtr == NULL) {
 	return SQLITE_OK;
     }
-    rc = FlushTree(storePtr, statePtr, treePtr, 0);
+    rc = (tree == 0) ? FlushTree(storePtr, statePtr, treePtr, 0)
+	    : FlushTreeEx(storePtr, statePtr, treePtr, tree,
+	    &storePtr->memFrames, &storePtr->numMemFrames, 0);
+    if (treePtr->numNodes > storePtr->capMemFigs) {
+	storePtr->capMemFigs = treePtr->numNodes + 1024;
+	storePtr->memFigs = (int64_t (*)[6]) ckrealloc(storePtr->memFigs,
+		storePtr->capMemFigs * sizeof(int64_t[6]));
+    }
     for (i = 0; rc == SQLITE_OK && i < treePtr->numNodes; i++) {
 	int64_t fig[6];
 
 	CprofMemoryFigures(statePtr, i, fig);
+	if (i < storePtr->numMemFigs
+		&& memcmp(storePtr->memFigs[i], fig, sizeof(fig)) == 0) {
+	    continue;
+	}
 	sqlite3_bind_int64(stmt, 1, storePtr->runId);
 	sqlite3_bind_int(stmt, 2, i);
 	for (k = 0; k < 6; k++) {
 	    sqlite3_bind_int64(stmt, 3 + k, fig[k]);
 	}
 	rc = CprofDbExec(stmt);
+	if (rc == SQLITE_OK) {
+	    memcpy(storePtr->memFigs[i], fig, sizeof(fig));
+	    if (i >= storePtr->numMemFigs) {
+		storePtr->numMemFigs = i + 1;
+	    }
+	}
     }
     return rc;
 }
@@ -1049,6 +1093,9 @@ FlushBody(
 	switch (mode) {
 	case CPROF_MODE_SAMPLE:
 	    rc = FlushSampleTree(storePtr, statePtr, 0);
+	    if (rc == SQLITE_OK && statePtr->options.memory) {
+		rc = FlushMemoryTree(storePtr, statePtr, 2);
+	    }
 	    break;
 	case CPROF_MODE_EXACT:
 	    rc = FlushExactTree(storePtr, statePtr, 0);
@@ -1060,7 +1107,7 @@ FlushBody(
 	    }
 	    break;
 	case CPROF_MODE_MEMORY:
-	    rc = FlushMemoryTree(storePtr, statePtr);
+	    rc = FlushMemoryTree(storePtr, statePtr, 0);
 	    break;
 	}
     }
@@ -1179,8 +1226,35 @@ CprofDbConnectForWrite(
  * failure nothing of it is in the file and a new run has no id.
  */
 
+static int		WriteGuarded(Tcl_Interp *interp,
+			    CprofStore *storePtr, CprofState *statePtr,
+			    Tcl_Obj *infoObj, Tcl_Obj *metaObj, int final);
+
 static int
 Write(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    CprofState *statePtr,
+    Tcl_Obj *infoObj,
+    Tcl_Obj *metaObj,
+    int final)
+{
+    int code;
+
+    /*
+     * SQLite's allocations are the profiler's own: not counted by a
+     * memory profile.
+     */
+
+    CprofMemGuard(1);
+    code = WriteGuarded(interp, storePtr, statePtr, infoObj, metaObj,
+	    final);
+    CprofMemGuard(0);
+    return code;
+}
+
+static int
+WriteGuarded(
     Tcl_Interp *interp,
     CprofStore *storePtr,
     CprofState *statePtr,

@@ -16,6 +16,16 @@
 #	run id of each part; runs: how many runs were summed) and sums or
 #	averages the runs' figures (see MergeMeta).
 #
+#	Memory profiles (mode memory, and the "memory" tree of mode sample
+#	with memory samples too): each node's six figures are summed, bytes
+#	and objects allocated, live at the end, and live at the peak. The
+#	peak of a merge is the sum of the runs' peaks: what the runs would
+#	hold at once if their peaks came together (runs of a suite side by
+#	side, the processes of a server), an upper bound of any moment's
+#	total; a stack's peak figure is its part of that sum, so that the
+#	tree's total under -view peak is the meta's peak_bytes. Runs of
+#	different -memrate are summed (each one's estimates are unbiased).
+#
 #	Only runs of the same mode, clock and sampling rate can be summed:
 #	anything else is a TCLCPROF MERGE error. Merged runs are read one at
 #	a time and added to the merge, so that at most one run's profile is
@@ -32,7 +42,12 @@ namespace eval ::tclcprof::mergelib {
     # The keys of a node that merging computes; the others (name, kind,
     # tclkind, module, file, line ...) are the first node's.
     variable computed {self total calls total_ns self_ns min_ns max_ns
-	suspended_ns children self_lines caller_lines}
+	suspended_ns children self_lines caller_lines alloc_bytes
+	alloc_objects live_bytes live_objects peak_bytes peak_objects}
+
+    # A memory tree's figures, summed node by node.
+    variable memoryKeys {alloc_bytes alloc_objects live_bytes live_objects
+	peak_bytes peak_objects}
 }
 
 # RunSpec --
@@ -192,7 +207,7 @@ proc ::tclcprof::mergelib::Add {profile part} {
     lappend M(metas) $meta
     lappend M(parts) $part
 
-    foreach treeKey {tree exact} {
+    foreach treeKey {tree exact memory} {
 	if {[dict exists $profile $treeKey]} {
 	    AddTree $profile $treeKey
 	}
@@ -472,14 +487,16 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 	set M($T,child) {}
 	set M($T,slines) [list {}]
 	set M($T,clines) [list {}]
+	set M($T,mem) [list {}]
     }
 
     # The merge's lists, taken out of M (unshared, so that lset changes
     # them in place) and put back at the end.
-    foreach k {base self total fig susp parent child slines clines} {
+    foreach k {base self total fig susp parent child slines clines mem} {
 	set $k $M($T,$k)
 	unset M($T,$k)
     }
+    variable memoryKeys
 
     # The merged node of each node of the profile: the root's is the
     # root, a child's is found (or made) under its parent's by its key,
@@ -516,11 +533,30 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 		lappend parent $m
 		lappend slines {}
 		lappend clines {}
+		lappend mem {}
 		lset to $c $mc
 	    }
 	}
 	lset self $m [expr {[lindex $self $m] + $s}]
 	lset total $m [expr {[lindex $total $m] + $t}]
+	# Memory figures: summed (a node without them counts as 0).
+	if {[dict exists $node alloc_bytes]} {
+	    set old [lindex $mem $m]
+	    if {![llength $old]} {
+		set old {0 0 0 0 0 0}
+	    }
+	    set sum {}
+	    foreach k $memoryKeys o $old {
+		set v [expr {[dict exists $node $k] ? [dict get $node $k] : 0}]
+		if {![string is wideinteger -strict $v] || $v < 0} {
+		    Fail [list DATA WEIGHT $k] "invalid profile: node\
+			\"[Escape [lindex $inName $i]]\": $k is\
+			\"[Escape $v]\", expected a non-negative integer"
+		}
+		lappend sum [expr {$o + $v}]
+	    }
+	    lset mem $m $sum
+	}
 	# C source lines of sampled trees, {file line weight ...}: summed
 	# by file and line.
 	foreach {key var} {self_lines slines caller_lines clines} {
@@ -555,7 +591,7 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
 	}
 	incr i
     }
-    foreach k {base self total fig susp parent child slines clines} {
+    foreach k {base self total fig susp parent child slines clines mem} {
 	set M($T,$k) [set $k]
     }
 }
@@ -634,7 +670,12 @@ proc ::tclcprof::mergelib::End {} {
 proc ::tclcprof::mergelib::TreeDict {T} {
     upvar 1 M M
     variable ::tclcprof::reportlib::figureKeys
+    variable memoryKeys
 
+    # Nodes of a memory tree all have the figures.
+    set memTree [expr {$T eq "memory" || ([llength $M(metas)]
+	&& ![catch {dict get [lindex $M(metas) 0] mode} mode]
+	&& $mode eq "memory")}]
     set n [llength $M($T,self)]
     set pending [lrepeat $n {}]
     for {set m [expr {$n - 1}]} {$m >= 0} {incr m -1} {
@@ -648,6 +689,16 @@ proc ::tclcprof::mergelib::TreeDict {T} {
 	    }
 	    if {[lindex $M($T,susp) $m] > 0} {
 		dict set node suspended_ns [lindex $M($T,susp) $m]
+	    }
+	}
+	set mem [lindex $M($T,mem) $m]
+	if {[llength $mem]} {
+	    foreach k $memoryKeys v $mem {
+		dict set node $k $v
+	    }
+	} elseif {$memTree} {
+	    foreach k $memoryKeys {
+		dict set node $k 0
 	    }
 	}
 	foreach {key var} {self_lines slines caller_lines clines} {
@@ -741,6 +792,20 @@ proc ::tclcprof::mergelib::MergeMeta {} {
 	    }
 	    sampling - exact {
 		dict set out $key [SumDicts $values]
+	    }
+	    memory {
+		# Counts and estimates summed; the rate when the runs agree
+		# (else empty: runs of different rates are summed too).
+		set rates [lsort -unique [lmap v $values {
+		    expr {[catch {dict get $v rate} r] ? "" : $r}
+		}]]
+		set m [SumDicts $values]
+		if {![catch {dict size $m}]} {
+		    dict set m rate [expr {[llength $rates] == 1
+			&& [llength $values] == [llength $metas]
+			? [lindex $rates 0] : ""}]
+		}
+		dict set out $key $m
 	    }
 	}
     }
@@ -882,6 +947,30 @@ proc ::tclcprof::mergelib::Largest {metas path} {
     return $out
 }
 
+# CheckMemory --
+#
+#	Check the memory figures of a tree's nodes (those it has): each a
+#	non-negative integer. Errors: TCLCPROF DATA WEIGHT key.
+
+proc ::tclcprof::mergelib::CheckMemory {root} {
+    variable memoryKeys
+    set queue [list $root]
+    for {set i 0} {$i < [llength $queue]} {incr i} {
+	set node [lindex $queue $i]
+	foreach k $memoryKeys {
+	    if {[dict exists $node $k]} {
+		set v [dict get $node $k]
+		if {![string is wideinteger -strict $v] || $v < 0} {
+		    Fail [list DATA WEIGHT $k] "invalid profile: node\
+			\"[Escape [dict get $node name]]\": $k is\
+			\"[Escape $v]\", expected a non-negative integer"
+		}
+	    }
+	}
+	lappend queue {*}[dict get $node children]
+    }
+}
+
 # CheckSave --
 #
 #	Check a profile value that tclcprof::save -data is to write as a
@@ -906,13 +995,22 @@ proc ::tclcprof::mergelib::CheckSave {profile} {
 	Fail {DATA KEY mode} "invalid profile: meta: missing key \"mode\""
     }
     set mode [dict get $meta mode]
-    if {$mode ni {sample exact both coverage}} {
+    if {$mode ni {sample exact both coverage memory}} {
 	Fail {DATA FORMAT} "invalid profile: meta: mode is\
-	    \"[Escape $mode]\", expected sample, exact, both or coverage"
+	    \"[Escape $mode]\", expected sample, exact, both, coverage or\
+	    memory"
     }
     Flatten $profile tree
     if {$mode eq "both"} {
 	Flatten $profile exact
+    }
+    # Memory figures: the tree of mode memory, the memory tree of mode
+    # sample (-mode {sample memory}).
+    if {$mode eq "memory"} {
+	CheckMemory [dict get $profile tree]
+    } elseif {$mode eq "sample" && [dict exists $profile memory]} {
+	Flatten $profile memory
+	CheckMemory [dict get $profile memory]
     }
     foreach key {lines coverage} {
 	if {[dict exists $profile $key]} {

@@ -165,7 +165,15 @@ proc ::tclcprof::reportlib::MemoryCount {v} {
 }
 
 proc ::tclcprof::reportlib::MemoryView {profile view count} {
-    if {[catch {dict get $profile meta mode} mode] || $mode ne "memory"} {
+    if {[catch {dict get $profile meta mode} mode]} {
+	set mode ""
+    }
+    if {$mode eq "sample" && [dict exists $profile memory]} {
+	# -mode {sample memory}: the memory tree, as data -view gives it.
+	set profile [dict create meta [dict get $profile meta] \
+	    tree [dict get $profile memory]]
+	dict set profile meta mode memory
+    } elseif {$mode ne "memory"} {
 	Fail [list VALUE -view $view] "-view $view: the profile has no\
 		memory samples (-mode memory)"
     }

@@ -13,19 +13,24 @@
  *	distribution, so that an allocation of s bytes is sampled with
  *	probability 1 - exp(-s/rate) and the aggregation (memory.c) weighs
  *	it by the inverse to get unbiased totals. A sampled allocation
- *	records its native stack (libgcc's unwinder, as the sampler's) and
- *	the calling thread's Tcl frames (CprofCopyTclFrames), and is kept in
- *	a table of live sampled blocks, keyed by address, until it is freed.
- *	What happens to sampled blocks (allocated, freed) is queued in order
- *	for the drain in normal context of the profiled thread.
+ *	records its native stack (a cached walk of the call frame
+ *	information, FastWalk; libgcc's unwinder, as the sampler's, where
+ *	that cannot go) and the calling thread's Tcl frames
+ *	(CprofCopyTclFrames), and is kept in a table of live sampled blocks,
+ *	keyed by address, until it is freed. What happens to sampled blocks
+ *	(allocated, freed) is queued in order for the drain in normal
+ *	context of the profiled thread.
  *
- *	The unsampled path takes no lock and calls nothing that can
- *	allocate: per-thread state in initial-exec TLS (the countdown, a
- *	reentrancy guard, counts flushed to the totals at each sample), and
- *	for a free, one load from a filter of 64 Ki counters (how many live
- *	sampled blocks hash to each) that tells almost every free of an
- *	unsampled block apart without touching the table. The sampled path
- *	and frees that pass the filter take one mutex.
+ *	The fast paths (unsampled allocations, frees of unsampled blocks)
+ *	take no lock, call nothing but the allocator (a tail call) and write
+ *	only the calling thread's state: for an allocation, a compare of the
+ *	thread's 'armed' word with the run's generation, the countdown and
+ *	a count (11 instructions on x86-64); for a free, a count and one
+ *	load from a filter of 64 Ki counters (how many live sampled blocks
+ *	hash to each) that tells almost every free of an unsampled block
+ *	apart without touching the table (12). Per-thread state is in
+ *	initial-exec TLS. The sampled path and frees that pass the filter
+ *	take mutexes.
  *
  *	The guard: while it is set in a thread, that thread's allocations
  *	are not counted; the sampled path sets it (the unwinder, a record's
@@ -35,11 +40,13 @@
  *	Fork: the mutexes are taken around fork (pthread_atfork), so that a
  *	child never finds them held by a thread it does not have.
  *
- *	Memory: a record per live sampled block (its stack, about 40 bytes
- *	plus 16 per native and 32 per Tcl frame), the table (16 bytes a
- *	slot, 2^18 slots reserved, touched as used) and the filter (128
- *	KiB). Blocks sampled when the table is full are counted
- *	('untracked') and add to allocations only.
+ *	Memory, none of it from the program's heap: a record per live (or
+ *	queued) sampled block (its stack, about 90 bytes plus 16 per native
+ *	and 32 per Tcl frame, from a pool of size classes), the table (16
+ *	bytes a slot, 4 Ki slots at first, doubled when three quarters full,
+ *	at most 2^18), the filter (128 KiB), the unwinder's rules (96 KiB)
+ *	and the queue of events. Blocks sampled when the table holds
+ *	196,608 are counted ('untracked') and add to allocations only.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -94,28 +101,56 @@ static struct {
 
 /*
  * Per-thread state (initial-exec TLS: no allocation, no lock to reach
- * it).
+ * it). The fast path of an allocation reads 'armed' and 'countdown' and
+ * writes 'allocs' and 'countdown'; that of a free writes 'frees'.
+ *
+ * 'armed' equals the global allocGen exactly when this thread counts
+ * allocations on the fast path: its countdown belongs to the current run
+ * and its guard is down. Anything else (no run, paused, a new run the
+ * thread has not seen yet, the guard up, a fresh thread) sends the
+ * allocation to the slow path, which sorts it out.
+ *
+ * Bytes allocated are not added up on the fast path: they are what the
+ * countdown went down by since the last flush ('base' - 'countdown').
+ *
+ * Frees are counted whatever the state (one increment, no test); the
+ * guard puts the count back as it was (savedFrees) when it goes down, so
+ * that the profiler's own frees are not counted, and a thread's counts
+ * are reset when it first allocates in a new run.
  */
 
 typedef struct MemThread {
-    int64_t countdown;		/* Bytes to the next sampling point. */
-    uint64_t rng;		/* xorshift64* state; 0: not seeded. */
-    uint64_t allocs;		/* Counts not yet added to the totals. */
-    uint64_t allocBytes;
-    uint64_t frees;
+    unsigned armed;		/* allocGen when counting; see above. */
     unsigned gen;		/* The run the countdown belongs to. */
+    int64_t countdown;		/* Bytes to the next sampling point, >= 0
+				 * while armed. */
+    uint64_t allocs;		/* Allocations not yet added to the totals. */
+    uint64_t frees;		/* Frees not yet added to the totals. */
+    int64_t base;		/* The countdown at the last flush. */
+    uint64_t savedFrees;	/* 'frees' when the guard went up. */
+    uint64_t rng;		/* xorshift64* state; 0: not seeded. */
     int guard;			/* Not counted: the profiler's own. */
 } MemThread;
 
 static __thread MemThread tlsMem __attribute__((tls_model("initial-exec")));
 
 /*
- * Process-wide state. 'active' and 'gen' are read by the hooks without a
- * lock; the rest is under memMutex.
+ * Process-wide state. 'active', 'allocGen' and 'gen' are read by the
+ * hooks without a lock; the rest is under memMutex.
+ *
+ * allocGen is NOT_COUNTING while allocations are not counted (no run, or
+ * paused), else the run's generation (even, from 2 on, a new one at each
+ * start), so that no 'armed' of a thread (0 fresh, GUARDED, or an older
+ * generation) matches it but that of a thread set up for this run.
  */
 
-#define TABLE_BITS	18
-#define TABLE_SIZE	(1u << TABLE_BITS)
+#define NOT_COUNTING	1u
+#define GUARDED		3u
+
+#define TABLE_MIN_BITS	12	/* The table's first size... */
+#define TABLE_MAX_BITS	18	/* ...and its largest. */
+#define TABLE_MAX	((1u << TABLE_MAX_BITS) - (1u << TABLE_MAX_BITS) / 4)
+				/* Live sampled blocks tracked at most. */
 #define FILTER_BITS	16
 #define FILTER_SIZE	(1u << FILTER_BITS)
 
@@ -125,19 +160,24 @@ typedef struct TableSlot {
 } TableSlot;
 
 static volatile int active;	/* 0 off, 1 on, 2 paused (frees only). */
-static volatile unsigned gen;
+static volatile unsigned allocGen = NOT_COUNTING;
+static volatile unsigned gen;	/* The current (or last) run's. */
 static int64_t rateBytes = 512 * 1024;
 static volatile int *needDrainPtr;
 
 static pthread_mutex_t memMutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t patchMutex = PTHREAD_MUTEX_INITIALIZER;
 
-static TableSlot *table;	/* TABLE_SIZE slots, mmap'd once. */
+static TableSlot *table;	/* 1 << tableBits slots, mmap'd; grows. */
+static int tableBits;
 static uint32_t tableCount;
 static uint16_t filter[FILTER_SIZE];
 
-static CprofMemEvent *events;	/* Queued for the drain, in order. */
+static CprofMemEvent *events;	/* Queued for the drain, in order (mmap'd,
+				 * see EventsAlloc). */
 static int numEvents, capEvents;
+static CprofMemEvent *spareEvents;
+				/* A queue given back by the drain. */
 
 static CprofMemTotals totals;	/* Under memMutex. */
 static uintptr_t ownLo, ownHi;	/* tclcprof's own text. */
@@ -163,22 +203,252 @@ AddrHash(
 	    >> (64 - bits));
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * The profiler's own memory --
+ *
+ *	Nothing the hooks keep comes from the program's heap: a record
+ *	allocated there between the program's blocks would change how the
+ *	program's allocations are served (what the heap merges, splits and
+ *	searches: measured at up to 7% more instructions in glibc's malloc
+ *	on a churning workload) and would be counted as the program's
+ *	memory by its own tools. Records come from a pool of size classes
+ *	(128 bytes to 8 KiB, free lists, carved from 256 KiB mappings kept
+ *	for reuse; at a clear with no record left, 4 MiB of them are kept,
+ *	the rest given back), the queue of events and the table from
+ *	mappings of their own. Under memMutex,
+ *	but the pool, which has poolMutex.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define POOL_CLASSES	7
+#define POOL_CHUNK	(256 * 1024)
+#define POOL_KEEP	16	/* Chunks kept from one run to the next. */
+
+static struct {
+    void *freeList[POOL_CLASSES];
+    char *next, *end;		/* The chunk being carved. */
+    void *chunks;		/* Every chunk in use, linked through its
+				 * first word (128 bytes reserved for it). */
+    void *spare;		/* Chunks kept for reuse, not carved yet. */
+    uint64_t mapped;		/* Bytes mapped for records. */
+    uint64_t live;		/* Records allocated and not freed. */
+} pool;
+static pthread_mutex_t poolMutex = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t
+RecBytes(
+    const CprofMemRec *recPtr)
+{
+    return sizeof(CprofMemRec) + 2 * recPtr->nNative * sizeof(uintptr_t)
+	    + recPtr->nTcl * sizeof(CprofTclRef);
+}
+
+static int
+PoolClass(
+    size_t bytes)
+{
+    int k = 0;
+
+    while (k < POOL_CLASSES && ((size_t) 128 << k) < bytes) {
+	k++;
+    }
+    return k;
+}
+
+static void *
+RecAlloc(
+    size_t bytes)
+{
+    int k = PoolClass(bytes);
+    size_t size = (size_t) 128 << k;
+    void *ptr;
+
+    if (k == POOL_CLASSES) {
+	return NULL;
+    }
+    pthread_mutex_lock(&poolMutex);
+    ptr = pool.freeList[k];
+    if (ptr != NULL) {
+	pool.freeList[k] = *(void **) ptr;
+    } else {
+	if (pool.next == NULL || (size_t) (pool.end - pool.next) < size) {
+	    void *mem = pool.spare;
+
+	    if (mem != NULL) {
+		pool.spare = *(void **) mem;
+	    } else {
+		mem = mmap(NULL, POOL_CHUNK, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED) {
+		    pthread_mutex_unlock(&poolMutex);
+		    return NULL;
+		}
+		pool.mapped += POOL_CHUNK;
+	    }
+	    *(void **) mem = pool.chunks;
+	    pool.chunks = mem;
+	    pool.next = (char *) mem + 128;
+	    pool.end = (char *) mem + POOL_CHUNK;
+	}
+	ptr = pool.next;
+	pool.next += size;
+    }
+    pool.live++;
+    pthread_mutex_unlock(&poolMutex);
+    return ptr;
+}
+
+static void
+RecFree(
+    CprofMemRec *recPtr)
+{
+    int k = PoolClass(RecBytes(recPtr));
+
+    pthread_mutex_lock(&poolMutex);
+    *(void **) recPtr = pool.freeList[k];
+    pool.freeList[k] = recPtr;
+    pool.live--;
+    pthread_mutex_unlock(&poolMutex);
+}
+
+/*
+ * With no record left (at a clear), the pool starts afresh: POOL_KEEP
+ * chunks are kept for the next run (1, 4 MiB: a run started for each
+ * test of a suite finds its records' pages in memory), the others given
+ * back.
+ */
+
+static void
+PoolRelease(void)
+{
+    pthread_mutex_lock(&poolMutex);
+    if (pool.live == 0) {
+	void *chunk = pool.chunks, *keep = pool.spare;
+	uint64_t kept = 0;
+
+	for (chunk = keep; chunk != NULL; chunk = *(void **) chunk) {
+	    kept++;
+	}
+	chunk = pool.chunks;
+	while (chunk != NULL) {
+	    void *next = *(void **) chunk;
+
+	    if (kept < POOL_KEEP) {
+		*(void **) chunk = keep;
+		keep = chunk;
+		kept++;
+	    } else {
+		munmap(chunk, POOL_CHUNK);
+	    }
+	    chunk = next;
+	}
+	memset(&pool, 0, sizeof(pool));
+	pool.spare = keep;
+	pool.mapped = kept * POOL_CHUNK;
+    }
+    pthread_mutex_unlock(&poolMutex);
+}
+
+/*
+ * A queue of events: mapped, its capacity in the slot before it.
+ */
+
+static CprofMemEvent *
+EventsAlloc(
+    int cap)
+{
+    void *mem = mmap(NULL, (cap + 1) * sizeof(CprofMemEvent),
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CprofMemEvent *ev;
+
+    if (mem == MAP_FAILED) {
+	return NULL;
+    }
+    ev = (CprofMemEvent *) mem;
+    ev[0].isFree = cap;
+    return ev + 1;
+}
+
+static int
+EventsCap(
+    CprofMemEvent *ev)
+{
+    return ev[-1].isFree;
+}
+
+static void
+EventsRelease(
+    CprofMemEvent *ev)
+{
+    if (ev != NULL) {
+	munmap(ev - 1, (EventsCap(ev) + 1) * sizeof(CprofMemEvent));
+    }
+}
+
+/*
+ * A mapping for a table of 1 << bits slots (zeroed).
+ */
+
+static TableSlot *
+TableMap(
+    int bits)
+{
+    void *mem = mmap(NULL, ((size_t) 1 << bits) * sizeof(TableSlot),
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    return mem == MAP_FAILED ? NULL : (TableSlot *) mem;
+}
+
+static void
+TablePut(
+    TableSlot *slots,
+    int bits,
+    uintptr_t addr,
+    CprofMemRec *recPtr)
+{
+    uint32_t mask = (1u << bits) - 1, i;
+
+    for (i = AddrHash(addr, bits); slots[i].addr != 0; i = (i + 1) & mask) {
+	/* Linear probing. */
+    }
+    slots[i].addr = addr;
+    slots[i].recPtr = recPtr;
+}
+
 static int
 TableInsert(
     uintptr_t addr,
     CprofMemRec *recPtr)
 {
-    uint32_t i;
-
-    if (table == NULL || tableCount >= TABLE_SIZE - TABLE_SIZE / 4) {
+    if (table == NULL || tableCount >= TABLE_MAX) {
 	return 0;
     }
-    for (i = AddrHash(addr, TABLE_BITS); table[i].addr != 0;
-	    i = (i + 1) & (TABLE_SIZE - 1)) {
-	/* Linear probing. */
+    if (tableCount >= (3u << tableBits) / 4) {
+	/*
+	 * Three quarters full: twice the size (the old slots moved over,
+	 * the old mapping given back).
+	 */
+
+	TableSlot *newPtr = TableMap(tableBits + 1);
+	uint32_t i;
+
+	if (newPtr == NULL) {
+	    return 0;
+	}
+	for (i = 0; i < (1u << tableBits); i++) {
+	    if (table[i].addr != 0) {
+		TablePut(newPtr, tableBits + 1, table[i].addr,
+			table[i].recPtr);
+	    }
+	}
+	munmap(table, ((size_t) 1 << tableBits) * sizeof(TableSlot));
+	table = newPtr;
+	tableBits++;
     }
-    table[i].addr = addr;
-    table[i].recPtr = recPtr;
+    TablePut(table, tableBits, addr, recPtr);
     tableCount++;
     __atomic_add_fetch(&filter[AddrHash(addr, FILTER_BITS)], 1,
 	    __ATOMIC_RELEASE);
@@ -194,22 +464,21 @@ static CprofMemRec *
 TableRemove(
     uintptr_t addr)
 {
-    uint32_t i, j, k;
+    uint32_t i, j, k, mask = (1u << tableBits) - 1;
     CprofMemRec *recPtr;
 
     if (table == NULL || tableCount == 0) {
 	return NULL;
     }
-    for (i = AddrHash(addr, TABLE_BITS); table[i].addr != addr;
-	    i = (i + 1) & (TABLE_SIZE - 1)) {
+    for (i = AddrHash(addr, tableBits); table[i].addr != addr;
+	    i = (i + 1) & mask) {
 	if (table[i].addr == 0) {
 	    return NULL;
 	}
     }
     recPtr = table[i].recPtr;
-    for (j = (i + 1) & (TABLE_SIZE - 1); table[j].addr != 0;
-	    j = (j + 1) & (TABLE_SIZE - 1)) {
-	k = AddrHash(table[j].addr, TABLE_BITS);
+    for (j = (i + 1) & mask; table[j].addr != 0; j = (j + 1) & mask) {
+	k = AddrHash(table[j].addr, tableBits);
 
 	/*
 	 * Move j into the hole at i unless its home k lies cyclically in
@@ -236,10 +505,16 @@ PushEvent(
     int isFree)
 {
     if (numEvents == capEvents) {
-	int cap = capEvents ? 2 * capEvents : 1024;
-	CprofMemEvent *newPtr = (CprofMemEvent *) real.realloc(events,
-		cap * sizeof(CprofMemEvent));
+	int cap = capEvents ? 2 * capEvents : 4095;
+	CprofMemEvent *newPtr;
 
+	if (capEvents == 0 && spareEvents != NULL) {
+	    newPtr = spareEvents;
+	    spareEvents = NULL;
+	    cap = EventsCap(newPtr);
+	} else {
+	    newPtr = EventsAlloc(cap);
+	}
 	if (newPtr == NULL) {
 	    /*
 	     * No memory for the queue: the block is treated as never
@@ -250,8 +525,13 @@ PushEvent(
 	    if (!isFree && recPtr->tracked) {
 		TableRemove(recPtr->addr);
 	    }
-	    real.free(recPtr);
+	    totals.recordBytes -= RecBytes(recPtr);
+	    RecFree(recPtr);
 	    return;
+	}
+	if (events != NULL) {
+	    memcpy(newPtr, events, numEvents * sizeof(CprofMemEvent));
+	    EventsRelease(events);
 	}
 	events = newPtr;
 	capEvents = cap;
@@ -299,63 +579,865 @@ Draw(
     return d < 1 ? 1 : (d > 4e18 ? (int64_t) 4e18 : (int64_t) d);
 }
 
+/*
+ * The guard, up and down (it nests). While it is up the thread's
+ * allocations take the slow path, which passes them through uncounted,
+ * and its frees are put back at the end.
+ */
+
+static inline void
+GuardUp(
+    MemThread *tPtr)
+{
+    if (tPtr->guard++ == 0) {
+	tPtr->savedFrees = tPtr->frees;
+	tPtr->armed = GUARDED;
+    }
+}
+
+static inline void
+GuardDown(
+    MemThread *tPtr)
+{
+    if (--tPtr->guard == 0) {
+	tPtr->frees = tPtr->savedFrees;
+	tPtr->armed = tPtr->gen;
+    }
+}
+
+/*
+ * Add a thread's counts to the totals (with its guard up).
+ */
+
 static void
 FlushCounts(
     MemThread *tPtr)
 {
     __atomic_add_fetch(&totals.allocs, tPtr->allocs, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&totals.allocBytes, tPtr->allocBytes,
-	    __ATOMIC_RELAXED);
-    __atomic_add_fetch(&totals.frees, tPtr->frees, __ATOMIC_RELAXED);
-    tPtr->allocs = tPtr->allocBytes = tPtr->frees = 0;
+    __atomic_add_fetch(&totals.allocBytes,
+	    (uint64_t) (tPtr->base - tPtr->countdown), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&totals.frees, tPtr->savedFrees, __ATOMIC_RELAXED);
+    tPtr->allocs = tPtr->savedFrees = 0;
+    tPtr->base = tPtr->countdown;
 }
 
 /*
- * The countdown went below zero (or belongs to another run): decide
- * whether this allocation is sampled.
+ * A thread's first allocation in a run (or its first ever): counts from
+ * before are dropped, a fresh countdown drawn.
+ */
+
+static void
+InitThread(
+    MemThread *tPtr,
+    unsigned g)
+{
+    if (tPtr->rng == 0) {
+	tPtr->rng = ((uint64_t) syscall(SYS_gettid) << 32)
+		^ CprofClockNs(CLOCK_MONOTONIC) ^ (uintptr_t) tPtr;
+	if (tPtr->rng == 0) {
+	    tPtr->rng = 1;
+	}
+    }
+    tPtr->gen = g;
+    tPtr->allocs = tPtr->frees = tPtr->savedFrees = 0;
+    tPtr->countdown = tPtr->base = Draw(tPtr);
+    if (tPtr->guard == 0) {
+	tPtr->armed = g;
+    }
+}
+
+/*
+ * The slow path's decision for an allocation of 'size' bytes, made
+ * before the allocator is called: 0 not counted (no run, paused, the
+ * guard up), 1 counted on the way (the countdown did not run out), 2 to
+ * be sampled: Sampled counts it once it has succeeded.
+ */
+
+enum { NOT_COUNTED, COUNTED, SAMPLE };
+
+static int __attribute__((noinline))
+Decide(
+    MemThread *tPtr,
+    size_t size)
+{
+    unsigned g = __atomic_load_n(&allocGen, __ATOMIC_ACQUIRE);
+
+    if (tPtr->guard != 0 || g == NOT_COUNTING) {
+	return NOT_COUNTED;
+    }
+    if (tPtr->gen != g) {
+	InitThread(tPtr, g);
+    }
+    if (size <= (uint64_t) tPtr->countdown) {
+	tPtr->allocs++;
+	tPtr->countdown -= (int64_t) size;
+	return COUNTED;
+    }
+    return SAMPLE;
+}
+
+/*
+ * An allocation that crossed a sampling point succeeded: count it, draw
+ * the next point (the process is memoryless: the distance from the end
+ * of the block to the next point is a fresh draw, however many points
+ * the block spans, and its weight, memory.c, accounts for those), record
+ * it.
  */
 
 static void __attribute__((noinline))
-Crossed(
+Sampled(
     MemThread *tPtr,
     void *ptr,
     size_t size)
 {
-    unsigned g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
-
-    tPtr->guard = 1;
+    GuardUp(tPtr);
+    tPtr->allocs++;
+    tPtr->base += (size > (uint64_t) INT64_MAX / 2)
+	    ? INT64_MAX / 2 : (int64_t) size;
     FlushCounts(tPtr);
-    if (tPtr->gen != g) {
-	/*
-	 * A new run (or a thread's first allocation): a fresh countdown,
-	 * from which this allocation is taken.
-	 */
+    tPtr->countdown = tPtr->base = Draw(tPtr);
+    RecordAlloc(tPtr, ptr, size);
+    GuardDown(tPtr);
+}
 
-	if (tPtr->rng == 0) {
-	    tPtr->rng = ((uint64_t) syscall(SYS_gettid) << 32)
-		    ^ CprofClockNs(CLOCK_MONOTONIC) ^ (uintptr_t) tPtr;
-	    if (tPtr->rng == 0) {
-		tPtr->rng = 1;
+/*
+ *----------------------------------------------------------------------
+ *
+ * The unwinder of sampled allocations (x86-64) --
+ *
+ *	libgcc's unwinder, which the sampler uses, decodes each frame's
+ *	call frame information anew: about 1,100 instructions a frame, some
+ *	27,000 for a Tcl program's stack, most of what a sampled
+ *	allocation costs. Here the rule of each code address met (how to
+ *	find its frame's CFA, return address and saved %rbp) is worked out
+ *	once, from the FDE libgcc finds (_Unwind_Find_FDE), and cached, so
+ *	that a walk costs a table lookup and two loads a frame.
+ *
+ *	Only the rules gcc and clang emit for ordinary code are taken: CFA
+ *	= %rsp or %rbp + offset, the return address at CFA - 8, %rbp saved
+ *	at an offset from the CFA or left alone. Anything else (signal
+ *	frames, CFA expressions, stack realignment through another
+ *	register, an FDE that cannot be read) makes the rule "unsupported",
+ *	and the walk is done again by libgcc (CprofNativeWalk); a frame
+ *	without an FDE, or whose return address is undefined, ends the
+ *	stack, as it does for libgcc. Each frame's CFA must lie above the
+ *	previous one, or the walk is handed to libgcc too.
+ *
+ *	The cache (WALK_SLOTS rules, insert-only, linear probing) and the
+ *	walk are under walkMutex, a rule's working out is not (MemWalk); it
+ *	is emptied at each start and when a module is unloaded (its
+ *	addresses may be reused by another).
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define WALK_SLOTS	4096
+#define WALK_PROBES	16
+
+enum {
+    RULE_NONE,			/* Empty slot. */
+    RULE_FRAME,			/* A frame: cfaReg + cfaOff. */
+    RULE_END,			/* No caller (no FDE, or RA undefined). */
+    RULE_OTHER			/* Unsupported: libgcc walks. */
+};
+
+typedef struct WalkRule {
+    uintptr_t pc;		/* The address looked up. */
+    int32_t cfaOff;
+    int16_t rbpOff;		/* %rbp saved at CFA + rbpOff; 0: kept. */
+    uint8_t cfaReg;		/* 6 %rbp, 7 %rsp (DWARF numbers). */
+    uint8_t kind;
+} WalkRule;
+
+typedef struct DwarfEhBases {
+    void *tbase, *dbase, *func;
+} DwarfEhBases;
+
+typedef const void *(*FindFdeProc)(void *pc, DwarfEhBases *bases);
+
+static pthread_mutex_t walkMutex = PTHREAD_MUTEX_INITIALIZER;
+static WalkRule *walkRules;	/* WALK_SLOTS, mmap'd at the first start. */
+static FindFdeProc pFindFde;
+static int fastWalkOk;		/* The fast walk can be used. */
+static uint64_t walkFast, walkSlow;
+				/* Walks done each way (under walkMutex). */
+static unsigned walkGen;	/* Changes when the rules are forgotten. */
+static int walkCheck;		/* Test hook: walk both ways, compare. */
+static uint64_t walkChecked, walkMismatch;
+
+#if defined(__x86_64__)
+
+static uint64_t
+ReadUleb(
+    const uint8_t **pPtr,
+    const uint8_t *end,
+    int *okPtr)
+{
+    uint64_t v = 0;
+    int shift = 0;
+    const uint8_t *p = *pPtr;
+
+    while (p < end) {
+	uint8_t b = *p++;
+
+	if (shift < 64) {
+	    v |= (uint64_t) (b & 0x7f) << shift;
+	}
+	shift += 7;
+	if (!(b & 0x80)) {
+	    *pPtr = p;
+	    return v;
+	}
+    }
+    *okPtr = 0;
+    *pPtr = end;
+    return 0;
+}
+
+static int64_t
+ReadSleb(
+    const uint8_t **pPtr,
+    const uint8_t *end,
+    int *okPtr)
+{
+    int64_t v = 0;
+    int shift = 0;
+    uint8_t b = 0;
+    const uint8_t *p = *pPtr;
+
+    while (p < end) {
+	b = *p++;
+	if (shift < 64) {
+	    v |= (int64_t) (b & 0x7f) << shift;
+	}
+	shift += 7;
+	if (!(b & 0x80)) {
+	    if (shift < 64 && (b & 0x40)) {
+		v |= -((int64_t) 1 << shift);
+	    }
+	    *pPtr = p;
+	    return v;
+	}
+    }
+    *okPtr = 0;
+    *pPtr = end;
+    return 0;
+}
+
+/*
+ * The size of a pointer in encoding 'enc' (DW_EH_PE_*), -1 for variable
+ * or unknown (LEB128, aligned).
+ */
+
+static int
+EncodedSize(
+    uint8_t enc)
+{
+    if (enc == 0xff) {
+	return 0;
+    }
+    if ((enc & 0x70) == 0x50) {
+	return -1;
+    }
+    switch (enc & 0x0f) {
+    case 0x00: case 0x04: case 0x0c:
+	return 8;
+    case 0x02: case 0x0a:
+	return 2;
+    case 0x03: case 0x0b:
+	return 4;
+    default:
+	return -1;
+    }
+}
+
+/*
+ * The state the CFA program builds: what is needed of it.
+ */
+
+typedef struct CfaState {
+    int cfaReg;
+    int64_t cfaOff;
+    int rbpHow;			/* 0 kept, 1 saved at CFA + rbpOff, 2 other */
+    int64_t rbpOff;
+    int raHow;			/* 0 unset, 1 at CFA + raOff, 2 undefined,
+				 * 3 other */
+    int64_t raOff;
+} CfaState;
+
+/*
+ * Run a CFA program up to (not past) the instructions for 'pc', from
+ * 'loc'. Returns 0 for an unsupported instruction or bad data.
+ */
+
+static int
+RunCfa(
+    const uint8_t *p,
+    const uint8_t *end,
+    uintptr_t loc,
+    uintptr_t pc,
+    uint64_t codeAlign,
+    int64_t dataAlign,
+    int raReg,
+    CfaState *sPtr,
+    const CfaState *initPtr)
+{
+    CfaState stack[8];
+    int depth = 0, ok = 1;
+
+    while (p < end && ok) {
+	uint8_t op = *p++;
+	uint64_t reg = 0;
+	int64_t off = 0;
+	int setReg = 0;		/* 1 offset rule, 2 undefined, 3 other,
+				 * 4 restore, 5 same value */
+
+	switch (op >> 6) {
+	case 1:			/* DW_CFA_advance_loc */
+	    loc += (op & 0x3f) * codeAlign;
+	    if (loc > pc) {
+		return 1;
+	    }
+	    continue;
+	case 2:			/* DW_CFA_offset */
+	    reg = op & 0x3f;
+	    off = (int64_t) ReadUleb(&p, end, &ok) * dataAlign;
+	    setReg = 1;
+	    break;
+	case 3:			/* DW_CFA_restore */
+	    reg = op & 0x3f;
+	    setReg = 4;
+	    break;
+	default:
+	    switch (op) {
+	    case 0x00:		/* DW_CFA_nop */
+		continue;
+	    case 0x02:		/* DW_CFA_advance_loc1 */
+		if (p + 1 > end) {
+		    return 0;
+		}
+		loc += p[0] * codeAlign;
+		p += 1;
+		if (loc > pc) {
+		    return 1;
+		}
+		continue;
+	    case 0x03: {	/* DW_CFA_advance_loc2 */
+		uint16_t d;
+
+		if (p + 2 > end) {
+		    return 0;
+		}
+		memcpy(&d, p, 2);
+		p += 2;
+		loc += d * codeAlign;
+		if (loc > pc) {
+		    return 1;
+		}
+		continue;
+	    }
+	    case 0x04: {	/* DW_CFA_advance_loc4 */
+		uint32_t d;
+
+		if (p + 4 > end) {
+		    return 0;
+		}
+		memcpy(&d, p, 4);
+		p += 4;
+		loc += d * codeAlign;
+		if (loc > pc) {
+		    return 1;
+		}
+		continue;
+	    }
+	    case 0x05:		/* DW_CFA_offset_extended */
+		reg = ReadUleb(&p, end, &ok);
+		off = (int64_t) ReadUleb(&p, end, &ok) * dataAlign;
+		setReg = 1;
+		break;
+	    case 0x06:		/* DW_CFA_restore_extended */
+		reg = ReadUleb(&p, end, &ok);
+		setReg = 4;
+		break;
+	    case 0x07:		/* DW_CFA_undefined */
+		reg = ReadUleb(&p, end, &ok);
+		setReg = 2;
+		break;
+	    case 0x08:		/* DW_CFA_same_value */
+		reg = ReadUleb(&p, end, &ok);
+		setReg = 5;
+		break;
+	    case 0x09:		/* DW_CFA_register */
+		reg = ReadUleb(&p, end, &ok);
+		(void) ReadUleb(&p, end, &ok);
+		setReg = 3;
+		break;
+	    case 0x0a:		/* DW_CFA_remember_state */
+		if (depth == 8) {
+		    return 0;
+		}
+		stack[depth++] = *sPtr;
+		continue;
+	    case 0x0b:		/* DW_CFA_restore_state */
+		if (depth == 0) {
+		    return 0;
+		}
+		{
+		    /* The CFA rule is not part of the state saved? It is
+		     * in libgcc: the whole row is restored. */
+		    *sPtr = stack[--depth];
+		}
+		continue;
+	    case 0x0c:		/* DW_CFA_def_cfa */
+		sPtr->cfaReg = (int) ReadUleb(&p, end, &ok);
+		sPtr->cfaOff = (int64_t) ReadUleb(&p, end, &ok);
+		continue;
+	    case 0x0d:		/* DW_CFA_def_cfa_register */
+		sPtr->cfaReg = (int) ReadUleb(&p, end, &ok);
+		continue;
+	    case 0x0e:		/* DW_CFA_def_cfa_offset */
+		sPtr->cfaOff = (int64_t) ReadUleb(&p, end, &ok);
+		continue;
+	    case 0x11:		/* DW_CFA_offset_extended_sf */
+		reg = ReadUleb(&p, end, &ok);
+		off = ReadSleb(&p, end, &ok) * dataAlign;
+		setReg = 1;
+		break;
+	    case 0x12:		/* DW_CFA_def_cfa_sf */
+		sPtr->cfaReg = (int) ReadUleb(&p, end, &ok);
+		sPtr->cfaOff = ReadSleb(&p, end, &ok) * dataAlign;
+		continue;
+	    case 0x13:		/* DW_CFA_def_cfa_offset_sf */
+		sPtr->cfaOff = ReadSleb(&p, end, &ok) * dataAlign;
+		continue;
+	    case 0x14:		/* DW_CFA_val_offset */
+		reg = ReadUleb(&p, end, &ok);
+		(void) ReadUleb(&p, end, &ok);
+		setReg = 3;
+		break;
+	    case 0x15:		/* DW_CFA_val_offset_sf */
+		reg = ReadUleb(&p, end, &ok);
+		(void) ReadSleb(&p, end, &ok);
+		setReg = 3;
+		break;
+	    case 0x10:		/* DW_CFA_expression */
+	    case 0x16: {	/* DW_CFA_val_expression */
+		uint64_t len;
+
+		reg = ReadUleb(&p, end, &ok);
+		len = ReadUleb(&p, end, &ok);
+		if (len > (uint64_t) (end - p)) {
+		    return 0;
+		}
+		p += len;
+		setReg = 3;
+		break;
+	    }
+	    case 0x2e:		/* DW_CFA_GNU_args_size */
+		(void) ReadUleb(&p, end, &ok);
+		continue;
+	    case 0x2f:		/* DW_CFA_GNU_negative_offset_extended */
+		reg = ReadUleb(&p, end, &ok);
+		off = -(int64_t) ReadUleb(&p, end, &ok) * dataAlign;
+		setReg = 1;
+		break;
+	    default:		/* set_loc, def_cfa_expression, others. */
+		return 0;
 	    }
 	}
-	tPtr->gen = g;
-	tPtr->countdown = Draw(tPtr) - (int64_t) size;
-	if (tPtr->countdown >= 0) {
-	    tPtr->guard = 0;
-	    return;
+
+	/*
+	 * A register's rule: only %rbp's and the return address's count.
+	 */
+
+	if (reg == 6) {
+	    switch (setReg) {
+	    case 1:
+		sPtr->rbpHow = 1;
+		sPtr->rbpOff = off;
+		break;
+	    case 4:
+		sPtr->rbpHow = initPtr->rbpHow;
+		sPtr->rbpOff = initPtr->rbpOff;
+		break;
+	    case 5:
+		sPtr->rbpHow = 0;
+		break;
+	    default:
+		sPtr->rbpHow = 2;
+		break;
+	    }
+	} else if ((int) reg == raReg) {
+	    switch (setReg) {
+	    case 1:
+		sPtr->raHow = 1;
+		sPtr->raOff = off;
+		break;
+	    case 2:
+		sPtr->raHow = 2;
+		break;
+	    case 4:
+		sPtr->raHow = initPtr->raHow;
+		sPtr->raOff = initPtr->raOff;
+		break;
+	    default:
+		sPtr->raHow = 3;
+		break;
+	    }
 	}
+    }
+    return ok;
+}
+
+/*
+ * Work out the rule of a code address (a return address minus one, or the
+ * walk's own first PC) from its FDE.
+ */
+
+static void
+ComputeRule(
+    uintptr_t pc,
+    WalkRule *rulePtr)
+{
+    DwarfEhBases bases;
+    const uint8_t *fde, *cie, *p, *end, *cieEnd, *cieInsns;
+    uint32_t len, ciePtr;
+    const char *aug;
+    uint64_t codeAlign, augLen;
+    int64_t dataAlign;
+    int raReg, ok = 1, size;
+    uint8_t fdeEnc = 0;
+    CfaState init, state;
+
+    memset(rulePtr, 0, sizeof(WalkRule));
+    rulePtr->pc = pc;
+    rulePtr->kind = RULE_OTHER;
+    fde = (const uint8_t *) pFindFde((void *) pc, &bases);
+    if (fde == NULL) {
+	rulePtr->kind = RULE_END;
+	return;
     }
 
     /*
-     * One sample however many sampling points the allocation spans: its
-     * weight (memory.c) accounts for that.
+     * The CIE.
      */
 
-    do {
-	tPtr->countdown += Draw(tPtr);
-    } while (tPtr->countdown < 0);
-    RecordAlloc(tPtr, ptr, size);
-    tPtr->guard = 0;
+    memcpy(&len, fde, 4);
+    memcpy(&ciePtr, fde + 4, 4);
+    if (len == 0xffffffffu || len < 8) {
+	return;
+    }
+    cie = fde + 4 - ciePtr;
+    memcpy(&len, cie, 4);
+    if (len == 0xffffffffu || len < 8) {
+	return;
+    }
+    cieEnd = cie + 4 + len;
+    p = cie + 8;			/* Past the length and the CIE id. */
+    if (*p != 1 && *p != 3) {
+	return;				/* Version. */
+    }
+    p++;
+    aug = (const char *) p;
+    p += strlen(aug) + 1;
+    if (p > cieEnd || aug[0] != 'z') {
+	return;
+    }
+    codeAlign = ReadUleb(&p, cieEnd, &ok);
+    dataAlign = ReadSleb(&p, cieEnd, &ok);
+    raReg = (cie[8] == 1) ? (p < cieEnd ? *p++ : -1)
+	    : (int) ReadUleb(&p, cieEnd, &ok);
+    augLen = ReadUleb(&p, cieEnd, &ok);
+    if (!ok || augLen > (uint64_t) (cieEnd - p)) {
+	return;
+    }
+    cieInsns = p + augLen;
+    for (aug++; *aug != '\0'; aug++) {
+	switch (*aug) {
+	case 'R':
+	    fdeEnc = *p++;
+	    break;
+	case 'L':
+	    p++;
+	    break;
+	case 'P':
+	    size = EncodedSize(*p);
+	    if (size < 0) {
+		return;
+	    }
+	    p += 1 + size;
+	    break;
+	default:
+	    return;			/* 'S' (signal frames) and others. */
+	}
+    }
+    if (raReg != 16) {
+	return;
+    }
+
+    /*
+     * The FDE: past its addresses and augmentation data, to its program.
+     */
+
+    memcpy(&len, fde, 4);
+    end = fde + 4 + len;
+    p = fde + 8;
+    size = EncodedSize(fdeEnc);
+    if (size <= 0) {
+	return;
+    }
+    p += 2 * size;
+    augLen = ReadUleb(&p, end, &ok);
+    if (!ok || augLen > (uint64_t) (end - p)) {
+	return;
+    }
+    p += augLen;
+
+    memset(&init, 0, sizeof(init));
+    init.cfaReg = -1;
+    if (!RunCfa(cieInsns, cieEnd, 0, UINTPTR_MAX, codeAlign, dataAlign,
+	    raReg, &init, &init)) {
+	return;
+    }
+    state = init;
+    if (!RunCfa(p, end, (uintptr_t) bases.func, pc, codeAlign, dataAlign,
+	    raReg, &state, &init)) {
+	return;
+    }
+    if (state.raHow == 2) {
+	rulePtr->kind = RULE_END;
+	return;
+    }
+    if ((state.cfaReg != 6 && state.cfaReg != 7) || state.raHow != 1
+	    || state.raOff != -8 || state.rbpHow == 2
+	    || state.cfaOff < INT32_MIN || state.cfaOff > INT32_MAX
+	    || (state.rbpHow == 1 && (state.rbpOff == 0
+	    || state.rbpOff < INT16_MIN || state.rbpOff > INT16_MAX))) {
+	return;
+    }
+    rulePtr->cfaReg = (uint8_t) state.cfaReg;
+    rulePtr->cfaOff = (int32_t) state.cfaOff;
+    rulePtr->rbpOff = (int16_t) (state.rbpHow == 1 ? state.rbpOff : 0);
+    rulePtr->kind = RULE_FRAME;
+}
+
+/*
+ * The cached rule of a code address, or NULL (under walkMutex).
+ */
+
+static inline const WalkRule *
+FindRule(
+    uintptr_t pc)
+{
+    uint32_t i = AddrHash(pc, 12), k;
+
+    for (k = 0; k < WALK_PROBES; k++, i = (i + 1) & (WALK_SLOTS - 1)) {
+	if (walkRules[i].pc == pc) {
+	    return &walkRules[i];
+	}
+	if (walkRules[i].kind == RULE_NONE) {
+	    return NULL;
+	}
+    }
+    return NULL;
+}
+
+/*
+ * Keep a rule (under walkMutex). Returns 0 when its probe sequence is
+ * full: the address is never cached, its walks are libgcc's.
+ */
+
+static int
+CacheRule(
+    const WalkRule *rulePtr)
+{
+    uint32_t i = AddrHash(rulePtr->pc, 12), k;
+
+    for (k = 0; k < WALK_PROBES; k++, i = (i + 1) & (WALK_SLOTS - 1)) {
+	if (walkRules[i].pc == rulePtr->pc) {
+	    return 1;
+	}
+	if (walkRules[i].kind == RULE_NONE) {
+	    walkRules[i] = *rulePtr;
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+/*
+ * Walk this thread's stack: the frames' return addresses (this
+ * function's own PC first) and CFAs, as CprofNativeWalk gives them.
+ * Returns the number of frames, WALK_LIBGCC when a frame needs libgcc, or
+ * WALK_MISS when the rule of the address *missPtr is not known yet. Under
+ * walkMutex; reads the cache and the thread's own stack only.
+ */
+
+#define WALK_LIBGCC	(-1)
+#define WALK_MISS	(-2)
+
+static int __attribute__((noinline))
+FastWalk(
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max,
+    uintptr_t *missPtr)
+{
+    uintptr_t pc, sp, fp, limit;
+    int n = 0;
+
+    __asm__ volatile(
+	"lea 0(%%rip), %0\n\t"
+	"mov %%rsp, %1\n\t"
+	"mov %%rbp, %2"
+	: "=r"(pc), "=r"(sp), "=r"(fp));
+    limit = sp + ((uintptr_t) 1 << 30);
+    while (n < max) {
+	uintptr_t look = (n == 0) ? pc : pc - 1, frameCfa;
+	const WalkRule *rPtr = FindRule(look);
+
+	if (rPtr == NULL) {
+	    *missPtr = look;
+	    return WALK_MISS;
+	}
+	if (rPtr->kind == RULE_END) {
+	    if (n == 0) {
+		return WALK_LIBGCC;
+	    }
+	    ip[n] = pc;
+	    cfa[n] = sp;
+	    return n + 1;
+	}
+	if (rPtr->kind != RULE_FRAME) {
+	    return WALK_LIBGCC;
+	}
+	frameCfa = (rPtr->cfaReg == 7 ? sp : fp) + (intptr_t) rPtr->cfaOff;
+	if (frameCfa <= sp || frameCfa >= limit || (frameCfa & 7)) {
+	    return WALK_LIBGCC;
+	}
+	ip[n] = pc;
+	cfa[n] = sp;
+	n++;
+	if (rPtr->rbpOff != 0) {
+	    fp = *(const uintptr_t *) (frameCfa + (intptr_t) rPtr->rbpOff);
+	}
+	pc = *(const uintptr_t *) (frameCfa - 8);
+	sp = frameCfa;
+	if (pc == 0) {
+	    return n;
+	}
+    }
+    return n;
+}
+
+#else /* !__x86_64__ */
+
+static int
+FastWalk(
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max,
+    uintptr_t *missPtr)
+{
+    return WALK_LIBGCC;
+}
+
+#endif
+
+/*
+ * The native stack of a sampled allocation: the fast walk, or libgcc's.
+ */
+
+static int
+MemWalk(
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max)
+{
+    int n = WALK_LIBGCC, tries;
+
+    if (fastWalkOk) {
+	/*
+	 * A rule not known yet is worked out with the lock released (libgcc
+	 * finding the FDE may take the loader's lock, which a thread in
+	 * dlopen holds while it allocates), then the walk starts again.
+	 * Rules are not kept if the modules changed meanwhile.
+	 */
+
+	for (tries = 0; tries < 4 * CPROF_NATIVE_MAX; tries++) {
+	    uintptr_t miss = 0;
+	    WalkRule rule;
+	    unsigned g;
+	    int kept;
+
+	    pthread_mutex_lock(&walkMutex);
+	    g = walkGen;
+	    n = FastWalk(ip, cfa, max, &miss);
+	    pthread_mutex_unlock(&walkMutex);
+	    if (n != WALK_MISS) {
+		break;
+	    }
+	    ComputeRule(miss, &rule);
+	    pthread_mutex_lock(&walkMutex);
+	    kept = (walkGen == g) && CacheRule(&rule);
+	    pthread_mutex_unlock(&walkMutex);
+	    if (!kept) {
+		n = WALK_LIBGCC;
+		break;
+	    }
+	}
+	if (n == WALK_MISS) {
+	    n = WALK_LIBGCC;
+	}
+	if (n >= 0 && walkCheck) {
+	    uintptr_t ip2[CPROF_NATIVE_MAX + 8], cfa2[CPROF_NATIVE_MAX + 8];
+	    int n2 = CprofNativeWalk(ip2, cfa2, CPROF_NATIVE_MAX + 8), i, j;
+	    int differ;
+
+	    /*
+	     * Both start inside this file (the first frames differ: each
+	     * walker's own); compare from the first frame outside it.
+	     */
+
+	    for (i = 0; i < n && ip[i] >= ownLo && ip[i] < ownHi; i++) {
+	    }
+	    for (j = 0; j < n2 && ip2[j] >= ownLo && ip2[j] < ownHi; j++) {
+	    }
+	    differ = (n - i != n2 - j
+		    || memcmp(ip + i, ip2 + j, (n - i) * sizeof(uintptr_t))
+		    || memcmp(cfa + i, cfa2 + j, (n - i) * sizeof(uintptr_t)));
+	    pthread_mutex_lock(&walkMutex);
+	    walkChecked++;
+	    walkMismatch += differ;
+	    pthread_mutex_unlock(&walkMutex);
+	}
+	pthread_mutex_lock(&walkMutex);
+	if (n >= 0) {
+	    walkFast++;
+	} else {
+	    walkSlow++;
+	}
+	pthread_mutex_unlock(&walkMutex);
+    }
+    if (n < 0) {
+	n = CprofNativeWalk(ip, cfa, max);
+    }
+    return n;
+}
+
+/*
+ * Forget every rule (start, a module unloaded).
+ */
+
+static void
+ForgetRules(void)
+{
+    pthread_mutex_lock(&walkMutex);
+    if (walkRules != NULL) {
+	memset(walkRules, 0, WALK_SLOTS * sizeof(WalkRule));
+    }
+    walkGen++;
+    pthread_mutex_unlock(&walkMutex);
 }
 
 static void
@@ -373,7 +1455,7 @@ RecordAlloc(
     size_t bytes;
 
     (void) tPtr;
-    n = CprofNativeWalk(ip, cfa, CPROF_NATIVE_MAX + 8);
+    n = MemWalk(ip, cfa, CPROF_NATIVE_MAX + 8);
     while (skip < n && ip[skip] >= ownLo && ip[skip] < ownHi) {
 	skip++;			/* The hooks' own frames. */
     }
@@ -387,7 +1469,7 @@ RecordAlloc(
     }
     bytes = sizeof(CprofMemRec) + 2 * n * sizeof(uintptr_t)
 	    + nTcl * sizeof(CprofTclRef);
-    recPtr = (CprofMemRec *) real.malloc(bytes);
+    recPtr = (CprofMemRec *) RecAlloc(bytes);
     if (recPtr == NULL) {
 	__atomic_add_fetch(&totals.lostEvents, 1, __ATOMIC_RELAXED);
 	return;
@@ -455,37 +1537,66 @@ QueueFree(
  *
  * The hooks --
  *
- *	The fast path: not active or guarded, pass through; else count and
- *	count down.
+ *	The fast path of an allocation: the thread is armed and the
+ *	countdown covers the size: count, then tail-call the allocator.
+ *	Anything else goes through Decide. The fast path of a free: count,
+ *	and unless the filter says the block may be sampled, tail-call
+ *	free. Neither takes a lock, calls anything but the allocator, or
+ *	writes anything but the thread's own state.
  *
  *----------------------------------------------------------------------
  */
 
-static inline void
-Allocated(
-    void *ptr,
+#define FAST_COUNT(tPtr, size) \
+    (LIKELY((tPtr)->armed == allocGen \
+	    && (size) <= (uint64_t) (tPtr)->countdown) \
+	    ? ((tPtr)->allocs++, (tPtr)->countdown -= (int64_t) (size), 1) : 0)
+
+static void * __attribute__((noinline))
+MallocSlow(
     size_t size)
 {
     MemThread *tPtr = &tlsMem;
+    void *ptr;
 
-    if (ptr == NULL || tPtr->guard || active != 1) {
-	return;
+    if (Decide(tPtr, size) != SAMPLE) {
+	return real.malloc(size);
     }
-    tPtr->allocs++;
-    tPtr->allocBytes += size;
-    tPtr->countdown -= (int64_t) size;
-    if (UNLIKELY(tPtr->countdown < 0 || tPtr->gen != gen)) {
-	Crossed(tPtr, ptr, size);
+    ptr = real.malloc(size);
+    if (ptr != NULL) {
+	Sampled(tPtr, ptr, size);
     }
+    return ptr;
 }
 
 static void *
 HookMalloc(
     size_t size)
 {
-    void *ptr = real.malloc(size);
+    MemThread *tPtr = &tlsMem;
 
-    Allocated(ptr, size);
+    if (FAST_COUNT(tPtr, size)) {
+	return real.malloc(size);
+    }
+    return MallocSlow(size);
+}
+
+static void * __attribute__((noinline))
+CallocSlow(
+    size_t count,
+    size_t size,
+    size_t bytes)
+{
+    MemThread *tPtr = &tlsMem;
+    void *ptr;
+
+    if (Decide(tPtr, bytes) != SAMPLE) {
+	return real.calloc(count, size);
+    }
+    ptr = real.calloc(count, size);
+    if (ptr != NULL) {
+	Sampled(tPtr, ptr, bytes);
+    }
     return ptr;
 }
 
@@ -494,26 +1605,60 @@ HookCalloc(
     size_t count,
     size_t size)
 {
-    void *ptr = real.calloc(count, size);
+    MemThread *tPtr = &tlsMem;
+    size_t bytes;
 
-    Allocated(ptr, count * size);
-    return ptr;
+    if (__builtin_mul_overflow(count, size, &bytes)) {
+	return real.calloc(count, size);	/* Fails. */
+    }
+    if (FAST_COUNT(tPtr, bytes)) {
+	return real.calloc(count, size);
+    }
+    return CallocSlow(count, size, bytes);
+}
+
+/*
+ * A free that passed the filter: the block may be sampled; its record
+ * leaves the table before the address can be reused.
+ */
+
+static void __attribute__((noinline))
+FreeSlow(
+    void *ptr)
+{
+    if (__atomic_load_n(&active, __ATOMIC_ACQUIRE) != 0) {
+	CprofMemRec *recPtr;
+
+	pthread_mutex_lock(&memMutex);
+	recPtr = TableRemove((uintptr_t) ptr);
+	if (recPtr != NULL) {
+	    totals.sampledFrees++;
+	    PushEvent(recPtr, 1);
+	}
+	pthread_mutex_unlock(&memMutex);
+    }
+    real.free(ptr);
+}
+
+static inline int
+MaybeSampled(
+    void *ptr)
+{
+    return __atomic_load_n(&filter[AddrHash((uintptr_t) ptr, FILTER_BITS)],
+	    __ATOMIC_ACQUIRE) != 0;
 }
 
 static void
 HookFree(
     void *ptr)
 {
-    MemThread *tPtr = &tlsMem;
-
-    if (ptr != NULL && !tPtr->guard && active) {
-	CprofMemRec *recPtr;
-
-	tPtr->frees++;
-	recPtr = TakeSampled(ptr);
-	if (recPtr != NULL) {
-	    QueueFree(recPtr);
-	}
+    if (ptr == NULL) {
+	return;				/* free(NULL) does nothing. */
+    }
+    tlsMem.frees++;
+    if (UNLIKELY(MaybeSampled(ptr))) {
+	FreeSlow(ptr);
+	return;
     }
     real.free(ptr);
 }
@@ -526,8 +1671,9 @@ HookRealloc(
     MemThread *tPtr = &tlsMem;
     CprofMemRec *recPtr = NULL;
     void *newPtr;
+    int how = NOT_COUNTED;
 
-    if (tPtr->guard || active == 0) {
+    if (__atomic_load_n(&active, __ATOMIC_ACQUIRE) == 0) {
 	return real.realloc(ptr, size);
     }
 
@@ -535,14 +1681,21 @@ HookRealloc(
      * A realloc is a free of the old block and an allocation of the new
      * one. The old block's record leaves the table first (its address is
      * free for reuse once realloc moves it); a failed realloc puts it
-     * back, untouched.
+     * back, untouched, and takes back the count of the new block.
      */
 
-    if (ptr != NULL) {
+    if (ptr != NULL && MaybeSampled(ptr)) {
 	recPtr = TakeSampled(ptr);
     }
+    if (size != 0) {
+	how = FAST_COUNT(tPtr, size) ? COUNTED : Decide(tPtr, size);
+    }
     newPtr = real.realloc(ptr, size);
-    if (newPtr == NULL && size != 0 && ptr != NULL) {
+    if (newPtr == NULL && size != 0) {
+	if (how == COUNTED) {
+	    tPtr->allocs--;
+	    tPtr->countdown += (int64_t) size;
+	}
 	if (recPtr != NULL) {
 	    pthread_mutex_lock(&memMutex);
 	    if (!TableInsert(recPtr->addr, recPtr)) {
@@ -560,10 +1713,31 @@ HookRealloc(
 	    QueueFree(recPtr);
 	}
     }
-    if (size != 0) {
-	Allocated(newPtr, size);
+    if (how == SAMPLE) {
+	Sampled(tPtr, newPtr, size);
     }
     return newPtr;
+}
+
+/*
+ * The aligned ones: not hot, one shape for all.
+ */
+
+static inline void
+AfterAligned(
+    MemThread *tPtr,
+    int how,
+    void *ptr,
+    size_t size)
+{
+    if (ptr == NULL) {
+	if (how == COUNTED) {
+	    tPtr->allocs--;
+	    tPtr->countdown += (int64_t) size;
+	}
+    } else if (how == SAMPLE) {
+	Sampled(tPtr, ptr, size);
+    }
 }
 
 static int
@@ -572,11 +1746,11 @@ HookPosixMemalign(
     size_t align,
     size_t size)
 {
+    MemThread *tPtr = &tlsMem;
+    int how = FAST_COUNT(tPtr, size) ? COUNTED : Decide(tPtr, size);
     int code = real.posixMemalign(ptrPtr, align, size);
 
-    if (code == 0) {
-	Allocated(*ptrPtr, size);
-    }
+    AfterAligned(tPtr, how, code == 0 ? *ptrPtr : NULL, size);
     return code;
 }
 
@@ -585,9 +1759,11 @@ HookAlignedAlloc(
     size_t align,
     size_t size)
 {
+    MemThread *tPtr = &tlsMem;
+    int how = FAST_COUNT(tPtr, size) ? COUNTED : Decide(tPtr, size);
     void *ptr = real.alignedAlloc(align, size);
 
-    Allocated(ptr, size);
+    AfterAligned(tPtr, how, ptr, size);
     return ptr;
 }
 
@@ -596,9 +1772,11 @@ HookMemalign(
     size_t align,
     size_t size)
 {
+    MemThread *tPtr = &tlsMem;
+    int how = FAST_COUNT(tPtr, size) ? COUNTED : Decide(tPtr, size);
     void *ptr = real.memalign(align, size);
 
-    Allocated(ptr, size);
+    AfterAligned(tPtr, how, ptr, size);
     return ptr;
 }
 
@@ -606,9 +1784,11 @@ static void *
 HookValloc(
     size_t size)
 {
+    MemThread *tPtr = &tlsMem;
+    int how = FAST_COUNT(tPtr, size) ? COUNTED : Decide(tPtr, size);
     void *ptr = real.valloc(size);
 
-    Allocated(ptr, size);
+    AfterAligned(tPtr, how, ptr, size);
     return ptr;
 }
 
@@ -641,10 +1821,8 @@ HookDlopen(
     void *handle = real.dlopen(file, flags);
 
     if (handle != NULL && active) {
-	int saved = tlsMem.guard;
-
 	pthread_mutex_lock(&patchMutex);
-	tlsMem.guard = 1;
+	GuardUp(&tlsMem);
 	if (active) {
 	    int n = CprofGotPatch(hookTargets,
 		    (int) (sizeof(hookTargets) / sizeof(hookTargets[0])));
@@ -654,7 +1832,7 @@ HookDlopen(
 	    totals.loads++;
 	    pthread_mutex_unlock(&memMutex);
 	}
-	tlsMem.guard = saved;
+	GuardDown(&tlsMem);
 	pthread_mutex_unlock(&patchMutex);
     }
     return handle;
@@ -664,14 +1842,15 @@ static int
 HookDlclose(
     void *handle)
 {
-    int code, saved = tlsMem.guard;
+    int code;
 
     pthread_mutex_lock(&patchMutex);
     code = real.dlclose(handle);
     if (active) {
-	tlsMem.guard = 1;
+	GuardUp(&tlsMem);
 	CprofGotForgetClosed();
-	tlsMem.guard = saved;
+	ForgetRules();
+	GuardDown(&tlsMem);
     }
     pthread_mutex_unlock(&patchMutex);
     return code;
@@ -690,11 +1869,15 @@ AtforkPrepare(void)
 {
     pthread_mutex_lock(&patchMutex);
     pthread_mutex_lock(&memMutex);
+    pthread_mutex_lock(&poolMutex);
+    pthread_mutex_lock(&walkMutex);
 }
 
 static void
 AtforkRelease(void)
 {
+    pthread_mutex_unlock(&walkMutex);
+    pthread_mutex_unlock(&poolMutex);
     pthread_mutex_unlock(&memMutex);
     pthread_mutex_unlock(&patchMutex);
 }
@@ -781,6 +1964,7 @@ CprofMemStart(
     size_t msgLen)
 {
     int i, n;
+    unsigned g;
 
     if (!CprofUnwindReady(msg, msgLen) || !FindReal(msg, msgLen)) {
 	return 0;
@@ -793,35 +1977,62 @@ CprofMemStart(
     if (ownLo == 0) {
 	dl_iterate_phdr(FindOwnText, (void *) (uintptr_t) CprofMemStart);
     }
-    if (table == NULL) {
-	void *mem = mmap(NULL, TABLE_SIZE * sizeof(TableSlot),
+    if (walkRules == NULL) {
+	void *mem = mmap(NULL, WALK_SLOTS * sizeof(WalkRule),
 		PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
 
-	if (mem == MAP_FAILED) {
+	if (handle != NULL) {
+	    pFindFde = (FindFdeProc) dlsym(handle, "_Unwind_Find_FDE");
+	    dlclose(handle);
+	}
+	if (mem != MAP_FAILED) {
+	    walkRules = (WalkRule *) mem;
+	}
+#if defined(__x86_64__)
+	fastWalkOk = (walkRules != NULL && pFindFde != NULL);
+#endif
+    }
+    ForgetRules();
+    CprofMemClear();
+    if (table == NULL) {
+	table = TableMap(TABLE_MIN_BITS);
+	if (table == NULL) {
 	    pthread_mutex_unlock(&patchMutex);
 	    snprintf(msg, msgLen, "cannot map the table of sampled blocks");
 	    return 0;
 	}
-	table = (TableSlot *) mem;
+	tableBits = TABLE_MIN_BITS;
     }
-    CprofMemClear();
     pthread_mutex_lock(&memMutex);
     memset(&totals, 0, sizeof(totals));
     rateBytes = rate;
     needDrainPtr = drainPtr;
     pthread_mutex_unlock(&memMutex);
-    __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
+
+    /*
+     * A new generation (even, never 0: a fresh thread's 'armed'), the
+     * calling thread set up for it; the others are at their next
+     * allocation (Decide).
+     */
+
+    g = __atomic_add_fetch(&gen, 2, __ATOMIC_RELEASE);
+    if (g == 0) {
+	g = __atomic_add_fetch(&gen, 2, __ATOMIC_RELEASE);
+    }
+    GuardUp(&tlsMem);
+    InitThread(&tlsMem, g);
     __atomic_store_n(&active, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&allocGen, g, __ATOMIC_RELEASE);
 
     for (i = 0; i < (int) (sizeof(targets) / sizeof(targets[0])); i++) {
 	hookTargets[i] = targets[i];
     }
     hookTargets[8].hook = (void *) HookDlopen;
     hookTargets[9].hook = (void *) HookDlclose;
-    tlsMem.guard++;
     n = CprofGotPatch(hookTargets,
 	    (int) (sizeof(hookTargets) / sizeof(hookTargets[0])));
-    tlsMem.guard--;
+    GuardDown(&tlsMem);
     pthread_mutex_lock(&memMutex);
     totals.patched = n;
     pthread_mutex_unlock(&memMutex);
@@ -839,6 +2050,8 @@ CprofMemPause(
 {
     if (__atomic_load_n(&active, __ATOMIC_ACQUIRE) != 0) {
 	__atomic_store_n(&active, paused ? 2 : 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&allocGen, paused ? NOT_COUNTING
+		: __atomic_load_n(&gen, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     }
 }
 
@@ -853,11 +2066,14 @@ void
 CprofMemStop(void)
 {
     pthread_mutex_lock(&patchMutex);
-    tlsMem.guard++;
-    FlushCounts(&tlsMem);
+    GuardUp(&tlsMem);
+    if (tlsMem.gen == __atomic_load_n(&gen, __ATOMIC_ACQUIRE)) {
+	FlushCounts(&tlsMem);
+    }
+    __atomic_store_n(&allocGen, NOT_COUNTING, __ATOMIC_RELEASE);
     __atomic_store_n(&active, 0, __ATOMIC_RELEASE);
     CprofGotRestore();
-    tlsMem.guard--;
+    GuardDown(&tlsMem);
     pthread_mutex_lock(&memMutex);
     needDrainPtr = NULL;
     pthread_mutex_unlock(&memMutex);
@@ -872,34 +2088,54 @@ CprofMemStop(void)
 void
 CprofMemClear(void)
 {
-    uint32_t i;
     int j;
 
-    tlsMem.guard++;
+    GuardUp(&tlsMem);
     pthread_mutex_lock(&memMutex);
     for (j = 0; j < numEvents; j++) {
 	CprofMemRec *recPtr = events[j].recPtr;
 
 	if (events[j].isFree || !recPtr->tracked) {
-	    real.free(recPtr);
+	    RecFree(recPtr);
 	}
     }
     numEvents = 0;
-    if (table != NULL && tableCount > 0) {
-	for (i = 0; i < TABLE_SIZE; i++) {
+    if (spareEvents == NULL && events != NULL && capEvents <= 16383) {
+	spareEvents = events;		/* Kept for the next run. */
+    } else {
+	EventsRelease(events);
+    }
+    if (spareEvents != NULL && EventsCap(spareEvents) > 16383) {
+	EventsRelease(spareEvents);
+	spareEvents = NULL;
+    }
+    events = NULL;
+    capEvents = 0;
+    if (table != NULL) {
+	uint32_t i;
+
+	for (i = 0; tableCount > 0 && i < (1u << tableBits); i++) {
 	    if (table[i].addr != 0) {
-		real.free(table[i].recPtr);
-		table[i].addr = 0;
-		table[i].recPtr = NULL;
+		RecFree(table[i].recPtr);
+		tableCount--;
 	    }
 	}
+
+	/*
+	 * Back to the first size (a new run starts small).
+	 */
+
+	munmap(table, ((size_t) 1 << tableBits) * sizeof(TableSlot));
+	table = TableMap(TABLE_MIN_BITS);
+	tableBits = TABLE_MIN_BITS;
 	tableCount = 0;
 	memset(filter, 0, sizeof(filter));
     }
     totals.recordBytes = 0;
+    PoolRelease();
     __atomic_add_fetch(&epoch, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&memMutex);
-    tlsMem.guard--;
+    GuardDown(&tlsMem);
 }
 
 /*
@@ -952,27 +2188,65 @@ CprofMemDone(
 	CprofMemRec *recPtr = ev[i].recPtr;
 
 	if (ev[i].isFree || !recPtr->tracked) {
-	    freed += sizeof(CprofMemRec) + 2 * recPtr->nNative
-		    * sizeof(uintptr_t) + recPtr->nTcl * sizeof(CprofTclRef);
-	    real.free(recPtr);
+	    freed += RecBytes(recPtr);
+	    RecFree(recPtr);
 	}
     }
-    real.free(ev);
     pthread_mutex_lock(&memMutex);
     totals.recordBytes -= freed;
+    if (ev != NULL) {
+	if (spareEvents == NULL) {
+	    spareEvents = ev;		/* For the next queue. */
+	} else {
+	    EventsRelease(ev);
+	}
+    }
     pthread_mutex_unlock(&memMutex);
 }
+
+/*
+ * The hooks' counts; the profiler's memory for the samples: the records'
+ * pool, the table's pages in memory, the filter, the unwinder's rules,
+ * the queues.
+ */
 
 void
 CprofMemGetTotals(
     CprofMemTotals *totalsPtr)
 {
+    uint64_t bytes = sizeof(filter);
+
     pthread_mutex_lock(&memMutex);
     *totalsPtr = totals;
     totalsPtr->liveRecords = tableCount;
-    totalsPtr->tableBytes = (uint64_t) tableCount * sizeof(TableSlot)
-	    + sizeof(filter);
+    if (table != NULL) {
+	size_t size = ((size_t) 1 << tableBits) * sizeof(TableSlot);
+	size_t page = (size_t) sysconf(_SC_PAGESIZE), k;
+	unsigned char vec[((size_t) 1 << TABLE_MAX_BITS) * sizeof(TableSlot)
+		/ 4096];
+
+	if (size / page <= sizeof(vec) && mincore(table, size, vec) == 0) {
+	    for (k = 0; k < size / page; k++) {
+		bytes += (vec[k] & 1) ? page : 0;
+	    }
+	} else {
+	    bytes += size;
+	}
+    }
+    if (events != NULL) {
+	bytes += (EventsCap(events) + 1) * sizeof(CprofMemEvent);
+    }
+    if (spareEvents != NULL) {
+	bytes += (EventsCap(spareEvents) + 1) * sizeof(CprofMemEvent);
+    }
+    if (walkRules != NULL) {
+	bytes += WALK_SLOTS * sizeof(WalkRule);
+    }
     pthread_mutex_unlock(&memMutex);
+    pthread_mutex_lock(&poolMutex);
+    totalsPtr->recordBytes = pool.mapped;
+    pthread_mutex_unlock(&poolMutex);
+    totalsPtr->tableBytes = bytes;
 }
 
 /*
@@ -984,7 +2258,11 @@ void
 CprofMemGuard(
     int on)
 {
-    tlsMem.guard += on ? 1 : -1;
+    if (on) {
+	GuardUp(&tlsMem);
+    } else {
+	GuardDown(&tlsMem);
+    }
 }
 
 /*
@@ -996,4 +2274,28 @@ CprofMemRealMalloc(
     size_t size)
 {
     return real.malloc ? real.malloc(size) : malloc(size);
+}
+
+/*
+ * Test hook: the walks of sampled allocations so far (fast, handed to
+ * libgcc; checked and differing since the last change of 'check'). Then,
+ * with 'check' 1, each fast walk is compared with libgcc's from now on;
+ * 0 stops that; -1 changes nothing.
+ */
+
+void
+CprofMemWalkStats(
+    int check,
+    uint64_t counts[4])
+{
+    pthread_mutex_lock(&walkMutex);
+    counts[0] = walkFast;
+    counts[1] = walkSlow;
+    counts[2] = walkChecked;
+    counts[3] = walkMismatch;
+    if (check >= 0) {
+	walkCheck = check;
+	walkChecked = walkMismatch = 0;
+    }
+    pthread_mutex_unlock(&walkMutex);
 }

@@ -8,7 +8,8 @@
 #	    /debug/pprof/			an HTML index
 #	    /debug/pprof/profile?seconds=N	a fresh N-second profile, pprof
 #	    /tclcprof/flame?seconds=N		the same as a flame graph page
-#	    /debug/pprof/heap			404: no memory profile (yet)
+#	    /debug/pprof/heap?seconds=N		a memory profile of the next N
+#	    /debug/pprof/allocs?seconds=N	seconds (-mode memory), pprof
 #
 #	The server lives in Tcl's event loop (socket -server, fileevent,
 #	after): it answers only while the program runs the event loop
@@ -382,15 +383,16 @@ proc ::tclcprof::servelib::Request {sock lines} {
 	    }
 	}
 	/debug/pprof/heap - /debug/pprof/allocs {
-	    Respond $sock 404 "no memory profile: tclcprof has no memory mode\
-		    yet; /debug/pprof/profile is the CPU profile\n" {} $head
+	    if {[Method $sock $method GET]} {
+		Collect $sock heap $query
+	    }
 	}
 	default {
 	    if {[string match /debug/pprof/* $path]} {
 		Respond $sock 404 "no profile \"[string range $path 13 end]\"\
-			here: tclcprof serves /debug/pprof/profile (CPU) and\
-			/tclcprof/flame (a flame graph page); see /debug/pprof/\n" \
-			{} $head
+			here: tclcprof serves /debug/pprof/profile (CPU),\
+			/debug/pprof/heap (memory) and /tclcprof/flame (a flame\
+			graph page); see /debug/pprof/\n" {} $head
 	    } else {
 		Respond $sock 404 "not found: \"$path\"; see /debug/pprof/\n" \
 			{} $head
@@ -485,8 +487,17 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 	    return
 	}
     }
-    set opts [list -mode sample -db {} -duration $seconds]
-    foreach name {rate clock native lines} {
+    # heap: memory profiling while it runs (allocations and what is still
+    # live at the end, Go's four sample types); its sampling option is
+    # memrate.
+    if {$kind eq "heap"} {
+	set opts [list -mode memory -db {} -duration $seconds]
+	set params {memrate native}
+    } else {
+	set opts [list -mode sample -db {} -duration $seconds]
+	set params {rate clock native lines}
+    }
+    foreach name $params {
 	if {[dict exists $query $name]} {
 	    lappend opts -$name [dict get $query $name]
 	}
@@ -505,8 +516,9 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 		once it has stopped\n" {} 0
 	return
     }
-    set label "tclcprof::serve [incr runs] ([expr {$kind eq "html"
-	    ? "/tclcprof/flame" : "/debug/pprof/profile"}], $seconds s)"
+    set label "tclcprof::serve [incr runs] ([dict get {
+	html /tclcprof/flame pprof /debug/pprof/profile heap /debug/pprof/heap
+    } $kind], $seconds s)"
     lappend opts -label $label
     try {
 	::tclcprof::start {*}$opts
@@ -582,7 +594,8 @@ proc ::tclcprof::servelib::Finish {} {
 		program while it was collected\n" {} 0
 	return
     }
-    set format [dict get $c kind]
+    set format [expr {[dict get $c kind] eq "heap" ? "pprof"
+	: [dict get $c kind]}]
     if {[catch {::tclcprof::export -format $format -data $profile} out opts]} {
 	if {[lrange [dict get $opts -errorcode] 0 2] ne {TCLCPROF NODATA tree}} {
 	    Respond $sock 500 "cannot export the profile: $out\n" {} 0
@@ -694,7 +707,12 @@ Parameters: <code>seconds</code>, and the sampling options of
 (1: the lines of Tcl procedures, for <code>go tool pprof -lines</code>).</td></tr>
 <tr><td><a href=\"/tclcprof/flame?seconds=$defaultSeconds\">/tclcprof/flame</a></td><td>The
 same profile as an interactive flame graph page.</td></tr>
-<tr><td>heap</td><td>Not available: tclcprof has no memory profile yet.</td></tr>
+<tr><td><a href=\"heap?seconds=$defaultSeconds\">heap</a>, allocs</td><td>A memory
+profile of the next <i>seconds</i> (<code>-mode memory</code>): what was
+allocated and what is still live at the end, by Tcl and C stack, with
+Go's sample types (<code>go tool pprof -sample_index=inuse_space</code>).
+Parameters: <code>seconds</code>, <code>memrate</code> (bytes between
+samples, on average) and <code>native</code>.</td></tr>
 </table>
 <p>One profile at a time; requests meanwhile, and while the program
 profiles on its own, are answered 409 Conflict.</p>

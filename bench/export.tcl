@@ -22,6 +22,7 @@
 #	key "export"; other options bench/run.tcl takes are ignored, so that
 #	make passes the same BENCHFLAGS to both.
 
+source [file join [file dirname [info script]] common.tcl]
 package require tclcprof
 
 set opts [dict merge {-stacks 100000 -seed 1
@@ -89,18 +90,4 @@ try {
     file delete -force $dir
 }
 
-set out [dict get $opts -out]
-if {$out ne ""} {
-    set all {}
-    if {[file exists $out]} {
-	set f [open $out]
-	set all [read $f]
-	close $f
-    }
-    dict set all export $results
-    set f [open $out w]
-    dict for {k v} $all {
-	puts $f [list $k $v]
-    }
-    close $f
-}
+::bench::addResults [dict get $opts -out] export $results

@@ -49,6 +49,9 @@
 #	the results file bench/run.tcl wrote (a Tcl dict), as its key
 #	"memprof"; other options bench/run.tcl takes are ignored.
 
+source [file join [file dirname [info script]] common.tcl]
+namespace import ::bench::median
+
 set opts [dict merge {-rounds 0 -quick 0 -out ""} $argv]
 set quick [dict get $opts -quick]
 set steadyRounds [expr {[dict get $opts -rounds] > 0
@@ -78,11 +81,6 @@ proc child {script {prefix {}}} {
         file delete $f
     }
     return [lindex [split [string trim $out] \n] end]
-}
-
-proc median {l} {
-    set l [lsort -real $l]
-    lindex $l [expr {[llength $l] / 2}]
 }
 
 # What every child has: the workload, a timer, resident memory.
@@ -175,8 +173,8 @@ foreach {key rate label} {
     }
     puts [format "  per allocation, %s: %.3fx (%.1f ms of CPU profiled,\
         %.1f unprofiled, median of %d rounds)" $label $ratio \
-        [expr {[median $ons] / 1000.0}] [expr {[median $offs] / 1000.0}] \
-        [llength $ratios]]
+        [expr {[median $ons] / 1000.0}] \
+        [expr {[median $offs] / 1000.0}] [llength $ratios]]
 }
 puts [format "    %d samples a pass; the profiler's memory after it: %.1f\
     KB (overhead_bytes)" [dict get $results samples_per_pass] \
@@ -304,18 +302,4 @@ if {[auto_execok valgrind] ne ""} {
     puts "  (valgrind is missing: no instruction counts)"
 }
 
-set out [dict get $opts -out]
-if {$out ne ""} {
-    set all {}
-    if {[file exists $out]} {
-        set f [open $out]
-        set all [read $f]
-        close $f
-    }
-    dict set all memprof $results
-    set f [open $out w]
-    dict for {k v} $all {
-        puts $f [list $k $v]
-    }
-    close $f
-}
+::bench::addResults [dict get $opts -out] memprof $results

@@ -12,6 +12,8 @@
 #
 #	Usage: tclsh names.tcl ?-n N? ?-quick 0|1? ?-out FILE?
 
+source [file join [file dirname [info script]] common.tcl]
+
 set opts [dict merge {-n 200000 -quick 0 -out ""} $argv]
 if {[dict get $opts -quick] && ![dict exists $argv -n]} {
     dict set opts -n 20000
@@ -105,18 +107,4 @@ foreach mode {none sample exact} {
 	[expr {$rss2 - $rss1}] $names1 $names2 $stopped $reset]
 }
 
-set out [dict get $opts -out]
-if {$out ne ""} {
-    set all {}
-    if {[file exists $out]} {
-        set f [open $out]
-        set all [read $f]
-        close $f
-    }
-    dict set all names $results
-    set f [open $out w]
-    dict for {k v} $all {
-        puts $f [list $k $v]
-    }
-    close $f
-}
+::bench::addResults [dict get $opts -out] names $results

@@ -18,6 +18,9 @@
 #
 #	Usage: tclsh scope.tcl ?-rounds N? ?-quick 0|1? ?-out FILE?
 
+source [file join [file dirname [info script]] common.tcl]
+namespace import ::bench::median
+
 set opts [dict merge {-rounds 5 -quick 0 -out ""} $argv]
 if {[dict get $opts -quick] && ![dict exists $argv -rounds]} {
     dict set opts -rounds 3
@@ -44,11 +47,6 @@ proc child {script} {
         file delete $f
     }
     return [lindex [split [string trim $out] \n] end]
-}
-
-proc median {l} {
-    set l [lsort -real $l]
-    lindex $l [expr {[llength $l] / 2}]
 }
 
 # The CPU time of this process in ns, and its resident memory in KB.
@@ -152,18 +150,4 @@ puts [format "  64 threads: RSS %d KB profiled, %d KB not (%.1f KB a\
     thread)" [median $rssOn] [median $rssOff] \
     [expr {([median $rssOn] - [median $rssOff]) / 64.0}]]
 
-set out [dict get $opts -out]
-if {$out ne ""} {
-    set all {}
-    if {[file exists $out]} {
-        set f [open $out]
-        set all [read $f]
-        close $f
-    }
-    dict set all scope $results
-    set f [open $out w]
-    dict for {k v} $all {
-        puts $f [list $k $v]
-    }
-    close $f
-}
+::bench::addResults [dict get $opts -out] scope $results

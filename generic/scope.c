@@ -1151,6 +1151,27 @@ CprofThreadnameObjCmd(
 }
 
 /*
+ * The process exits (or, were it not pinned, the library is unmapped:
+ * gotpatch.c) while a session hooks: the stubs table's and the GOT
+ * entries go back. No Tcl call: Tcl may be finalized already.
+ */
+
+static void __attribute__((destructor))
+ScopeAtExit(void)
+{
+    if (hooked) {
+	TclStubs *stubsPtr = (TclStubs *) tclStubsPtr;
+
+	SetEntry(&stubsPtr->tcl_CreateInterp, (void *) realCreateInterp);
+	SetEntry(&stubsPtr->tcl_CreateSlave, (void *) realCreateSlave);
+	if (gotSet != NULL) {
+	    CprofGotSetRestore(gotSet);
+	}
+	hooked = 0;
+    }
+}
+
+/*
  * The library is unloaded: the stubs table's entries go back.
  */
 

@@ -309,6 +309,31 @@ PatchModule(
  *----------------------------------------------------------------------
  */
 
+/*
+ * Once entries point into this library it must never be unmapped: Tcl's
+ * full finalization (TCL_FINALIZE_ON_EXIT) unloads it without its unload
+ * procedure, and a call through an entry, or a return into a hook that
+ * called dlclose, would land on nothing. A reference taken with
+ * RTLD_NODELETE keeps it mapped for the life of the process (its
+ * destructors still put the entries back at exit).
+ */
+
+static void
+PinSelf(void)
+{
+    static int pinned;
+    Dl_info info;
+
+    if (pinned) {
+	return;
+    }
+    if (dladdr((void *) PinSelf, &info) != 0 && info.dli_fname != NULL
+	    && dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)
+	    != NULL) {
+	pinned = 1;
+    }
+}
+
 int
 CprofGotSetPatch(
     CprofGotSet *gPtr,
@@ -317,6 +342,7 @@ CprofGotSetPatch(
 {
     Scan scan;
 
+    PinSelf();
     if (ownAddr == 0) {
 	ownAddr = (uintptr_t) (void *) CprofGotSetPatch;
     }

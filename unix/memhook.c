@@ -1331,6 +1331,25 @@ CprofMemStop(void)
 }
 
 /*
+ * The process exits while a run hooks (the library is never unmapped
+ * before: gotpatch.c pins it): the entries go back, for the code that
+ * runs after this library's destructors. Not when another thread is in
+ * the middle of patching.
+ */
+
+static void __attribute__((destructor))
+MemAtExit(void)
+{
+    if (__atomic_load_n(&active, __ATOMIC_ACQUIRE) != 0
+	    && pthread_mutex_trylock(&patchMutex) == 0) {
+	__atomic_store_n(&allocGen, NOT_COUNTING, __ATOMIC_RELEASE);
+	__atomic_store_n(&active, 0, __ATOMIC_RELEASE);
+	CprofGotRestore();
+	pthread_mutex_unlock(&patchMutex);
+    }
+}
+
+/*
  * Drop every record: live blocks' and queued events'. Blocks allocated
  * before are from then on unknown, and their frees ignored.
  */

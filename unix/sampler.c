@@ -627,6 +627,28 @@ ReleaseSignal(void)
 }
 
 /*
+ * The library is unmapped while samplers are armed (Tcl's full
+ * finalization, TCL_FINALIZE_ON_EXIT, unloads it without stopping them),
+ * or the process exits: a timer signal must not reach a handler that is
+ * gone. The program's own action comes back, or, where that was the
+ * default (which would end the process), the signal is ignored.
+ */
+
+static void __attribute__((destructor))
+SamplerAtUnload(void)
+{
+    struct sigaction sa;
+
+    if (sig.signo > 0 && sig.users > 0) {
+	sa = sig.oldAction;
+	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL) {
+	    sa.sa_handler = SIG_IGN;
+	}
+	sigaction(sig.signo, &sa, NULL);
+    }
+}
+
+/*
  * CprofSignalName --
  *
  *	The name of the sampler's signal: the one in use, else the last one

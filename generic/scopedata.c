@@ -438,7 +438,7 @@ CprofScopeProfile(
     Tcl_Obj **trees, **exacts, **values, *metaObj, *sidesObj;
     Tcl_WideInt *partCalls;
     ThreadRec **recs, *tPtr;
-    Part *pPtr, live[LIVE_MAX];
+    Part *pPtr, **prims, live[LIVE_MAX];
     Tcl_Obj *liveValues[LIVE_MAX];
     int numLive = 0;
 
@@ -511,9 +511,18 @@ CprofScopeProfile(
      */
 
     values[0] = ownObj;
+    prims = (Part **) ckalloc(n * sizeof(Part *));
+    memset(prims, 0, n * sizeof(Part *));
     for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
-	if (pPtr->primary && pPtr->threadPtr->order > 0) {
-	    values[pPtr->threadPtr->order] = Tcl_NewStringObj(pPtr->value, -1);
+	int order = pPtr->threadPtr->order;
+
+	if (pPtr->primary && order > 0 && prims[order] == NULL) {
+	    /*
+	     * The newest, as CprofScopeMeta takes its figures.
+	     */
+
+	    prims[order] = pPtr;
+	    values[order] = Tcl_NewStringObj(pPtr->value, -1);
 	}
     }
     for (i = 0; i < n; i++) {
@@ -550,21 +559,17 @@ CprofScopeProfile(
 
 	for (pPtr = sPtr->parts; pPtr != NULL && m < 256;
 		pPtr = pPtr->nextPtr) {
-	    if (pPtr->threadPtr->order == i) {
+	    if (pPtr->threadPtr->order == i
+		    && (!pPtr->primary || pPtr == prims[i])) {
 		partCalls[i] += pPtr->calls;
 		if (!pPtr->primary) {
 		    list[m++] = pPtr;
 		}
 	    }
 	}
-	if (values[i] != NULL && i > 0) {
-	    for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
-		if (pPtr->primary && pPtr->threadPtr->order == i) {
-		    Tcl_ListObjAppendElement(NULL, sidesObj,
-			    SideOf(values[i], i, pPtr, ciPtr));
-		    break;
-		}
-	    }
+	if (prims[i] != NULL) {
+	    Tcl_ListObjAppendElement(NULL, sidesObj,
+		    SideOf(values[i], i, prims[i], ciPtr));
 	}
 	for (k = m - 1; k >= 0; k--) {
 	    Tcl_Obj *valueObj = Tcl_NewStringObj(list[k]->value, -1);
@@ -697,6 +702,7 @@ CprofScopeProfile(
 	}
     }
     ckfree(recs);
+    ckfree(prims);
     ckfree(trees);
     ckfree(exacts);
     ckfree(values);

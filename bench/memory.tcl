@@ -2,21 +2,34 @@
 #
 #	Memory profiling benchmark (make bench): what -mode memory costs on
 #	an allocation-heavy workload, at the default rate (-memrate 512
-#	KiB). The workload, a "pass": 2,000,000 malloc/free pairs of 64
-#	bytes and 200,000 of 4096 bytes from C (cbtest::memchurn), and a
-#	200,000-element Tcl list built and freed: 4.4 million calls of the
-#	hooks and about 950 MB allocated, some 50 ms unprofiled. Figures:
+#	KiB). The workload, a "pass": a simulator's event queue in C
+#	(cbtest::memsim 300000: each event and its payload, 24 bytes to 8
+#	KiB, allocated, written, queued, read and freed 1024 events later,
+#	a log buffer grown by realloc), a 100,000-element Tcl list built and
+#	freed, and a 400 KB Tcl string built by append: 1.2 million calls
+#	of the hooks, 330 MB allocated, 630 samples at the default rate,
+#	some 30 ms unprofiled, about 38% of it in malloc, realloc and free
+#	(perf record, unprofiled: malloc, _int_malloc, free, _int_free,
+#	unlink_chunk, malloc_consolidate and the PLT stubs). The worst case
+#	too, "churn": a loop of nothing but malloc and free (2,000,000 pairs
+#	of 64 bytes and 200,000 of 4096, cbtest::memchurn) and a 200,000-
+#	element list: 4.4 million calls, 950 MB, 1,850 samples in some 45
+#	ms. Figures:
 #
 #	    steady    the cost per allocation: in one process, the package
 #	              loaded in both cases, after one profiled pass (so
 #	              that what a profile does once per process is done),
 #	              passes unprofiled and profiled alternate (start and
 #	              stop outside the timing), their order swapped each
-#	              round; the median of the rounds' ratios of the
-#	              thread's CPU time (schedstat: the time other processes
-#	              take on a shared machine is not counted), at the
+#	              round; in each of 9 processes (their address layouts
+#	              differ: ASLR moves a process's figures by a few
+#	              percent), the median of 7 rounds' ratios of the
+#	              thread's CPU time (the thread CPU clock: the time
+#	              other processes take on a shared machine is not
+#	              counted); the median of the processes', at the
 #	              default rate and with -memrate 1 TiB (no samples: the
-#	              hooks' fast paths alone)
+#	              hooks' fast paths alone); for the pass (the figure the
+#	              1.05x goal is about) and for the churn
 #	    once      what is paid once, in fresh processes (medians):
 #	              package require, the first start (the hooks patched
 #	              into every module's GOT), the first profiled pass
@@ -44,8 +57,9 @@
 #
 #	Usage: tclsh memory.tcl ?-rounds N? ?-quick 0|1? ?-out FILE?
 #
-#	-rounds N: rounds of the steady figure (4N+1: default 21; -quick 1: 5)
-#	and of the others (5; -quick 1: 3). -out FILE adds the figures to
+#	-rounds N: processes and rounds of the steady figure (N+2 of N+2:
+#	default 9 of 7; -quick 1: 3 of 3) and rounds of the others (N: 5;
+#	-quick 1: 3). -out FILE adds the figures to
 #	the results file bench/run.tcl wrote (a Tcl dict), as its key
 #	"memprof"; other options bench/run.tcl takes are ignored.
 
@@ -55,7 +69,9 @@ namespace import ::bench::median
 set opts [dict merge {-rounds 0 -quick 0 -out ""} $argv]
 set quick [dict get $opts -quick]
 set steadyRounds [expr {[dict get $opts -rounds] > 0
-    ? 4 * [dict get $opts -rounds] + 1 : ($quick ? 5 : 21)}]
+    ? [dict get $opts -rounds] + 2 : ($quick ? 3 : 7)}]
+set steadyProcs [expr {[dict get $opts -rounds] > 0
+    ? [dict get $opts -rounds] + 2 : ($quick ? 3 : 9)}]
 set rounds [expr {[dict get $opts -rounds] > 0
     ? [dict get $opts -rounds] : ($quick ? 3 : 5)}]
 set build [pwd]
@@ -87,6 +103,15 @@ proc child {script {prefix {}}} {
 set common {
     load $cbLib Cbtest
     proc pass {} {
+        cbtest::memsim 300000
+        set l {}
+        for {set i 0} {$i < 100000} {incr i} { lappend l [list $i x] }
+        set s {}
+        for {set i 0} {$i < 2000} {incr i} {
+            append s [string repeat "line $i " 20]
+        }
+    }
+    proc churn {} {
         cbtest::memchurn 64 2000000
         cbtest::memchurn 4096 200000
         set l {}
@@ -97,19 +122,15 @@ set common {
         uplevel 1 $script
         expr {[clock microseconds] - $t0}
     }
-    # The CPU time of this thread in ns (/proc/thread-self/schedstat):
-    # unlike wall time, not inflated by the time other processes of a
-    # shared machine take the CPU.
-    proc cpuNs {} {
-        set f [open /proc/thread-self/schedstat]
-        set ns [lindex [read $f] 0]
-        close $f
-        return $ns
-    }
+    # The CPU time of this thread (clock_gettime's thread CPU clock, in
+    # cbtest): unlike wall time, not inflated by the time other
+    # processes of a shared machine take the CPU. Not schedstat: the
+    # kernel brings a running thread's figure there up to date only at
+    # its scheduler tick (4 ms steps here, on passes of 15-50 ms).
     proc cpuUs {script} {
-        set t0 [cpuNs]
+        set t0 [cbtest::cputime]
         uplevel 1 $script
-        expr {([cpuNs] - $t0) / 1000}
+        expr {[cbtest::cputime] - $t0}
     }
     proc rssKb {} {
         set f [open /proc/self/status]
@@ -129,10 +150,10 @@ puts "memory profiling (-mode memory), an allocation-heavy workload:"
 
 set steadyScript {
     package require tclcprof
-    lassign $argv rounds rate
-    pass
+    lassign $argv rounds rate pass
+    $pass
     tclcprof::start -mode memory -memrate $rate
-    pass
+    $pass
     tclcprof::stop
     set ratios {}
     set offs {}
@@ -141,10 +162,10 @@ set steadyScript {
         foreach which [expr {$r % 2 ? {on off} : {off on}}] {
             if {$which eq "on"} {
                 tclcprof::start -mode memory -memrate $rate
-                set on [cpuUs pass]
+                set on [cpuUs $pass]
                 tclcprof::stop
             } else {
-                set off [cpuUs pass]
+                set off [cpuUs $pass]
             }
         }
         lappend offs $off
@@ -155,30 +176,51 @@ set steadyScript {
     puts [list $offs $ons $ratios [dict get $m sampled] \
         [dict get $m overhead_bytes]]
 }
-foreach {key rate label} {
-    default 524288 "default rate (512 KiB)"
-    unsampled 1099511627776 "-memrate 1 TiB (no samples: the hooks alone)"
+foreach {pass prefix what} {
+    pass steady "the pass"
+    churn churn "the churn (nothing but malloc and free)"
 } {
-    lassign [child "set argv {$steadyRounds $rate}\n$steadyScript"] \
-        offs ons ratios sampled overhead
-    set ratio [median $ratios]
-    dict set results steady_${key}_ratio [format %.3f $ratio]
-    dict set results steady_${key}_ms_off \
-        [format %.1f [expr {[median $offs] / 1000.0}]]
-    dict set results steady_${key}_ms_on \
-        [format %.1f [expr {[median $ons] / 1000.0}]]
-    if {$key eq "default"} {
-        dict set results samples_per_pass $sampled
-        dict set results overhead_bytes $overhead
+    foreach {key rate label} {
+        default 524288 "default rate (512 KiB)"
+        unsampled 1099511627776 "-memrate 1 TiB (no samples: the hooks alone)"
+    } {
+        # Several processes: each has its own address layout (ASLR), which
+        # moves a process's ratios by a few percent one way or the other
+        # (glibc's heap, cache sets); the median of their medians.
+        set medians {}
+        set offs {}
+        set ons {}
+        for {set p 0} {$p < $steadyProcs} {incr p} {
+            lassign [child "set argv {$steadyRounds $rate $pass}\n$steadyScript"] \
+                offs1 ons1 ratios sampled overhead
+            lappend medians [median $ratios]
+            lappend offs {*}$offs1
+            lappend ons {*}$ons1
+        }
+        set ratio [median $medians]
+        set sorted [lsort -real $medians]
+        dict set results ${prefix}_${key}_ratio [format %.3f $ratio]
+        dict set results ${prefix}_${key}_ratio_range [format "%.3f %.3f" \
+            [lindex $sorted 0] [lindex $sorted end]]
+        dict set results ${prefix}_${key}_ms_off \
+            [format %.1f [expr {[median $offs] / 1000.0}]]
+        dict set results ${prefix}_${key}_ms_on \
+            [format %.1f [expr {[median $ons] / 1000.0}]]
+        if {$key eq "default"} {
+            dict set results ${prefix}_samples_per_pass $sampled
+            dict set results ${prefix}_overhead_bytes $overhead
+        }
+        puts [format "  per allocation, %s, %s: %.3fx (processes' medians\
+            %.3f to %.3f; %.1f ms of CPU profiled, %.1f unprofiled; %d\
+            processes of %d rounds)" $what $label $ratio [lindex $sorted 0] \
+            [lindex $sorted end] [expr {[median $ons] / 1000.0}] \
+            [expr {[median $offs] / 1000.0}] $steadyProcs $steadyRounds]
     }
-    puts [format "  per allocation, %s: %.3fx (%.1f ms of CPU profiled,\
-        %.1f unprofiled, median of %d rounds)" $label $ratio \
-        [expr {[median $ons] / 1000.0}] \
-        [expr {[median $offs] / 1000.0}] [llength $ratios]]
+    puts [format "    %d samples a pass; the profiler's memory after it:\
+        %.1f KB (overhead_bytes)" \
+        [dict get $results ${prefix}_samples_per_pass] \
+        [expr {[dict get $results ${prefix}_overhead_bytes] / 1024.0}]]
 }
-puts [format "    %d samples a pass; the profiler's memory after it: %.1f\
-    KB (overhead_bytes)" [dict get $results samples_per_pass] \
-    [expr {[dict get $results overhead_bytes] / 1024.0}]]
 
 # --- once, and fresh -----------------------------------------------------
 

@@ -291,7 +291,7 @@ CprofDebugObjCmd(
 	 */
 
 	int check;
-	uint64_t counts[4];
+	uint64_t counts[5];
 	Tcl_Obj *dictObj = Tcl_NewDictObj();
 
 	if (Tcl_GetIntFromObj(NULL, objv[2], &check) != TCL_OK
@@ -304,6 +304,7 @@ CprofDebugObjCmd(
 	PUT(dictObj, "libgcc", Tcl_NewWideIntObj((Tcl_WideInt) counts[1]));
 	PUT(dictObj, "checked", Tcl_NewWideIntObj((Tcl_WideInt) counts[2]));
 	PUT(dictObj, "differ", Tcl_NewWideIntObj((Tcl_WideInt) counts[3]));
+	PUT(dictObj, "rules", Tcl_NewWideIntObj((Tcl_WideInt) counts[4]));
 	Tcl_SetObjResult(interp, dictObj);
 	break;
     }

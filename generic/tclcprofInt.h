@@ -1391,7 +1391,7 @@ MODULE_SCOPE void	CprofMemDone(CprofMemEvent *events, int n);
 MODULE_SCOPE void	CprofMemGetTotals(CprofMemTotals *totalsPtr);
 MODULE_SCOPE void	CprofMemGuard(int on);
 MODULE_SCOPE unsigned	CprofMemEpoch(void);
-MODULE_SCOPE void	CprofMemWalkStats(int check, uint64_t counts[4]);
+MODULE_SCOPE void	CprofMemWalkStats(int check, uint64_t counts[5]);
 
 struct CprofMemory;
 MODULE_SCOPE int	CprofMemoryStart(CprofState *statePtr);

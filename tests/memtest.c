@@ -9,6 +9,9 @@
  *	cbtest::memhold size count	HoldBlocks: malloc, kept until
  *	cbtest::memrelease		ReleaseBlocks frees them.
  *	cbtest::memchurn size count	ChurnBlocks: malloc and free at once.
+ *	cbtest::memsim count		SimulateEvents: an event queue whose
+ *					events are allocated, written, read
+ *					and freed (the benchmark's workload).
  *	cbtest::memedge			Edge cases of the allocator's API.
  *	cbtest::memthreads start n size | stop
  *					Threads that allocate and free until
@@ -28,6 +31,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -113,6 +117,130 @@ ChurnBlocks(
 	}
 	free(p);
     }
+}
+
+/*
+ * An allocation-heavy program in small: a simulator's event queue. Each
+ * step allocates an event and its payload (sizes from 24 bytes to 8 KiB,
+ * most of them small), writes the payload, queues the event, and retires
+ * the oldest of the 1024 queued: reads its payload (a word of each cache
+ * line) and frees both; every 64 steps a log line is appended to a buffer that
+ * realloc grows to 64 KiB and then frees. About 40% of its time is in
+ * malloc, realloc and free (bench/memory.tcl says how that was measured).
+ */
+
+typedef struct SimEvent {
+    struct SimEvent *next;
+    double time;
+    int kind;
+    size_t size;
+    unsigned char *payload;
+} SimEvent;
+
+#define SIM_QUEUE 1024
+
+static const size_t simSizes[16] = {
+    24, 40, 48, 64, 64, 96, 128, 128, 200, 256, 384, 512, 1024, 1500,
+    4096, 8192
+};
+
+static NOINLINE uint64_t
+SimulateEvents(
+    int count)
+{
+    SimEvent *queue[SIM_QUEUE];
+    char *log = NULL;
+    size_t logLen = 0, logCap = 0;
+    uint64_t sum = 0;
+    int i, head = 0, n = 0;
+
+    for (i = 0; i < count; i++) {
+	SimEvent *evPtr = (SimEvent *) malloc(sizeof(SimEvent));
+
+	if (evPtr == NULL) {
+	    break;
+	}
+	evPtr->time = i * 0.5;
+	evPtr->kind = i & 15;
+	evPtr->size = simSizes[(i * 7) & 15];
+	evPtr->payload = (unsigned char *) malloc(evPtr->size);
+	if (evPtr->payload != NULL) {
+	    memset(evPtr->payload, i & 0xff, evPtr->size);
+	}
+	if (n == SIM_QUEUE) {
+	    SimEvent *oldPtr = queue[head];
+	    size_t j;
+
+	    if (oldPtr->payload != NULL) {
+		for (j = 0; j + 8 <= oldPtr->size; j += 64) {
+		    uint64_t w;
+
+		    memcpy(&w, oldPtr->payload + j, 8);
+		    sum += w;
+		}
+	    }
+	    free(oldPtr->payload);
+	    free(oldPtr);
+	    n--;
+	}
+	queue[head] = evPtr;
+	head = (head + 1) % SIM_QUEUE;
+	n++;
+	if ((i & 63) == 0) {
+	    char line[64];
+	    int len = snprintf(line, sizeof(line), "event %d kind %d\n", i,
+		    evPtr->kind);
+
+	    if (logLen + len + 1 > logCap) {
+		size_t cap = logCap ? 2 * logCap : 256;
+		char *grown;
+
+		if (cap > 65536) {
+		    free(log);
+		    log = NULL;
+		    logLen = logCap = 0;
+		    cap = 256;
+		}
+		grown = (char *) realloc(log, cap);
+		if (grown == NULL) {
+		    break;
+		}
+		log = grown;
+		logCap = cap;
+	    }
+	    memcpy(log + logLen, line, len + 1);
+	    logLen += len;
+	}
+    }
+    for (i = 0; i < n; i++) {
+	SimEvent *evPtr = queue[(head - n + i + SIM_QUEUE) % SIM_QUEUE];
+
+	free(evPtr->payload);
+	free(evPtr);
+    }
+    free(log);
+    return sum;
+}
+
+static int
+MemSimCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int count;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "count");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[1], &count) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp,
+	    Tcl_NewWideIntObj((Tcl_WideInt) SimulateEvents(count)));
+    return TCL_OK;
 }
 
 static int
@@ -380,6 +508,7 @@ CbtestMemInit(
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::memchurn", MemChurnCmd, NULL,
 	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::memsim", MemSimCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::memedge", MemEdgeCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::memthreads", MemThreadsCmd, NULL,
 	    NULL);

@@ -14,6 +14,7 @@
 
 MODULE_SCOPE void	CprofCfiInit(void);
 MODULE_SCOPE void	CprofCfiForget(void);
+MODULE_SCOPE void	CprofCfiRenew(void);
 MODULE_SCOPE int	CprofCfiWalk(uintptr_t *ip, uintptr_t *cfa, int max,
 			    uintptr_t ownLo, uintptr_t ownHi);
 MODULE_SCOPE size_t	CprofCfiBytes(void);

@@ -26,9 +26,10 @@
  *	only the calling thread's state: for an allocation, a compare of the
  *	thread's 'armed' word with the run's generation, the countdown and
  *	a count (11 instructions on x86-64); for a free, a count and one
- *	load from a filter of 64 Ki counters (how many live sampled blocks
- *	hash to each) that tells almost every free of an unsampled block
- *	apart without touching the table (12). Per-thread state is in
+ *	bit of a filter of 16 Ki bits (2 KiB: set where a live sampled
+ *	block's address falls; a finer filter of 128 Ki bits is read when
+ *	it is set) that tells almost every free of an unsampled block apart
+ *	without touching the table (16). Per-thread state is in
  *	initial-exec TLS. The sampled path and frees that pass the filter
  *	take mutexes.
  *
@@ -44,7 +45,8 @@
  *	queued) sampled block (its stack, about 90 bytes plus 16 per native
  *	and 32 per Tcl frame, from a pool of size classes), the table (16
  *	bytes a slot, 4 Ki slots at first, doubled when three quarters full,
- *	at most 2^18), the filter (128 KiB), the unwinder's rules (96 KiB)
+ *	at most 2^18), the filters (18 KiB of bits, 288 KiB of counts
+ *	touched only by sampled blocks), the unwinder's rules (64 KiB)
  *	and the queue of events. Blocks sampled when the table holds
  *	196,608 are counted ('untracked') and add to allocations only.
  *
@@ -152,8 +154,11 @@ static __thread MemThread tlsMem __attribute__((tls_model("initial-exec")));
 #define TABLE_MAX_BITS	18	/* ...and its largest. */
 #define TABLE_MAX	((1u << TABLE_MAX_BITS) - (1u << TABLE_MAX_BITS) / 4)
 				/* Live sampled blocks tracked at most. */
-#define FILTER_BITS	16
+#define FILTER_BITS	17
+#define COARSE_SHIFT	3	/* Fine bits a coarse bit covers: 8. */
+#define COARSE_SIZE	(FILTER_SIZE >> COARSE_SHIFT)
 #define FILTER_SIZE	(1u << FILTER_BITS)
+#define FILTER_SATURATED 0xffff	/* A count that stays (its bit set). */
 
 typedef struct TableSlot {
     uintptr_t addr;		/* 0: empty. */
@@ -172,7 +177,24 @@ static pthread_mutex_t patchMutex = PTHREAD_MUTEX_INITIALIZER;
 static TableSlot *table;	/* 1 << tableBits slots, mmap'd; grows. */
 static int tableBits;
 static uint32_t tableCount;
-static uint16_t filter[FILTER_SIZE];
+static uint64_t coarse[COARSE_SIZE / 64];
+static uint64_t filter[FILTER_SIZE / 64];
+				/* The filter, two bitmaps: a bit is set
+				 * while a live sampled block's index falls
+				 * on it (FilterIndex; a coarse bit covers
+				 * eight fine ones). A free reads the coarse
+				 * one, 2 KiB, and the fine one, 16 KiB,
+				 * only when the coarse bit is set: what
+				 * every free reads has to stay in the cache
+				 * of a program busy with its own data (the
+				 * 128 KiB of counters every free read
+				 * before made HookFree seven times as slow
+				 * as HookMalloc on bench/memory.tcl's event
+				 * queue). */
+static uint16_t coarseCounts[COARSE_SIZE];
+static uint16_t filterCounts[FILTER_SIZE];
+				/* How many fall on each bit; under
+				 * memMutex, never read by a free. */
 
 static CprofMemEvent *events;	/* Queued for the drain, in order (mmap'd,
 				 * see EventsAlloc). */
@@ -194,6 +216,108 @@ static void		RecordAlloc(MemThread *tPtr, void *ptr, size_t size);
  *
  *----------------------------------------------------------------------
  */
+
+static inline uint32_t AddrHash(uintptr_t addr, int bits);
+
+/*
+ * A block's bit: its address in 16-byte units, folded (the bits above
+ * FILTER_BITS xor'ed in), not hashed: neighbouring blocks, which a program
+ * tends to free together, share a word of the filter and its cache line.
+ */
+
+static inline uint32_t
+FilterIndex(
+    uintptr_t addr)
+{
+    return (uint32_t) (((addr >> 4) ^ (addr >> (4 + FILTER_BITS)))
+	    & (FILTER_SIZE - 1));
+}
+
+/*
+ * The filter: bits set and cleared under memMutex (atomically, as frees
+ * read them without it), before the block's address is given to the
+ * program and after it is back. A count that reaches FILTER_SATURATED
+ * stays there, its bit set: frees of blocks falling on it take the slow
+ * path, nothing is missed.
+ */
+
+static inline void
+BitAdd(
+    uint64_t *bits,
+    uint16_t *counts,
+    uint32_t h)
+{
+    if (counts[h] == FILTER_SATURATED) {
+	return;
+    }
+    if (counts[h]++ == 0) {
+	__atomic_or_fetch(&bits[h >> 6], (uint64_t) 1 << (h & 63),
+		__ATOMIC_RELEASE);
+    }
+}
+
+static inline void
+BitRemove(
+    uint64_t *bits,
+    uint16_t *counts,
+    uint32_t h)
+{
+    if (counts[h] == FILTER_SATURATED) {
+	return;
+    }
+    if (--counts[h] == 0) {
+	__atomic_and_fetch(&bits[h >> 6], ~((uint64_t) 1 << (h & 63)),
+		__ATOMIC_RELEASE);
+    }
+}
+
+static inline int
+BitHas(
+    const uint64_t *bits,
+    uint32_t h)
+{
+    return (int) ((__atomic_load_n(&bits[h >> 6], __ATOMIC_ACQUIRE)
+	    >> (h & 63)) & 1);
+}
+
+static inline void
+FilterAdd(
+    uintptr_t addr)
+{
+    uint32_t h = FilterIndex(addr);
+
+    BitAdd(coarse, coarseCounts, h >> COARSE_SHIFT);
+    BitAdd(filter, filterCounts, h);
+}
+
+static inline void
+FilterRemove(
+    uintptr_t addr)
+{
+    uint32_t h = FilterIndex(addr);
+
+    BitRemove(filter, filterCounts, h);
+    BitRemove(coarse, coarseCounts, h >> COARSE_SHIFT);
+}
+
+static inline int
+FilterHas(
+    uintptr_t addr)
+{
+    /*
+     * FilterIndex(addr) >> COARSE_SHIFT, worked out so that the free's
+     * fast path does not mask what the word index and bt drop anyway.
+     */
+
+    uintptr_t c = (addr >> (4 + COARSE_SHIFT))
+	    ^ (addr >> (4 + FILTER_BITS + COARSE_SHIFT));
+
+    if (LIKELY(((__atomic_load_n(&coarse[(c >> 6) & (COARSE_SIZE / 64 - 1)],
+	    __ATOMIC_ACQUIRE) >> (c & 63)) & 1) == 0)) {
+	return 0;
+    }
+    return BitHas(filter, FilterIndex(addr));
+}
 
 static inline uint32_t
 AddrHash(
@@ -451,8 +575,7 @@ TableInsert(
     }
     TablePut(table, tableBits, addr, recPtr);
     tableCount++;
-    __atomic_add_fetch(&filter[AddrHash(addr, FILTER_BITS)], 1,
-	    __ATOMIC_RELEASE);
+    FilterAdd(addr);
     return 1;
 }
 
@@ -495,8 +618,7 @@ TableRemove(
     table[i].addr = 0;
     table[i].recPtr = NULL;
     tableCount--;
-    __atomic_sub_fetch(&filter[AddrHash(addr, FILTER_BITS)], 1,
-	    __ATOMIC_RELEASE);
+    FilterRemove(addr);
     return recPtr;
 }
 
@@ -705,6 +827,54 @@ Sampled(
  * The unwinder of sampled allocations: cfiwalk.c.
  */
 
+/*
+ * What a sampled block's record will touch, asked for before the walk so
+ * that it comes in while the walk goes: the block's table slot and
+ * filter count, the records' free lists. The lines are cold by the time
+ * of the next sample in a program busy with its own data; met one after
+ * the other, their misses made the record and the table insertion take
+ * as long as the walk (perf, bench/memory.tcl's pass). Read without the
+ * lock: a prefetch of a stale address does no harm.
+ */
+
+static int lastClass;		/* The last record's class and size: what */
+static size_t lastBytes;	/* PrefetchSampled asks for (racy hints). */
+
+static inline void
+PrefetchSampled(
+    uintptr_t addr)
+{
+    TableSlot *slots = __atomic_load_n(&table, __ATOMIC_RELAXED);
+    int bits = __atomic_load_n(&tableBits, __ATOMIC_RELAXED), k;
+    int hintClass = __atomic_load_n(&lastClass, __ATOMIC_RELAXED);
+    size_t hintBytes = __atomic_load_n(&lastBytes, __ATOMIC_RELAXED);
+
+    if (slots != NULL) {
+	__builtin_prefetch(&slots[AddrHash(addr, bits)], 1);
+    }
+    __builtin_prefetch(&filterCounts[FilterIndex(addr)], 1);
+    __builtin_prefetch(&coarseCounts[FilterIndex(addr) >> COARSE_SHIFT], 1);
+    for (k = 0; k < POOL_CLASSES; k++) {
+	char *head = __atomic_load_n(&pool.freeList[k], __ATOMIC_RELAXED);
+
+	if (head != NULL) {
+	    __builtin_prefetch(head, 1);
+	    if (k == hintClass) {
+		size_t off;
+
+		/*
+		 * The record is most likely of the last one's size class:
+		 * all the lines its stack will be copied to.
+		 */
+
+		for (off = 64; off < hintBytes; off += 64) {
+		    __builtin_prefetch(head + off, 1);
+		}
+	    }
+	}
+    }
+}
+
 static void
 RecordAlloc(
     MemThread *tPtr,
@@ -720,6 +890,7 @@ RecordAlloc(
     size_t bytes;
 
     (void) tPtr;
+    PrefetchSampled((uintptr_t) ptr);
     n = CprofCfiWalk(ip, cfa, CPROF_NATIVE_MAX + 8, ownLo, ownHi);
     while (skip < n && ip[skip] >= ownLo && ip[skip] < ownHi) {
 	skip++;			/* The hooks' own frames. */
@@ -734,6 +905,8 @@ RecordAlloc(
     }
     bytes = sizeof(CprofMemRec) + 2 * n * sizeof(uintptr_t)
 	    + nTcl * sizeof(CprofTclRef);
+    __atomic_store_n(&lastClass, PoolClass(bytes), __ATOMIC_RELAXED);
+    __atomic_store_n(&lastBytes, bytes, __ATOMIC_RELAXED);
     recPtr = (CprofMemRec *) RecAlloc(bytes);
     if (recPtr == NULL) {
 	__atomic_add_fetch(&totals.lostEvents, 1, __ATOMIC_RELAXED);
@@ -777,8 +950,7 @@ TakeSampled(
 {
     CprofMemRec *recPtr;
 
-    if (LIKELY(__atomic_load_n(&filter[AddrHash((uintptr_t) ptr,
-	    FILTER_BITS)], __ATOMIC_ACQUIRE) == 0)) {
+    if (LIKELY(!FilterHas((uintptr_t) ptr))) {
 	return NULL;
     }
     pthread_mutex_lock(&memMutex);
@@ -909,8 +1081,7 @@ static inline int
 MaybeSampled(
     void *ptr)
 {
-    return __atomic_load_n(&filter[AddrHash((uintptr_t) ptr, FILTER_BITS)],
-	    __ATOMIC_ACQUIRE) != 0;
+    return FilterHas((uintptr_t) ptr);
 }
 
 static void
@@ -1243,7 +1414,7 @@ CprofMemStart(
 	dl_iterate_phdr(FindOwnText, (void *) (uintptr_t) CprofMemStart);
     }
     CprofCfiInit();
-    CprofCfiForget();
+    CprofCfiRenew();
     CprofMemClear();
     if (table == NULL) {
 	table = TableMap(TABLE_MIN_BITS);
@@ -1398,7 +1569,10 @@ CprofMemClear(void)
 	table = TableMap(TABLE_MIN_BITS);
 	tableBits = TABLE_MIN_BITS;
 	tableCount = 0;
+	memset(coarse, 0, sizeof(coarse));
 	memset(filter, 0, sizeof(filter));
+	memset(coarseCounts, 0, sizeof(coarseCounts));
+	memset(filterCounts, 0, sizeof(filterCounts));
     }
     totals.recordBytes = 0;
     PoolRelease();
@@ -1483,7 +1657,8 @@ void
 CprofMemGetTotals(
     CprofMemTotals *totalsPtr)
 {
-    uint64_t bytes = sizeof(filter);
+    uint64_t bytes = sizeof(coarse) + sizeof(filter) + sizeof(coarseCounts)
+	    + sizeof(filterCounts);
 
     pthread_mutex_lock(&memMutex);
     *totalsPtr = totals;

@@ -174,7 +174,10 @@ static volatile int *needDrainPtr;
 static pthread_mutex_t memMutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t patchMutex = PTHREAD_MUTEX_INITIALIZER;
 
-static TableSlot *table;	/* 1 << tableBits slots, mmap'd; grows. */
+static TableSlot *table;	/* 1 << tableBits slots, mmap'd; grows.
+				 * Both set under memMutex, atomically once
+				 * hooks run: PrefetchSampled reads them
+				 * without it. */
 static int tableBits;
 static uint32_t tableCount;
 static uint64_t coarse[COARSE_SIZE / 64];
@@ -570,8 +573,8 @@ TableInsert(
 	    }
 	}
 	munmap(table, ((size_t) 1 << tableBits) * sizeof(TableSlot));
-	table = newPtr;
-	tableBits++;
+	__atomic_store_n(&table, newPtr, __ATOMIC_RELAXED);
+	__atomic_store_n(&tableBits, tableBits + 1, __ATOMIC_RELAXED);
     }
     TablePut(table, tableBits, addr, recPtr);
     tableCount++;
@@ -1566,8 +1569,8 @@ CprofMemClear(void)
 	 */
 
 	munmap(table, ((size_t) 1 << tableBits) * sizeof(TableSlot));
-	table = TableMap(TABLE_MIN_BITS);
-	tableBits = TABLE_MIN_BITS;
+	__atomic_store_n(&table, TableMap(TABLE_MIN_BITS), __ATOMIC_RELAXED);
+	__atomic_store_n(&tableBits, TABLE_MIN_BITS, __ATOMIC_RELAXED);
 	tableCount = 0;
 	memset(coarse, 0, sizeof(coarse));
 	memset(filter, 0, sizeof(filter));

@@ -23,6 +23,7 @@
  *	tclcprof::debug cfas
  *	tclcprof::debug dbbusy ms
  *	tclcprof::debug dblimit pages
+ *	tclcprof::debug memstacks max
  *	tclcprof::debug memwalk check
  *	tclcprof::debug names ?pattern?
  *	tclcprof::debug splice native tcl trampoline
@@ -207,19 +208,20 @@ CprofDebugObjCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const subNames[] = {
-	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "memwalk",
-	"names", "splice", "spoollimit", "symbol", "symbols", "trampolines",
-	NULL
+	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "memstacks",
+	"memwalk", "names", "splice", "spoollimit", "symbol", "symbols",
+	"trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_MEMWALK, SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL,
-	SUB_SYMBOLS, SUB_TRAMPOLINES
+	SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT,
+	SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 3, 2, 5, 3, 3, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 3, 3, 2, 5, 3, 3, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
-	"memwalk check", "names ?pattern?", "splice native tcl trampoline",
+	"memstacks max", "memwalk check", "names ?pattern?",
+	"splice native tcl trampoline",
 	"spoollimit bytes",
 	"symbol address", "symbols addresses", "trampolines"
     };
@@ -339,6 +341,28 @@ CprofDebugObjCmd(
 	} else {
 	    CprofStoreSetPageLimit(n);
 	}
+	break;
+    }
+    case SUB_MEMSTACKS: {
+	/*
+	 * The shared stacks of sampled allocations (memhook.c): how many
+	 * the run has, and the most it makes before records keep their own
+	 * copies (max -1 only reads).
+	 */
+
+	Tcl_WideInt max;
+	uint32_t counts[2];
+	Tcl_Obj *dictObj = Tcl_NewDictObj();
+
+	if (Tcl_GetWideIntFromObj(NULL, objv[2], &max) != TCL_OK
+		|| max < -1 || max > 65536) {
+	    return CprofBadValue(interp, subNames[index], objv[2],
+		    "expected -1 or a number of stacks up to 65536");
+	}
+	CprofMemStackStats((int) max, counts);
+	PUT(dictObj, "stacks", Tcl_NewWideIntObj((Tcl_WideInt) counts[0]));
+	PUT(dictObj, "max", Tcl_NewWideIntObj((Tcl_WideInt) counts[1]));
+	Tcl_SetObjResult(interp, dictObj);
 	break;
     }
     case SUB_SPOOLLIMIT: {

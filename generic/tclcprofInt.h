@@ -1352,6 +1352,8 @@ typedef struct CprofMemRec {
 				 * before. */
     int tracked;		/* In the table of live blocks (else the
 				 * table was full: its free is not seen). */
+    int shared;			/* Its stack is one of memhook.c's shared
+				 * stacks (else stored after the record). */
     double bytes, objects;	/* Its weight (memory.c). */
     unsigned epoch;		/* CprofMemEpoch when it was made. */
     uint16_t nNative, nTcl;
@@ -1392,6 +1394,7 @@ MODULE_SCOPE void	CprofMemGetTotals(CprofMemTotals *totalsPtr);
 MODULE_SCOPE void	CprofMemGuard(int on);
 MODULE_SCOPE unsigned	CprofMemEpoch(void);
 MODULE_SCOPE void	CprofMemWalkStats(int check, uint64_t counts[5]);
+MODULE_SCOPE void	CprofMemStackStats(int max, uint32_t counts[2]);
 
 struct CprofMemory;
 MODULE_SCOPE int	CprofMemoryStart(CprofState *statePtr);

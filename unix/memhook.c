@@ -370,7 +370,8 @@ static size_t
 RecBytes(
     const CprofMemRec *recPtr)
 {
-    return sizeof(CprofMemRec) + 2 * recPtr->nNative * sizeof(uintptr_t)
+    return recPtr->shared ? sizeof(CprofMemRec) : sizeof(CprofMemRec)
+	    + 2 * recPtr->nNative * sizeof(uintptr_t)
 	    + recPtr->nTcl * sizeof(CprofTclRef);
 }
 
@@ -387,8 +388,9 @@ PoolClass(
 }
 
 static void *
-RecAlloc(
-    size_t bytes)
+PoolAlloc(
+    size_t bytes,
+    int live)
 {
     int k = PoolClass(bytes);
     size_t size = (size_t) 128 << k;
@@ -424,9 +426,21 @@ RecAlloc(
 	ptr = pool.next;
 	pool.next += size;
     }
-    pool.live++;
+    pool.live += live;
     pthread_mutex_unlock(&poolMutex);
     return ptr;
+}
+
+/*
+ * A record: freed one by one (RecFree), counted live, so that the pool
+ * is given back only when none is left.
+ */
+
+static inline void *
+RecAlloc(
+    size_t bytes)
+{
+    return PoolAlloc(bytes, 1);
 }
 
 static void
@@ -440,6 +454,151 @@ RecFree(
     pool.freeList[k] = recPtr;
     pool.live--;
     pthread_mutex_unlock(&poolMutex);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Shared stacks --
+ *
+ *	The stacks of sampled allocations, each kept once: a program
+ *	allocates from a few places, and a record that copied its stack
+ *	(some 600 bytes for a Tcl program: return addresses, CFAs, Tcl
+ *	frames) wrote ten cache lines at each sample, to be read again by
+ *	the drain, pushing as many of the program's out of the cache, and
+ *	held them while its block lived. A record now points into the
+ *	stack it shares with every sample of the same return addresses,
+ *	CFAs, Tcl frames and flags (one line of its own, 128 bytes of the
+ *	pool). Stacks are found by hash in STACK_BUCKETS chains, under
+ *	memMutex; they come from the pool but are not counted live: they go
+ *	when the pool is given back (a clear with no record left), and the
+ *	chains are emptied at each clear, so that a run never finds a stack
+ *	of the last one (records of an older epoch are never read). Past
+ *	STACK_MAX stacks, in a run whose samples are all different (deep
+ *	recursion, say, where CFAs differ), a record keeps its own copy as
+ *	it used to.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define STACK_BUCKETS	16384
+#define STACK_MAX	65536
+
+typedef struct MemStack {
+    struct MemStack *next;	/* In its bucket. */
+    uint64_t hash;
+    uint16_t nNative, nTcl;
+    uint32_t flags;
+    /* uintptr_t ip[nNative], cfa[nNative]; CprofTclRef tcl[nTcl]. */
+} MemStack;
+
+static MemStack *stackBuckets[STACK_BUCKETS];
+static uint32_t numStacks;	/* Both under memMutex. */
+static uint32_t stackMax = STACK_MAX;
+				/* debug memstacks (tests). */
+
+#define STACK_IP(sPtr)	((uintptr_t *) ((sPtr) + 1))
+#define STACK_CFA(sPtr)	(STACK_IP(sPtr) + (sPtr)->nNative)
+#define STACK_TCL(sPtr)	((CprofTclRef *) (STACK_CFA(sPtr) + (sPtr)->nNative))
+
+static inline uint64_t
+Mix(
+    uint64_t h,
+    uint64_t w)
+{
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t
+StackHash(
+    const uintptr_t *ip,
+    const uintptr_t *cfa,
+    int n,
+    const CprofTclRef *tcl,
+    int nTcl,
+    uint32_t flags)
+{
+    const unsigned char *bytes = (const unsigned char *) tcl;
+    uint64_t h = Mix(((uint64_t) n << 48) | ((uint64_t) nTcl << 32), flags);
+    size_t i;
+
+    for (i = 0; i < (size_t) n; i++) {
+	h = Mix(Mix(h, ip[i]), cfa[i]);
+    }
+    for (i = 0; i + 8 <= nTcl * sizeof(CprofTclRef); i += 8) {
+	uint64_t w;
+
+	memcpy(&w, bytes + i, 8);
+	h = Mix(h, w);
+    }
+    return h;
+}
+
+/*
+ * The shared stack of these frames, made if there is none (NULL when the
+ * pool is out of memory). Under memMutex.
+ */
+
+static MemStack *
+StackGet(
+    uint64_t hash,
+    const uintptr_t *ip,
+    const uintptr_t *cfa,
+    int n,
+    const CprofTclRef *tcl,
+    int nTcl,
+    uint32_t flags)
+{
+    MemStack **headPtr = &stackBuckets[hash & (STACK_BUCKETS - 1)];
+    MemStack *sPtr;
+    size_t bytes;
+
+    for (sPtr = *headPtr; sPtr != NULL; sPtr = sPtr->next) {
+	if (sPtr->hash == hash && sPtr->nNative == n && sPtr->nTcl == nTcl
+		&& sPtr->flags == flags
+		&& memcmp(STACK_IP(sPtr), ip, n * sizeof(uintptr_t)) == 0
+		&& memcmp(STACK_CFA(sPtr), cfa, n * sizeof(uintptr_t)) == 0
+		&& memcmp(STACK_TCL(sPtr), tcl,
+			nTcl * sizeof(CprofTclRef)) == 0) {
+	    return sPtr;
+	}
+    }
+    bytes = sizeof(MemStack) + 2 * n * sizeof(uintptr_t)
+	    + nTcl * sizeof(CprofTclRef);
+    sPtr = (MemStack *) PoolAlloc(bytes, 0);
+    if (sPtr == NULL) {
+	return NULL;
+    }
+    sPtr->hash = hash;
+    sPtr->nNative = (uint16_t) n;
+    sPtr->nTcl = (uint16_t) nTcl;
+    sPtr->flags = flags;
+    memcpy(STACK_IP(sPtr), ip, n * sizeof(uintptr_t));
+    memcpy(STACK_CFA(sPtr), cfa, n * sizeof(uintptr_t));
+    memcpy(STACK_TCL(sPtr), tcl, nTcl * sizeof(CprofTclRef));
+    sPtr->next = *headPtr;
+    *headPtr = sPtr;
+    __atomic_store_n(&numStacks, numStacks + 1, __ATOMIC_RELAXED);
+    return sPtr;
+}
+
+/*
+ * Test hook: the shared stacks now and their most; a max >= 0 changes it.
+ */
+
+void
+CprofMemStackStats(
+    int max,
+    uint32_t counts[2])
+{
+    pthread_mutex_lock(&memMutex);
+    if (max >= 0) {
+	__atomic_store_n(&stackMax, (uint32_t) max, __ATOMIC_RELAXED);
+    }
+    counts[0] = numStacks;
+    counts[1] = stackMax;
+    pthread_mutex_unlock(&memMutex);
 }
 
 /*
@@ -889,8 +1048,9 @@ RecordAlloc(
     CprofSampler *sPtr = CprofSamplerCurrent();
     CprofMemRec *recPtr;
     uint32_t flags = 0;
-    int n, skip = 0, nTcl = 0;
+    int n, skip = 0, nTcl = 0, share;
     size_t bytes;
+    uint64_t hash;
 
     (void) tPtr;
     PrefetchSampled((uintptr_t) ptr);
@@ -906,8 +1066,12 @@ RecordAlloc(
     if (sPtr != NULL) {
 	nTcl = CprofCopyTclFrames(sPtr, tcl, CPROF_TCL_MAX, &flags, NULL);
     }
-    bytes = sizeof(CprofMemRec) + 2 * n * sizeof(uintptr_t)
-	    + nTcl * sizeof(CprofTclRef);
+    hash = StackHash(ip + skip, cfa + skip, n, tcl, nTcl, flags);
+    __builtin_prefetch(&stackBuckets[hash & (STACK_BUCKETS - 1)]);
+    share = __atomic_load_n(&numStacks, __ATOMIC_RELAXED)
+	    < __atomic_load_n(&stackMax, __ATOMIC_RELAXED);
+    bytes = share ? sizeof(CprofMemRec) : sizeof(CprofMemRec)
+	    + 2 * n * sizeof(uintptr_t) + nTcl * sizeof(CprofTclRef);
     __atomic_store_n(&lastClass, PoolClass(bytes), __ATOMIC_RELAXED);
     __atomic_store_n(&lastBytes, bytes, __ATOMIC_RELAXED);
     recPtr = (CprofMemRec *) RecAlloc(bytes);
@@ -923,14 +1087,31 @@ RecordAlloc(
     recPtr->nNative = (uint16_t) n;
     recPtr->nTcl = (uint16_t) nTcl;
     recPtr->flags = flags;
-    recPtr->ip = (uintptr_t *) (recPtr + 1);
-    recPtr->cfa = recPtr->ip + n;
-    recPtr->tcl = (CprofTclRef *) (recPtr->cfa + n);
-    memcpy(recPtr->ip, ip + skip, n * sizeof(uintptr_t));
-    memcpy(recPtr->cfa, cfa + skip, n * sizeof(uintptr_t));
-    memcpy(recPtr->tcl, tcl, nTcl * sizeof(CprofTclRef));
+    if (!share) {
+	recPtr->ip = (uintptr_t *) (recPtr + 1);
+	recPtr->cfa = recPtr->ip + n;
+	recPtr->tcl = (CprofTclRef *) (recPtr->cfa + n);
+	memcpy(recPtr->ip, ip + skip, n * sizeof(uintptr_t));
+	memcpy(recPtr->cfa, cfa + skip, n * sizeof(uintptr_t));
+	memcpy(recPtr->tcl, tcl, nTcl * sizeof(CprofTclRef));
+    }
 
     pthread_mutex_lock(&memMutex);
+    if (share) {
+	MemStack *stackPtr = StackGet(hash, ip + skip, cfa + skip, n, tcl,
+		nTcl, flags);
+
+	if (stackPtr == NULL) {
+	    pthread_mutex_unlock(&memMutex);
+	    RecFree(recPtr);
+	    __atomic_add_fetch(&totals.lostEvents, 1, __ATOMIC_RELAXED);
+	    return;
+	}
+	recPtr->shared = 1;
+	recPtr->ip = STACK_IP(stackPtr);
+	recPtr->cfa = STACK_CFA(stackPtr);
+	recPtr->tcl = STACK_TCL(stackPtr);
+    }
     totals.samples++;
     totals.recordBytes += bytes;
     if (TableInsert(recPtr->addr, recPtr)) {
@@ -1577,6 +1758,8 @@ CprofMemClear(void)
 	memset(coarseCounts, 0, sizeof(coarseCounts));
 	memset(filterCounts, 0, sizeof(filterCounts));
     }
+    memset(stackBuckets, 0, sizeof(stackBuckets));
+    __atomic_store_n(&numStacks, 0, __ATOMIC_RELAXED);
     totals.recordBytes = 0;
     PoolRelease();
     __atomic_add_fetch(&epoch, 1, __ATOMIC_RELEASE);
@@ -1661,7 +1844,7 @@ CprofMemGetTotals(
     CprofMemTotals *totalsPtr)
 {
     uint64_t bytes = sizeof(coarse) + sizeof(filter) + sizeof(coarseCounts)
-	    + sizeof(filterCounts);
+	    + sizeof(filterCounts) + sizeof(stackBuckets);
 
     pthread_mutex_lock(&memMutex);
     *totalsPtr = totals;

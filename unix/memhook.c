@@ -1050,7 +1050,7 @@ RecordAlloc(
     uint32_t flags = 0;
     int n, skip = 0, nTcl = 0, share;
     size_t bytes;
-    uint64_t hash;
+    uint64_t hash = 0;
 
     (void) tPtr;
     PrefetchSampled((uintptr_t) ptr);
@@ -1066,10 +1066,12 @@ RecordAlloc(
     if (sPtr != NULL) {
 	nTcl = CprofCopyTclFrames(sPtr, tcl, CPROF_TCL_MAX, &flags, NULL);
     }
-    hash = StackHash(ip + skip, cfa + skip, n, tcl, nTcl, flags);
-    __builtin_prefetch(&stackBuckets[hash & (STACK_BUCKETS - 1)]);
     share = __atomic_load_n(&numStacks, __ATOMIC_RELAXED)
 	    < __atomic_load_n(&stackMax, __ATOMIC_RELAXED);
+    if (share) {
+	hash = StackHash(ip + skip, cfa + skip, n, tcl, nTcl, flags);
+	__builtin_prefetch(&stackBuckets[hash & (STACK_BUCKETS - 1)]);
+    }
     bytes = share ? sizeof(CprofMemRec) : sizeof(CprofMemRec)
 	    + 2 * n * sizeof(uintptr_t) + nTcl * sizeof(CprofTclRef);
     __atomic_store_n(&lastClass, PoolClass(bytes), __ATOMIC_RELAXED);

@@ -85,6 +85,23 @@
  * total hold the bytes allocated.
  */
 
+/*
+ * The C source lines of the memory tree of a run of mode sample that takes
+ * memory samples too (tree 2; a run of mode memory keeps them in
+ * node_lines, its memory tree being tree 0): the columns of node_lines.
+ */
+
+#define MEMORY_NODE_LINES_SQL \
+"CREATE TABLE IF NOT EXISTS memory_node_lines (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  id INTEGER NOT NULL,\n" \
+"  node INTEGER NOT NULL,\n"	/* the C frame's node of tree 2 */ \
+"  callee INTEGER,\n" \
+"  file TEXT NOT NULL, line INTEGER NOT NULL,\n" \
+"  weight NOT NULL,\n" \
+"  PRIMARY KEY (run, id)\n" \
+") WITHOUT ROWID;\n"
+
 #define MEMORY_NODES_SQL \
 "CREATE TABLE IF NOT EXISTS memory_nodes (\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id),\n" \
@@ -270,6 +287,7 @@ FRAMES_SQL
 ") WITHOUT ROWID;\n"
 NODE_LINES_SQL
 MEMORY_NODES_SQL
+MEMORY_NODE_LINES_SQL
 "CREATE TABLE events (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
 "  seq INTEGER NOT NULL,\n"
@@ -379,7 +397,10 @@ static const char *const stmtSql[ST_COUNT] = {
 	" live_bytes, live_objects, peak_bytes, peak_objects) VALUES (?1, ?2,"
 	" ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (run, node) DO UPDATE SET"
 	" alloc_bytes = ?3, alloc_objects = ?4, live_bytes = ?5,"
-	" live_objects = ?6, peak_bytes = ?7, peak_objects = ?8"
+	" live_objects = ?6, peak_bytes = ?7, peak_objects = ?8",
+    "INSERT INTO memory_node_lines (run, id, node, callee, file, line,"
+	" weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run, id)"
+	" DO UPDATE SET weight = ?7"
 };
 
 /*
@@ -1038,6 +1059,7 @@ CprofDbForgetShadows(
     storePtr->numMemFigs = 0;
     storePtr->numLines = 0;
     storePtr->numNodeLines = 0;
+    storePtr->numMemNodeLines = 0;
 
     /*
      * Not 0: a count that dropped to 0 since it was written (an ensemble
@@ -1120,11 +1142,12 @@ CprofDbConnect(
     sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 	    NULL);
     /*
-     * A file made before node_lines (or memory_nodes) was kept gets it.
+     * A file made before node_lines (or memory_nodes, memory_node_lines)
+     * was kept gets it.
      */
 
-    rc = sqlite3_exec(storePtr->db, NODE_LINES_SQL MEMORY_NODES_SQL, NULL,
-	    NULL, NULL);
+    rc = sqlite3_exec(storePtr->db, NODE_LINES_SQL MEMORY_NODES_SQL
+	    MEMORY_NODE_LINES_SQL, NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
 	CprofDbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
 	CprofDbDisconnect(storePtr, 0);
@@ -1220,6 +1243,9 @@ CprofStoreClose(
     }
     if (storePtr->nodeLines) {
 	ckfree(storePtr->nodeLines);
+    }
+    if (storePtr->memNodeLines) {
+	ckfree(storePtr->memNodeLines);
     }
     if (storePtr->cmdCalls) {
 	ckfree(storePtr->cmdCalls);

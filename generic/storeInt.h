@@ -57,7 +57,8 @@
 
 enum {
     ST_FRAME_GET, ST_FRAME_PUT, ST_NODE, ST_LINE, ST_EVENT, ST_COV_CMD,
-    ST_COV_LINE, ST_RUN, ST_NODE_LINE, ST_MEM_NODE, ST_COUNT
+    ST_COV_LINE, ST_RUN, ST_NODE_LINE, ST_MEM_NODE, ST_MEM_NODE_LINE,
+    ST_COUNT
 };
 
 /*
@@ -100,6 +101,9 @@ struct CprofStore {
     uint64_t *nodeLines;	/* Weights of the tree's C source lines as
 				 * last written. */
     int numNodeLines, capNodeLines;
+    uint64_t *memNodeLines;	/* The same of the memory tree of a run of
+				 * mode sample (memory_node_lines). */
+    int numMemNodeLines, capMemNodeLines;
     CprofNameCalls *cmdCalls;	/* Coverage: calls (and kind) by name id,
 				 * as written. */
     int numCmdCalls;

@@ -53,10 +53,12 @@ typedef struct DataWriter {
     Tcl_Obj *keys[DK_COUNT];	/* The keys of dataKeyNames. */
     Tcl_HashTable frames;	/* {kind name tclkind module interp} -> frame
 				 * id. */
-    int nextLine;		/* Id of the next node_lines row. */
+    int nextLine;		/* Id of the next node_lines row... */
+    int nextMemLine;		/* ...and memory_node_lines row. */
 } DataWriter;
 
-static int		DataNodeLines(DataWriter *wPtr, Tcl_Obj *listObj,
+static int		DataNodeLines(DataWriter *wPtr, int memory,
+			    Tcl_Obj *listObj,
 			    int64_t node, int64_t callee);
 static int		DataHandlers(DataWriter *wPtr, Tcl_Obj *profileObj);
 
@@ -245,11 +247,11 @@ DataTree(
 	    }
 	    rc = CprofDbExec(memStmt);
 	}
-	if (rc == SQLITE_OK && tree == 0) {
-	    rc = DataNodeLines(wPtr, DataGet(wPtr, nodeObj, DK_SELF_LINES),
-		    id, -1);
+	if (rc == SQLITE_OK && (tree == 0 || tree == 2)) {
+	    rc = DataNodeLines(wPtr, tree == 2,
+		    DataGet(wPtr, nodeObj, DK_SELF_LINES), id, -1);
 	    if (rc == SQLITE_OK && parent >= 0) {
-		rc = DataNodeLines(wPtr, DataGet(wPtr, nodeObj,
+		rc = DataNodeLines(wPtr, tree == 2, DataGet(wPtr, nodeObj,
 			DK_CALLER_LINES), parent, id);
 	    }
 	}
@@ -313,18 +315,21 @@ DataTree(
 /*
  * The C source lines of a node of the sampled tree (self_lines: node,
  * no callee) or of the line its parent called it from (caller_lines:
- * the parent's node, this one the callee), as {file line weight ...}.
+ * the parent's node, this one the callee), as {file line weight ...};
+ * of the memory tree of a run of mode sample (tree 2) if memory.
  */
 
 static int
 DataNodeLines(
     DataWriter *wPtr,
+    int memory,
     Tcl_Obj *listObj,
     int64_t node,
     int64_t callee)
 {
     CprofStore *storePtr = wPtr->storePtr;
-    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE_LINE];
+    sqlite3_stmt *stmt = storePtr->stmts[memory ? ST_MEM_NODE_LINE
+	    : ST_NODE_LINE];
     Tcl_Obj **v;
     int n, i, rc;
 
@@ -334,7 +339,8 @@ DataNodeLines(
     }
     for (i = 0; i + 2 < n; i += 3) {
 	sqlite3_bind_int64(stmt, 1, storePtr->runId);
-	sqlite3_bind_int(stmt, 2, wPtr->nextLine++);
+	sqlite3_bind_int(stmt, 2, memory ? wPtr->nextMemLine++
+		: wPtr->nextLine++);
 	sqlite3_bind_int64(stmt, 3, node);
 	if (callee >= 0) {
 	    sqlite3_bind_int64(stmt, 4, callee);
@@ -667,7 +673,7 @@ CprofStoreSaveData(
     }
     if (code == TCL_OK) {
 	writer.storePtr = storePtr;
-	writer.nextLine = 0;
+	writer.nextLine = writer.nextMemLine = 0;
 	for (i = 0; i < DK_COUNT; i++) {
 	    writer.keys[i] = Tcl_NewStringObj(dataKeyNames[i], -1);
 	    Tcl_IncrRefCount(writer.keys[i]);

@@ -100,15 +100,18 @@ LoadTree(
     int rc, isNew, k;
 
     /*
-     * The C source lines of the sampled tree (none in a file made before
-     * they were kept): self_lines of a C frame's node, caller_lines of
-     * the node it called from the line.
+     * The C source lines of the sampled tree, or of a run of mode sample's
+     * memory tree (tree 2; none in a file made before they were kept):
+     * self_lines of a C frame's node, caller_lines of the node it called
+     * from the line.
      */
 
     Tcl_InitHashTable(&lineLists, TCL_ONE_WORD_KEYS);
-    if (tree == 0 && sqlite3_prepare_v2(db, "SELECT node, callee, file,"
-	    " line, weight FROM node_lines WHERE run = ?1 ORDER BY id", -1,
-	    &stmt, NULL) == SQLITE_OK) {
+    if ((tree == 0 || tree == 2) && sqlite3_prepare_v2(db, tree == 0
+	    ? "SELECT node, callee, file, line, weight FROM node_lines"
+	    " WHERE run = ?1 ORDER BY id"
+	    : "SELECT node, callee, file, line, weight FROM memory_node_lines"
+	    " WHERE run = ?1 ORDER BY id", -1, &stmt, NULL) == SQLITE_OK) {
 	sqlite3_bind_int64(stmt, 1, runId);
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 	    int isCall = sqlite3_column_type(stmt, 1) != SQLITE_NULL;

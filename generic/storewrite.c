@@ -27,7 +27,7 @@ static int		FlushTreeEx(CprofStore *storePtr,
 			    CprofState *statePtr, CprofTree *treePtr,
 			    int tree, int64_t **framesPtr, int *numFramesPtr,
 			    int withLines);
-static int		FlushNodeLines(CprofStore *storePtr,
+static int		FlushNodeLines(CprofStore *storePtr, int memory,
 			    CprofTree *treePtr);
 
 /*
@@ -257,7 +257,8 @@ FlushTree(
 
 /*
  * A tree with its own cache of frame ids (framesPtr: the tree's frame
- * index -> id), and its C source lines in node_lines if withLines.
+ * index -> id), and its C source lines: withLines 1 in node_lines, 2 in
+ * memory_node_lines, 0 not.
  */
 
 static int
@@ -310,13 +311,15 @@ FlushTreeEx(
 	    return rc;
 	}
     }
-    return withLines ? FlushNodeLines(storePtr, treePtr) : SQLITE_OK;
+    return withLines ? FlushNodeLines(storePtr, withLines == 2, treePtr)
+	    : SQLITE_OK;
 }
 
 /*
- * A memory profile's tree: tree 0 of a run of mode memory (with its C
- * source lines), tree 2 of a run of mode sample that takes memory samples
- * too (-mode {sample memory}); self and total are bytes allocated. Each
+ * A memory profile's tree: tree 0 of a run of mode memory (its C source
+ * lines in node_lines), tree 2 of a run of mode sample that takes memory
+ * samples too (-mode {sample memory}; in memory_node_lines); self and
+ * total are bytes allocated. Each
  * node's figures in memory_nodes (rows whose figures changed since the
  * last flush).
  */
@@ -336,7 +339,7 @@ FlushMemoryTree(
     }
     rc = (tree == 0) ? FlushTree(storePtr, statePtr, treePtr, 0)
 	    : FlushTreeEx(storePtr, statePtr, treePtr, tree,
-	    &storePtr->memFrames, &storePtr->numMemFrames, 0);
+	    &storePtr->memFrames, &storePtr->numMemFrames, 2);
     if (treePtr->numNodes > storePtr->capMemFigs) {
 	storePtr->capMemFigs = treePtr->numNodes + 1024;
 	storePtr->memFigs = (int64_t (*)[6]) ckrealloc(storePtr->memFigs,
@@ -374,22 +377,30 @@ FlushMemoryTree(
 static int
 FlushNodeLines(
     CprofStore *storePtr,
+    int memory,			/* The memory tree of a run of mode sample:
+				 * memory_node_lines. */
     CprofTree *treePtr)
 {
-    sqlite3_stmt *stmt = storePtr->stmts[ST_NODE_LINE];
+    sqlite3_stmt *stmt = storePtr->stmts[memory ? ST_MEM_NODE_LINE
+	    : ST_NODE_LINE];
+    uint64_t **shadowPtr = memory ? &storePtr->memNodeLines
+	    : &storePtr->nodeLines;
+    int *numPtr = memory ? &storePtr->numMemNodeLines
+	    : &storePtr->numNodeLines;
+    int *capPtr = memory ? &storePtr->capMemNodeLines
+	    : &storePtr->capNodeLines;
     int i, rc;
 
-    if (treePtr->numLines > storePtr->capNodeLines) {
-	storePtr->capNodeLines = treePtr->numLines + 1024;
-	storePtr->nodeLines = (uint64_t *) ckrealloc(storePtr->nodeLines,
-		storePtr->capNodeLines * sizeof(uint64_t));
+    if (treePtr->numLines > *capPtr) {
+	*capPtr = treePtr->numLines + 1024;
+	*shadowPtr = (uint64_t *) ckrealloc(*shadowPtr,
+		*capPtr * sizeof(uint64_t));
     }
     for (i = 0; i < treePtr->numLines; i++) {
 	CprofNodeLine *recPtr = &treePtr->lines[i];
 	const char *file;
 
-	if (i < storePtr->numNodeLines
-		&& storePtr->nodeLines[i] == recPtr->weight) {
+	if (i < *numPtr && (*shadowPtr)[i] == recPtr->weight) {
 	    continue;
 	}
 	file = CprofNameString(recPtr->fileId);
@@ -406,9 +417,9 @@ FlushNodeLines(
 	if (rc != SQLITE_OK) {
 	    return rc;
 	}
-	storePtr->nodeLines[i] = recPtr->weight;
-	if (i >= storePtr->numNodeLines) {
-	    storePtr->numNodeLines = i + 1;
+	(*shadowPtr)[i] = recPtr->weight;
+	if (i >= *numPtr) {
+	    *numPtr = i + 1;
 	}
     }
     return SQLITE_OK;
@@ -1077,6 +1088,7 @@ FlushBody(
 	static const char *const tables[] = {
 	    "nodes", "lines", "events", "coverage_commands",
 	    "coverage_lines", "coverage_procs", "node_lines", "memory_nodes",
+	    "memory_node_lines",
 	    NULL
 	};
 	int i;

@@ -2,13 +2,30 @@
 #
 #	What the benchmark scripts that run after run.tcl (scope.tcl,
 #	memory.tcl, names.tcl, export.tcl) share: the median of a list of
-#	figures and the merge of their results into the file -out names.
+#	figures, the merge of their results into the file -out names, and a
+#	proc their child scripts take in.
 #
 # Copyright (c) 2026 The tclcprof authors.
 # See the file "LICENSE" for terms of use.
 
 namespace eval ::bench {
     namespace export median
+}
+
+# bench::rssProc --
+#	The text of a proc rssKb, the resident memory of the process in KB
+#	(/proc/self/status), for the scripts the benchmarks run in children.
+
+set ::bench::rssProc {
+    proc rssKb {} {
+        set f [open /proc/self/status]
+        set kb 0
+        foreach line [split [read $f] \n] {
+            if {[regexp {^VmRSS:\s+(\d+)} $line -> kb]} break
+        }
+        close $f
+        return $kb
+    }
 }
 
 # bench::median --

@@ -88,6 +88,7 @@ proc child {script {prefix {}}} {
     set fd [open $f w]
     puts $fd [list set auto_path [linsert $::auto_path 0 $::build]]
     puts $fd [list set cbLib $::cbLib]
+    puts $fd $::bench::rssProc
     puts $fd $::common
     puts $fd $script
     close $fd
@@ -99,7 +100,8 @@ proc child {script {prefix {}}} {
     return [lindex [split [string trim $out] \n] end]
 }
 
-# What every child has: the workload, a timer, resident memory.
+# What every child has: the workload, a timer (and resident memory,
+# common.tcl's rssKb).
 set common {
     load $cbLib Cbtest
     proc pass {} {
@@ -131,15 +133,6 @@ set common {
         set t0 [cbtest::cputime]
         uplevel 1 $script
         expr {[cbtest::cputime] - $t0}
-    }
-    proc rssKb {} {
-        set f [open /proc/self/status]
-        set kb 0
-        foreach line [split [read $f] \n] {
-            if {[regexp {^VmRSS:\s+(\d+)} $line -> kb]} break
-        }
-        close $f
-        return $kb
     }
 }
 

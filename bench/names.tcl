@@ -21,16 +21,8 @@ if {[dict get $opts -quick] && ![dict exists $argv -n]} {
 set n [dict get $opts -n]
 set build [pwd]
 
-set script {
-    proc rssKb {} {
-        set f [open /proc/self/status]
-        set kb 0
-        foreach line [split [read $f] \n] {
-            if {[regexp {^VmRSS:\s+(\d+)} $line -> kb]} break
-        }
-        close $f
-        return $kb
-    }
+set script $::bench::rssProc
+append script {
     oo::class create C {
         method m {} { return 1 }
         destructor {}

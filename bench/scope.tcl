@@ -50,21 +50,13 @@ proc child {script} {
 }
 
 # The CPU time of this process in ns, and its resident memory in KB.
-set helpers {
+set helpers $::bench::rssProc
+append helpers {
     proc cpuNs {} {
         set f [open /proc/self/stat]
         set fields [lrange [split [read $f] " "] 13 14]
         close $f
         expr {([lindex $fields 0] + [lindex $fields 1]) * 10000000}
-    }
-    proc rssKb {} {
-        set f [open /proc/self/status]
-        set kb 0
-        foreach line [split [read $f] \n] {
-            if {[regexp {^VmRSS:\s+(\d+)} $line -> kb]} break
-        }
-        close $f
-        return $kb
     }
 }
 

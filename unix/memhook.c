@@ -220,8 +220,6 @@ static void		RecordAlloc(MemThread *tPtr, void *ptr, size_t size);
  *----------------------------------------------------------------------
  */
 
-static inline uint32_t AddrHash(uintptr_t addr, int bits);
-
 /*
  * A block's bit: its address in 16-byte units, folded (the bits above
  * FILTER_BITS xor'ed in), not hashed: neighbouring blocks, which a program

@@ -85,6 +85,41 @@ CprofTreeFree(
 }
 
 /*
+ * Empty a tree for a new profile, keeping its arrays (a run started after
+ * another finds them allocated, instead of growing them from the heap of
+ * the program it profiles, between the program's blocks).
+ */
+
+void
+CprofTreeReset(
+    CprofTree *treePtr)
+{
+    CprofFrameDef *frames = treePtr->frames;
+    CprofNode *nodes = treePtr->nodes;
+    CprofNodeLine *lines = treePtr->lines;
+    int capFrames = treePtr->capFrames, capNodes = treePtr->capNodes;
+    int capLines = treePtr->capLines;
+
+    treePtr->frames = NULL;
+    treePtr->nodes = NULL;
+    treePtr->lines = NULL;
+    CprofTreeFree(treePtr);
+    CprofTreeInit(treePtr);
+    if (nodes != NULL && capNodes > treePtr->capNodes) {
+	memcpy(nodes, treePtr->nodes, sizeof(CprofNode));
+	ckfree(treePtr->nodes);
+	treePtr->nodes = nodes;
+	treePtr->capNodes = capNodes;
+    } else if (nodes != NULL) {
+	ckfree(nodes);
+    }
+    treePtr->frames = frames;
+    treePtr->capFrames = frames != NULL ? capFrames : 0;
+    treePtr->lines = lines;
+    treePtr->capLines = lines != NULL ? capLines : 0;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofTreeFrame --

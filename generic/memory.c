@@ -41,6 +41,21 @@ typedef struct MemFig {
     uint64_t peakStamp;		/* The high the peak figures are of. */
 } MemFig;
 
+/*
+ * One drain's samples of a shared stack (memhook.c keeps each stack of
+ * sampled allocations once; a record points into it). The first is
+ * spliced and named and its node kept; the others take that node, and
+ * are added to the tree together at the end of the drain.
+ */
+
+typedef struct MemBatch {
+    const uintptr_t *stack;	/* The stack's return addresses (its
+				 * identity); NULL: a free slot. */
+    CprofMemRec *recPtr;	/* Its first record in the drain. */
+    int node;
+    uint32_t more;		/* Samples of it after the first. */
+} MemBatch;
+
 typedef struct CprofMemory {
     CprofTree tree;
     MemFig *figs;		/* Per node of the tree. */
@@ -60,6 +75,8 @@ typedef struct CprofMemory {
     CprofMemTotals totals;	/* The hooks' counts, at stop (while
 				 * running they are read anew). */
     CprofSample *scratch;	/* A sample built from a record. */
+    MemBatch *batch;		/* Open addressing, 1 << batchBits slots */
+    int batchBits, batchUsed;	/* (empty between drains). */
 } CprofMemory;
 
 static const char *const viewNames[] = {"alloc", "live", "peak", NULL};
@@ -135,13 +152,20 @@ static void
 ClearFigures(
     CprofMemory *mPtr)
 {
-    CprofTreeFree(&mPtr->tree);
-    CprofTreeInit(&mPtr->tree);
+    int i;
+
+    /*
+     * The tree's arrays and the figures' are kept for the next run: grown
+     * during it, they were allocated between the blocks of the program.
+     */
+
+    CprofTreeReset(&mPtr->tree);
     if (mPtr->figs != NULL) {
-	ckfree(mPtr->figs);
-	mPtr->figs = NULL;
+	memset(mPtr->figs, 0, mPtr->capFigs * sizeof(MemFig));
+	for (i = 0; i < mPtr->capFigs; i++) {
+	    mPtr->figs[i].peakStamp = UINT64_MAX;
+	}
     }
-    mPtr->capFigs = 0;
     mPtr->seq = mPtr->peakSeq = 0;
     mPtr->liveBytes = mPtr->liveObjects = 0;
     mPtr->peakBytes = mPtr->peakObjects = 0;
@@ -301,6 +325,9 @@ CprofMemoryFree(
 	ckfree(mPtr->figs);
     }
     ckfree(mPtr->scratch);
+    if (mPtr->batch != NULL) {
+	ckfree(mPtr->batch);
+    }
     ckfree(mPtr);
     statePtr->memPtr = NULL;
 }
@@ -316,13 +343,123 @@ CprofMemoryFree(
  *----------------------------------------------------------------------
  */
 
+static int
+AddRecord(
+    CprofState *statePtr,
+    CprofMemory *mPtr,
+    const CprofMemRec *recPtr,
+    uint32_t count)
+{
+    CprofSample *sPtr = mPtr->scratch;
+
+    sPtr->weight = count;
+    sPtr->count = count;
+    sPtr->flags = recPtr->flags;
+    sPtr->timeNs = 0;
+    sPtr->nNative = recPtr->nNative;
+    sPtr->nTcl = recPtr->nTcl;
+    memcpy(sPtr->ip, recPtr->ip, recPtr->nNative * sizeof(uintptr_t));
+    memcpy(sPtr->cfa, recPtr->cfa, recPtr->nNative * sizeof(uintptr_t));
+    memcpy(sPtr->tcl, recPtr->tcl, recPtr->nTcl * sizeof(CprofTclRef));
+    if (sPtr->nNative > 0) {
+	sPtr->ip[0]--;
+    }
+    return CprofAddSampleTo(statePtr, &mPtr->tree, sPtr);
+}
+
+/*
+ * The slot of a shared stack in the drain's batch (made empty if there
+ * is none: its 'stack' NULL).
+ */
+
+static MemBatch *
+BatchSlot(
+    CprofMemory *mPtr,
+    const uintptr_t *stack)
+{
+    uint32_t mask, i;
+
+    if (mPtr->batch == NULL || 2 * (mPtr->batchUsed + 1)
+	    > (1 << mPtr->batchBits)) {
+	MemBatch *old = mPtr->batch;
+	int oldSize = old ? 1 << mPtr->batchBits : 0, j;
+
+	mPtr->batchBits = old ? mPtr->batchBits + 1 : 6;
+	mPtr->batch = (MemBatch *) ckalloc(
+		sizeof(MemBatch) << mPtr->batchBits);
+	memset(mPtr->batch, 0, sizeof(MemBatch) << mPtr->batchBits);
+	mask = (1u << mPtr->batchBits) - 1;
+	for (j = 0; j < oldSize; j++) {
+	    if (old[j].stack != NULL) {
+		i = (uint32_t) (((uintptr_t) old[j].stack >> 3)
+			* 0x9e3779b97f4a7c15ull >> 40) & mask;
+		while (mPtr->batch[i].stack != NULL) {
+		    i = (i + 1) & mask;
+		}
+		mPtr->batch[i] = old[j];
+	    }
+	}
+	if (old != NULL) {
+	    ckfree(old);
+	}
+    }
+    mask = (1u << mPtr->batchBits) - 1;
+    for (i = (uint32_t) (((uintptr_t) stack >> 3) * 0x9e3779b97f4a7c15ull
+	    >> 40) & mask; mPtr->batch[i].stack != NULL; i = (i + 1) & mask) {
+	if (mPtr->batch[i].stack == stack) {
+	    break;
+	}
+    }
+    return &mPtr->batch[i];
+}
+
+/*
+ * The end of a drain: each batched stack's later samples added to the
+ * tree at once (what the splice counts, once per call, counted for each
+ * of them), the batch emptied.
+ */
+
+static void
+BatchFlush(
+    CprofState *statePtr,
+    CprofMemory *mPtr)
+{
+    int i, size = 1 << mPtr->batchBits;
+
+    if (mPtr->batchUsed == 0) {
+	return;
+    }
+    for (i = 0; i < size; i++) {
+	MemBatch *bPtr = &mPtr->batch[i];
+
+	if (bPtr->stack != NULL && bPtr->more > 0) {
+	    Tcl_WideInt spliced = statePtr->splicedSamples;
+	    Tcl_WideInt unspliced = statePtr->unsplicedSamples;
+	    Tcl_WideInt unmatched = statePtr->unmatchedFrames;
+	    Tcl_WideInt shortOnes = statePtr->shortSamples;
+	    Tcl_WideInt k = (Tcl_WideInt) bPtr->more - 1;
+
+	    AddRecord(statePtr, mPtr, bPtr->recPtr, bPtr->more);
+	    statePtr->splicedSamples += k * (statePtr->splicedSamples
+		    - spliced);
+	    statePtr->unsplicedSamples += k * (statePtr->unsplicedSamples
+		    - unspliced);
+	    statePtr->unmatchedFrames += k * (statePtr->unmatchedFrames
+		    - unmatched);
+	    statePtr->shortSamples += k * (statePtr->shortSamples
+		    - shortOnes);
+	}
+    }
+    memset(mPtr->batch, 0, sizeof(MemBatch) * size);
+    mPtr->batchUsed = 0;
+}
+
 void
 CprofMemoryDrain(
     CprofState *statePtr)
 {
     CprofMemory *mPtr = statePtr->memPtr;
     CprofMemEvent *events;
-    CprofSample *sPtr;
     int n, i;
     unsigned epoch;
 
@@ -337,7 +474,6 @@ CprofMemoryDrain(
     if (n > 0) {
 	CprofSymRefresh(statePtr->symPtr);
     }
-    sPtr = mPtr->scratch;
     epoch = CprofMemEpoch();
     for (i = 0; i < n; i++) {
 	CprofMemRec *recPtr = events[i].recPtr;
@@ -363,21 +499,14 @@ CprofMemoryDrain(
 
 	/*
 	 * The sample: its innermost address is a return address too (the
-	 * hook's caller), looked up as one.
+	 * hook's caller), looked up as one. A stack already met in this
+	 * drain has its node: the sample is added to the tree with the
+	 * others of that stack at the end (BatchFlush); splicing and naming
+	 * the same frames again for each sample was most of a drain's time
+	 * and the cache lines of the symbol tables and the tree it read
+	 * were the program's lost.
 	 */
 
-	sPtr->weight = 1;
-	sPtr->count = 1;
-	sPtr->flags = recPtr->flags;
-	sPtr->timeNs = 0;
-	sPtr->nNative = recPtr->nNative;
-	sPtr->nTcl = recPtr->nTcl;
-	memcpy(sPtr->ip, recPtr->ip, recPtr->nNative * sizeof(uintptr_t));
-	memcpy(sPtr->cfa, recPtr->cfa, recPtr->nNative * sizeof(uintptr_t));
-	memcpy(sPtr->tcl, recPtr->tcl, recPtr->nTcl * sizeof(CprofTclRef));
-	if (sPtr->nNative > 0) {
-	    sPtr->ip[0]--;
-	}
 	{
 	    double s = recPtr->size > 0 ? (double) recPtr->size : 1.0;
 	    double p = -expm1(-s / (double) mPtr->rate);
@@ -388,7 +517,23 @@ CprofMemoryDrain(
 	    recPtr->objects = 1.0 / p;
 	    recPtr->bytes = s / p;
 	}
-	recPtr->node = CprofAddSampleTo(statePtr, &mPtr->tree, sPtr);
+	if (recPtr->shared) {
+	    MemBatch *bPtr = BatchSlot(mPtr, recPtr->ip);
+
+	    if (bPtr->stack != NULL) {
+		bPtr->more++;
+		recPtr->node = bPtr->node;
+	    } else {
+		recPtr->node = AddRecord(statePtr, mPtr, recPtr, 1);
+		bPtr->stack = recPtr->ip;
+		bPtr->recPtr = recPtr;
+		bPtr->node = recPtr->node;
+		bPtr->more = 0;
+		mPtr->batchUsed++;
+	    }
+	} else {
+	    recPtr->node = AddRecord(statePtr, mPtr, recPtr, 1);
+	}
 	fPtr = Fig(mPtr, recPtr->node);
 	fPtr->allocBytes += recPtr->bytes;
 	fPtr->allocObjects += recPtr->objects;
@@ -408,6 +553,7 @@ CprofMemoryDrain(
 	    }
 	}
     }
+    BatchFlush(statePtr, mPtr);
     if (n > 0 || events != NULL) {
 	CprofMemDone(events, n);
     }

@@ -567,6 +567,14 @@ Tclcprof_Unload(
     if (nsPtr != NULL) {
 	Tcl_DeleteNamespace(nsPtr);
     }
+    if (flags == TCL_UNLOAD_DETACH_FROM_PROCESS) {
+	/*
+	 * Last: freeing the state gave its symbol tables back, a call on
+	 * the reading thread.
+	 */
+
+	CprofSymReaderStop();
+    }
     return TCL_OK;
 }
 

@@ -822,6 +822,7 @@ typedef struct CprofTree {
 
 MODULE_SCOPE void	CprofTreeInit(CprofTree *treePtr);
 MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
+MODULE_SCOPE void	CprofTreeReset(CprofTree *treePtr);
 MODULE_SCOPE int	CprofTreeAddTail(CprofTree *treePtr, uint64_t weight);
 MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 			    int nameId, int moduleId, int tclKind,
@@ -1392,6 +1393,7 @@ MODULE_SCOPE int	CprofMemTake(CprofMemEvent **eventsPtr);
 MODULE_SCOPE void	CprofMemDone(CprofMemEvent *events, int n);
 MODULE_SCOPE void	CprofMemGetTotals(CprofMemTotals *totalsPtr);
 MODULE_SCOPE void	CprofMemGuard(int on);
+MODULE_SCOPE void	CprofSymReaderStop(void);
 MODULE_SCOPE unsigned	CprofMemEpoch(void);
 MODULE_SCOPE void	CprofMemWalkStats(int check, uint64_t counts[5]);
 MODULE_SCOPE void	CprofMemStackStats(int max, uint32_t counts[2]);

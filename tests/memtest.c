@@ -17,6 +17,9 @@
  *					Threads that allocate and free until
  *					stopped; stop returns their cycles.
  *	cbtest::memfork size count	A child that allocates, exits.
+ *	cbtest::mainheap		The C library's main heap (the
+ *					arena of the process's first thread):
+ *					bytes in use and from the system.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -498,6 +501,63 @@ MemForkCmd(
     return TCL_OK;
 }
 
+/*
+ * The main arena's figures, from malloc_info's XML (its first heap):
+ * {inuse N system N}.
+ */
+
+static int
+MainHeapCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp;
+    const char *heap, *end, *p;
+    unsigned long long system = 0, fast = 0, rest = 0;
+
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    fp = open_memstream(&text, &len);
+    if (fp == NULL || malloc_info(0, fp) != 0) {
+	if (fp != NULL) {
+	    fclose(fp);
+	}
+	free(text);
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("malloc_info failed", -1));
+	return TCL_ERROR;
+    }
+    fclose(fp);
+    heap = strstr(text, "<heap nr=\"0\">");
+    end = heap ? strstr(heap, "</heap>") : NULL;
+    if (end == NULL) {
+	free(text);
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("no main heap", -1));
+	return TCL_ERROR;
+    }
+    for (p = heap; p != NULL && p < end; p = strchr(p + 1, '<')) {
+	sscanf(p, "<total type=\"fast\" count=\"%*u\" size=\"%llu\"", &fast);
+	sscanf(p, "<total type=\"rest\" count=\"%*u\" size=\"%llu\"", &rest);
+	sscanf(p, "<system type=\"current\" size=\"%llu\"", &system);
+    }
+    free(text);
+    {
+	Tcl_Obj *objs[4];
+
+	objs[0] = Tcl_NewStringObj("inuse", -1);
+	objs[1] = Tcl_NewWideIntObj((Tcl_WideInt) (system - fast - rest));
+	objs[2] = Tcl_NewStringObj("system", -1);
+	objs[3] = Tcl_NewWideIntObj((Tcl_WideInt) system);
+	Tcl_SetObjResult(interp, Tcl_NewListObj(4, objs));
+    }
+    return TCL_OK;
+}
+
 void
 CbtestMemInit(
     Tcl_Interp *interp)
@@ -513,4 +573,5 @@ CbtestMemInit(
     Tcl_CreateObjCommand(interp, "cbtest::memthreads", MemThreadsCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::memfork", MemForkCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::mainheap", MainHeapCmd, NULL, NULL);
 }

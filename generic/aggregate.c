@@ -85,10 +85,13 @@ CprofTreeFree(
 }
 
 /*
- * Empty a tree for a new profile, keeping its arrays (a run started after
- * another finds them allocated, instead of growing them from the heap of
- * the program it profiles, between the program's blocks).
+ * Empty a tree for a new profile, keeping its arrays up to KEEP_BYTES each
+ * (a run started after another finds them allocated, instead of growing
+ * them from the heap of the program it profiles, between the program's
+ * blocks; a huge tree's are given back).
  */
+
+#define KEEP_BYTES	(4u << 20)
 
 void
 CprofTreeReset(
@@ -100,6 +103,18 @@ CprofTreeReset(
     int capFrames = treePtr->capFrames, capNodes = treePtr->capNodes;
     int capLines = treePtr->capLines;
 
+    if ((size_t) capFrames * sizeof(CprofFrameDef) > KEEP_BYTES) {
+	ckfree(frames);
+	frames = NULL;
+    }
+    if ((size_t) capLines * sizeof(CprofNodeLine) > KEEP_BYTES) {
+	ckfree(lines);
+	lines = NULL;
+    }
+    if ((size_t) capNodes * sizeof(CprofNode) > KEEP_BYTES) {
+	ckfree(nodes);
+	nodes = NULL;
+    }
     treePtr->frames = NULL;
     treePtr->nodes = NULL;
     treePtr->lines = NULL;

@@ -155,11 +155,18 @@ ClearFigures(
     int i;
 
     /*
-     * The tree's arrays and the figures' are kept for the next run: grown
-     * during it, they were allocated between the blocks of the program.
+     * The tree's arrays and the figures' are kept for the next run (up to
+     * 4 MiB each): grown during it, they were allocated between the
+     * blocks of the program.
      */
 
     CprofTreeReset(&mPtr->tree);
+    if (mPtr->figs != NULL
+	    && (size_t) mPtr->capFigs * sizeof(MemFig) > (4u << 20)) {
+	ckfree(mPtr->figs);
+	mPtr->figs = NULL;
+	mPtr->capFigs = 0;
+    }
     if (mPtr->figs != NULL) {
 	memset(mPtr->figs, 0, mPtr->capFigs * sizeof(MemFig));
 	for (i = 0; i < mPtr->capFigs; i++) {

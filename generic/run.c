@@ -332,8 +332,7 @@ static void
 ClearData(
     CprofState *statePtr)
 {
-    CprofTreeFree(&statePtr->tree);
-    CprofTreeInit(&statePtr->tree);
+    CprofTreeReset(&statePtr->tree);
     CprofSrcLinesFree(statePtr->srcLinesPtr);
     statePtr->srcLinesPtr = NULL;
     CprofMemoryClear(statePtr);

@@ -51,6 +51,10 @@ typedef struct CprofSymFound {
 #define CPROF_FOUND_START	2	/* Only its start is known (unwind
 					 * tables of stripped code). */
 
+/*
+ * symreader.c: on the reading thread.
+ */
+
 MODULE_SCOPE CprofSymTable *CprofSymTableAcquire(const char *key,
 			    const char *path, const CprofFileId *idPtr,
 			    const unsigned char *image, size_t imageSize);
@@ -58,6 +62,17 @@ MODULE_SCOPE void	CprofSymTableRelease(CprofSymTable *tablePtr);
 MODULE_SCOPE const unsigned char *CprofSymTableBuildId(
 			    CprofSymTable *tablePtr, int *lenPtr);
 MODULE_SCOPE void	CprofSymTableLookup(CprofSymTable *tablePtr,
+			    uint64_t rel, CprofSymFound *foundPtr);
+
+/*
+ * symfile.c: on the calling thread (the reading thread's work).
+ */
+
+MODULE_SCOPE CprofSymTable *CprofSymFileAcquire(const char *key,
+			    const char *path, const CprofFileId *idPtr,
+			    const unsigned char *image, size_t imageSize);
+MODULE_SCOPE void	CprofSymFileRelease(CprofSymTable *tablePtr);
+MODULE_SCOPE void	CprofSymFileLookup(CprofSymTable *tablePtr,
 			    uint64_t rel, CprofSymFound *foundPtr);
 
 #endif /* _SYMFILE_H */

@@ -1,0 +1,375 @@
+/*
+ * symreader.c --
+ *
+ *	The symbol tables of symfile.c are read and used on a thread of
+ *	their own, the reading thread: the entry points symbolize.c calls
+ *	(CprofSymTableAcquire, Release, Lookup) hand their call to it and
+ *	wait.
+ *
+ *	What libelf, libdw and zlib allocate, and the files read whole
+ *	(some 25 MB for a Tcl program, its C extension and its C library,
+ *	10 of them in small blocks), then come from that thread's malloc
+ *	arena instead of the program's heap. Allocated there in the middle
+ *	of a run, between blocks the program frees and allocates again,
+ *	they slowed a heap-bound program by 8% to 26% from then on,
+ *	profiled or not (bench/memory.tcl's pass, unprofiled, after a
+ *	first profiled run: glibc found its free chunks elsewhere). The
+ *	thread has every signal blocked (a signal sent to the process is
+ *	never handled there), its allocations are never counted by memory
+ *	profiles (its guard is up for good), it is made again in a child
+ *	after fork, and joined when the library is unloaded from the
+ *	process. A call is handed over by spinning for some microseconds
+ *	before sleeping, on both sides, so that calls that come one after
+ *	the other (the lookups of a drain) do not each pay two wake-ups.
+ *	The first profile of a process makes a few dozen calls (a Tcl
+ *	program, its C extension and its C library: 4 tables read, 20
+ *	lookups), most of their time reading; on fresh pages of the
+ *	thread's arena that takes some 6 ms more than in the program's
+ *	heap (50 ms instead of 44). Where no thread can be made, calls run
+ *	on the caller's thread as they used to.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _GNU_SOURCE
+#   define _GNU_SOURCE
+#endif
+#include "symfile.h"
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+enum { CALL_ACQUIRE, CALL_RELEASE, CALL_LOOKUP };
+
+typedef struct SymCall {
+    int op;			/* CALL_*. */
+    const char *key;		/* The arguments of the entry point. */
+    const char *path;
+    const CprofFileId *idPtr;
+    const unsigned char *image;
+    size_t imageSize;
+    CprofSymTable *tablePtr;
+    uint64_t rel;
+    CprofSymFound *foundPtr;
+    CprofSymTable *result;	/* CALL_ACQUIRE's. */
+    int done;			/* Set by the thread when it has run. */
+} SymCall;
+
+#define SPIN_CALLER_NS	20000	/* The caller waits so long awake, */
+#define SPIN_READER_NS	50000	/* the thread for the next call. */
+
+enum { READER_NONE, READER_RUNNING, READER_FAILED };
+
+static struct {
+    pthread_mutex_t submit;	/* Held by the caller for a whole call. */
+    pthread_mutex_t mutex;	/* For sleeping and waking. */
+    pthread_cond_t callCond;	/* A call was handed over (or quit). */
+    pthread_cond_t doneCond;	/* The call was run. */
+    SymCall *callPtr;		/* The call handed over, not taken yet. */
+    int state;			/* READER_*. */
+    int quit;			/* Asks the thread to end. */
+    int readerAsleep;		/* Who waits, or is about to, on its */
+    int callerAsleep;		/* condition: set before the other's
+				 * flag is read (sequentially consistent
+				 * on both sides), so that a call or its
+				 * end takes the mutex only to wake one. */
+    int forkHandlers;		/* pthread_atfork done. */
+    pthread_t thread;
+} reader = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+    NULL, READER_NONE, 0, 0, 0, 0, 0
+};
+static __thread int onReader;
+
+static inline void
+Relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    __asm__ __volatile__("" : : : "memory");
+#endif
+}
+
+static void
+RunCall(
+    SymCall *callPtr)
+{
+    switch (callPtr->op) {
+    case CALL_ACQUIRE:
+	callPtr->result = CprofSymFileAcquire(callPtr->key, callPtr->path,
+		callPtr->idPtr, callPtr->image, callPtr->imageSize);
+	break;
+    case CALL_RELEASE:
+	CprofSymFileRelease(callPtr->tablePtr);
+	break;
+    default:
+	CprofSymFileLookup(callPtr->tablePtr, callPtr->rel, callPtr->foundPtr);
+	break;
+    }
+}
+
+/*
+ * The thread's next call, or NULL when it is to end.
+ */
+
+static SymCall *
+NextCall(void)
+{
+    uint64_t until = CprofClockNs(CLOCK_MONOTONIC) + SPIN_READER_NS;
+    SymCall *callPtr;
+    int spins = 0;
+
+    while (__atomic_load_n(&reader.callPtr, __ATOMIC_ACQUIRE) == NULL
+	    && !__atomic_load_n(&reader.quit, __ATOMIC_ACQUIRE)) {
+	if ((++spins & 63) == 0
+		&& CprofClockNs(CLOCK_MONOTONIC) > until) {
+	    pthread_mutex_lock(&reader.mutex);
+	    __atomic_store_n(&reader.readerAsleep, 1, __ATOMIC_SEQ_CST);
+	    while (__atomic_load_n(&reader.callPtr, __ATOMIC_SEQ_CST) == NULL
+		    && !__atomic_load_n(&reader.quit, __ATOMIC_SEQ_CST)) {
+		pthread_cond_wait(&reader.callCond, &reader.mutex);
+	    }
+	    __atomic_store_n(&reader.readerAsleep, 0, __ATOMIC_RELAXED);
+	    pthread_mutex_unlock(&reader.mutex);
+	    break;
+	}
+	Relax();
+    }
+    if (__atomic_load_n(&reader.quit, __ATOMIC_ACQUIRE)) {
+	return NULL;
+    }
+    callPtr = __atomic_exchange_n(&reader.callPtr, NULL, __ATOMIC_ACQUIRE);
+    return callPtr;
+}
+
+static void *
+ReaderMain(
+    void *arg)
+{
+    SymCall *callPtr;
+
+    (void) arg;
+    onReader = 1;
+    CprofMemGuard(1);
+    while ((callPtr = NextCall()) != NULL) {
+	RunCall(callPtr);
+
+	/*
+	 * The caller may go as soon as it sees 'done' (the call is on its
+	 * stack): nothing of the call is touched after.
+	 */
+
+	__atomic_store_n(&callPtr->done, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&reader.callerAsleep, __ATOMIC_SEQ_CST)) {
+	    pthread_mutex_lock(&reader.mutex);
+	    pthread_cond_signal(&reader.doneCond);
+	    pthread_mutex_unlock(&reader.mutex);
+	}
+    }
+    CprofMemGuard(0);
+    return NULL;
+}
+
+/*
+ * Fork: the child has no reading thread, and makes one at its first
+ * call. The submit mutex is taken if it is free, not waited for: the
+ * call under way could be waiting for a lock that another fork handler
+ * (the memory hooks') holds already.
+ */
+
+static int forkLocked;
+
+static void
+ForkPrepare(void)
+{
+    forkLocked = (pthread_mutex_trylock(&reader.submit) == 0);
+}
+
+static void
+ForkParent(void)
+{
+    if (forkLocked) {
+	pthread_mutex_unlock(&reader.submit);
+    }
+}
+
+static void
+ForkChild(void)
+{
+    pthread_mutex_init(&reader.submit, NULL);
+    pthread_mutex_init(&reader.mutex, NULL);
+    pthread_cond_init(&reader.callCond, NULL);
+    pthread_cond_init(&reader.doneCond, NULL);
+    reader.callPtr = NULL;
+    reader.quit = reader.readerAsleep = reader.callerAsleep = 0;
+    if (reader.state == READER_RUNNING) {
+	reader.state = READER_NONE;
+    }
+}
+
+/*
+ * Under the submit mutex: the thread, made if there is none (every signal
+ * blocked in it from its start).
+ */
+
+static int
+ReaderUp(void)
+{
+    sigset_t all, old;
+
+    if (reader.state != READER_NONE) {
+	return reader.state == READER_RUNNING;
+    }
+    if (!reader.forkHandlers) {
+	if (pthread_atfork(ForkPrepare, ForkParent, ForkChild) != 0) {
+	    reader.state = READER_FAILED;
+	    return 0;
+	}
+	reader.forkHandlers = 1;
+    }
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    reader.quit = 0;
+    reader.state = (pthread_create(&reader.thread, NULL, ReaderMain,
+	    NULL) == 0) ? READER_RUNNING : READER_FAILED;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (reader.state == READER_RUNNING) {
+	pthread_setname_np(reader.thread, "tclcprof-syms");
+    }
+    return reader.state == READER_RUNNING;
+}
+
+static void
+Submit(
+    SymCall *callPtr)
+{
+    uint64_t until;
+    int spins = 0;
+
+    if (onReader) {
+	RunCall(callPtr);		/* Never from the thread itself, but... */
+	return;
+    }
+    pthread_mutex_lock(&reader.submit);
+    if (!ReaderUp()) {
+	pthread_mutex_unlock(&reader.submit);
+	RunCall(callPtr);
+	return;
+    }
+    callPtr->done = 0;
+    __atomic_store_n(&reader.callPtr, callPtr, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&reader.readerAsleep, __ATOMIC_SEQ_CST)) {
+	pthread_mutex_lock(&reader.mutex);
+	pthread_cond_signal(&reader.callCond);
+	pthread_mutex_unlock(&reader.mutex);
+    }
+
+    until = CprofClockNs(CLOCK_MONOTONIC) + SPIN_CALLER_NS;
+    while (!__atomic_load_n(&callPtr->done, __ATOMIC_ACQUIRE)) {
+	if ((++spins & 63) == 0 && CprofClockNs(CLOCK_MONOTONIC) > until) {
+	    pthread_mutex_lock(&reader.mutex);
+	    __atomic_store_n(&reader.callerAsleep, 1, __ATOMIC_SEQ_CST);
+	    while (!__atomic_load_n(&callPtr->done, __ATOMIC_SEQ_CST)) {
+		pthread_cond_wait(&reader.doneCond, &reader.mutex);
+	    }
+	    __atomic_store_n(&reader.callerAsleep, 0, __ATOMIC_RELAXED);
+	    pthread_mutex_unlock(&reader.mutex);
+	    break;
+	}
+	Relax();
+    }
+    pthread_mutex_unlock(&reader.submit);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSymTableAcquire, CprofSymTableRelease, CprofSymTableLookup --
+ *
+ *	CprofSymFileAcquire, CprofSymFileRelease and CprofSymFileLookup
+ *	(symfile.c), run on the reading thread.
+ *
+ *----------------------------------------------------------------------
+ */
+
+CprofSymTable *
+CprofSymTableAcquire(
+    const char *key,
+    const char *path,
+    const CprofFileId *idPtr,
+    const unsigned char *image,
+    size_t imageSize)
+{
+    SymCall call;
+
+    memset(&call, 0, sizeof(call));
+    call.op = CALL_ACQUIRE;
+    call.key = key;
+    call.path = path;
+    call.idPtr = idPtr;
+    call.image = image;
+    call.imageSize = imageSize;
+    Submit(&call);
+    return call.result;
+}
+
+void
+CprofSymTableRelease(
+    CprofSymTable *tablePtr)
+{
+    SymCall call;
+
+    memset(&call, 0, sizeof(call));
+    call.op = CALL_RELEASE;
+    call.tablePtr = tablePtr;
+    Submit(&call);
+}
+
+void
+CprofSymTableLookup(
+    CprofSymTable *tablePtr,
+    uint64_t rel,
+    CprofSymFound *foundPtr)
+{
+    SymCall call;
+
+    memset(&call, 0, sizeof(call));
+    call.op = CALL_LOOKUP;
+    call.tablePtr = tablePtr;
+    call.rel = rel;
+    call.foundPtr = foundPtr;
+    Submit(&call);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSymReaderStop --
+ *
+ *	The library leaves the process (unload): the reading thread ends
+ *	and is joined. The tables stay (the next call makes a thread).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofSymReaderStop(void)
+{
+    pthread_mutex_lock(&reader.submit);
+    if (reader.state == READER_RUNNING) {
+	pthread_mutex_lock(&reader.mutex);
+	__atomic_store_n(&reader.quit, 1, __ATOMIC_SEQ_CST);
+	pthread_cond_signal(&reader.callCond);
+	pthread_mutex_unlock(&reader.mutex);
+	pthread_join(reader.thread, NULL);
+	reader.quit = 0;
+	reader.state = READER_NONE;
+    }
+    pthread_mutex_unlock(&reader.submit);
+}

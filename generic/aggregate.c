@@ -85,13 +85,11 @@ CprofTreeFree(
 }
 
 /*
- * Empty a tree for a new profile, keeping its arrays up to KEEP_BYTES each
- * (a run started after another finds them allocated, instead of growing
- * them from the heap of the program it profiles, between the program's
- * blocks; a huge tree's are given back).
+ * Empty a tree for a new profile, keeping its arrays up to
+ * CPROF_KEEP_BYTES each (a run started after another finds them
+ * allocated, instead of growing them from the heap of the program it
+ * profiles, between the program's blocks; a huge tree's are given back).
  */
-
-#define KEEP_BYTES	(4u << 20)
 
 void
 CprofTreeReset(
@@ -103,15 +101,15 @@ CprofTreeReset(
     int capFrames = treePtr->capFrames, capNodes = treePtr->capNodes;
     int capLines = treePtr->capLines;
 
-    if ((size_t) capFrames * sizeof(CprofFrameDef) > KEEP_BYTES) {
+    if ((size_t) capFrames * sizeof(CprofFrameDef) > CPROF_KEEP_BYTES) {
 	ckfree(frames);
 	frames = NULL;
     }
-    if ((size_t) capLines * sizeof(CprofNodeLine) > KEEP_BYTES) {
+    if ((size_t) capLines * sizeof(CprofNodeLine) > CPROF_KEEP_BYTES) {
 	ckfree(lines);
 	lines = NULL;
     }
-    if ((size_t) capNodes * sizeof(CprofNode) > KEEP_BYTES) {
+    if ((size_t) capNodes * sizeof(CprofNode) > CPROF_KEEP_BYTES) {
 	ckfree(nodes);
 	nodes = NULL;
     }

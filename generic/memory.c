@@ -89,23 +89,37 @@ static const char *const viewNames[] = {"alloc", "live", "peak", NULL};
  *----------------------------------------------------------------------
  */
 
+/*
+ * Figures from..to-1 made empty (no peak saved).
+ */
+
+static void
+FigsEmpty(
+    MemFig *figs,
+    int from,
+    int to)
+{
+    int i;
+
+    memset(figs + from, 0, (to - from) * sizeof(MemFig));
+    for (i = from; i < to; i++) {
+	figs[i].peakStamp = UINT64_MAX;
+    }
+}
+
 static MemFig *
 Fig(
     CprofMemory *mPtr,
     int node)
 {
     if (node >= mPtr->capFigs) {
-	int cap = mPtr->capFigs ? mPtr->capFigs : 256, i;
+	int cap = mPtr->capFigs ? mPtr->capFigs : 256;
 
 	while (cap <= node) {
 	    cap *= 2;
 	}
 	mPtr->figs = (MemFig *) ckrealloc(mPtr->figs, cap * sizeof(MemFig));
-	memset(mPtr->figs + mPtr->capFigs, 0,
-		(cap - mPtr->capFigs) * sizeof(MemFig));
-	for (i = mPtr->capFigs; i < cap; i++) {
-	    mPtr->figs[i].peakStamp = UINT64_MAX;
-	}
+	FigsEmpty(mPtr->figs, mPtr->capFigs, cap);
 	mPtr->capFigs = cap;
     }
     return &mPtr->figs[node];
@@ -152,26 +166,21 @@ static void
 ClearFigures(
     CprofMemory *mPtr)
 {
-    int i;
-
     /*
      * The tree's arrays and the figures' are kept for the next run (up to
-     * 4 MiB each): grown during it, they were allocated between the
-     * blocks of the program.
+     * CPROF_KEEP_BYTES each): grown during it, they were allocated between
+     * the blocks of the program.
      */
 
     CprofTreeReset(&mPtr->tree);
     if (mPtr->figs != NULL
-	    && (size_t) mPtr->capFigs * sizeof(MemFig) > (4u << 20)) {
+	    && (size_t) mPtr->capFigs * sizeof(MemFig) > CPROF_KEEP_BYTES) {
 	ckfree(mPtr->figs);
 	mPtr->figs = NULL;
 	mPtr->capFigs = 0;
     }
     if (mPtr->figs != NULL) {
-	memset(mPtr->figs, 0, mPtr->capFigs * sizeof(MemFig));
-	for (i = 0; i < mPtr->capFigs; i++) {
-	    mPtr->figs[i].peakStamp = UINT64_MAX;
-	}
+	FigsEmpty(mPtr->figs, 0, mPtr->capFigs);
     }
     mPtr->seq = mPtr->peakSeq = 0;
     mPtr->liveBytes = mPtr->liveObjects = 0;
@@ -376,8 +385,17 @@ AddRecord(
 
 /*
  * The slot of a shared stack in the drain's batch (made empty if there
- * is none: its 'stack' NULL).
+ * is none: its 'stack' NULL), from the home slot BatchHome gives.
  */
+
+static inline uint32_t
+BatchHome(
+    const uintptr_t *stack,
+    uint32_t mask)
+{
+    return (uint32_t) (((uintptr_t) stack >> 3) * 0x9e3779b97f4a7c15ull
+	    >> 40) & mask;
+}
 
 static MemBatch *
 BatchSlot(
@@ -398,8 +416,7 @@ BatchSlot(
 	mask = (1u << mPtr->batchBits) - 1;
 	for (j = 0; j < oldSize; j++) {
 	    if (old[j].stack != NULL) {
-		i = (uint32_t) (((uintptr_t) old[j].stack >> 3)
-			* 0x9e3779b97f4a7c15ull >> 40) & mask;
+		i = BatchHome(old[j].stack, mask);
 		while (mPtr->batch[i].stack != NULL) {
 		    i = (i + 1) & mask;
 		}
@@ -411,8 +428,8 @@ BatchSlot(
 	}
     }
     mask = (1u << mPtr->batchBits) - 1;
-    for (i = (uint32_t) (((uintptr_t) stack >> 3) * 0x9e3779b97f4a7c15ull
-	    >> 40) & mask; mPtr->batch[i].stack != NULL; i = (i + 1) & mask) {
+    for (i = BatchHome(stack, mask); mPtr->batch[i].stack != NULL;
+	    i = (i + 1) & mask) {
 	if (mPtr->batch[i].stack == stack) {
 	    break;
 	}

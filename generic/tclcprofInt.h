@@ -823,6 +823,8 @@ typedef struct CprofTree {
 MODULE_SCOPE void	CprofTreeInit(CprofTree *treePtr);
 MODULE_SCOPE void	CprofTreeFree(CprofTree *treePtr);
 MODULE_SCOPE void	CprofTreeReset(CprofTree *treePtr);
+#define CPROF_KEEP_BYTES (4u << 20)	/* Most of an array kept by a reset
+					 * (CprofTreeReset, memory figures). */
 MODULE_SCOPE int	CprofTreeAddTail(CprofTree *treePtr, uint64_t weight);
 MODULE_SCOPE int	CprofTreeFrame(CprofTree *treePtr, int isC,
 			    int nameId, int moduleId, int tclKind,

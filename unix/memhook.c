@@ -995,8 +995,8 @@ Sampled(
 
 /*
  * What a sampled block's record will touch, asked for before the walk so
- * that it comes in while the walk goes: the block's table slot and
- * filter count, the records' free lists. The lines are cold by the time
+ * that it comes in while the walk goes: the block's table slot, its
+ * filter counts and bitmap word, the records' free lists. The lines are cold by the time
  * of the next sample in a program busy with its own data; met one after
  * the other, their misses made the record and the table insertion take
  * as long as the walk (perf, bench/memory.tcl's pass). Read without the

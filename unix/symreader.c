@@ -253,7 +253,8 @@ Submit(
     int spins = 0;
 
     if (onReader) {
-	RunCall(callPtr);		/* Never from the thread itself, but... */
+	RunCall(callPtr);		/* A call made on the thread itself would
+					 * wait for itself under 'submit'. */
 	return;
     }
     pthread_mutex_lock(&reader.submit);

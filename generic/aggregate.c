@@ -376,8 +376,21 @@ typedef struct NodeProc {
     void *data;
 } NodeProc;
 
+/*
+ * One node's dict without its children (NodeDict), and the whole tree
+ * built from them depth first with a stack of the nodes open on the
+ * path (TreeDicts): a tree is as deep as the program's recursion
+ * (100,000 levels and more), so no C code recurses per level.
+ */
+
+typedef struct OpenNode {
+    int child;			/* Next child to visit, -1: none left. */
+    Tcl_Obj *dictObj;		/* The node's dict, children not put. */
+    Tcl_Obj *kidsObj;		/* Its children's dicts so far. */
+} OpenNode;
+
 static Tcl_Obj *
-NodeToObj(
+NodeDict(
     CprofTree *treePtr,
     CprofExact *exactPtr,
     int node,
@@ -387,8 +400,6 @@ NodeToObj(
 {
     CprofNode *nPtr = &treePtr->nodes[node];
     Tcl_Obj *dictObj = Tcl_NewDictObj();
-    Tcl_Obj *childrenObj = Tcl_NewListObj(0, NULL);
-    int child;
 
     if (nPtr->frame < 0) {
 	Tcl_DictObjPut(NULL, dictObj, keys[0], Tcl_NewObj());
@@ -446,13 +457,53 @@ NodeToObj(
     if (lineLists != NULL && lineLists[2 * node + 1] != NULL) {
 	Tcl_DictObjPut(NULL, dictObj, keys[8], lineLists[2 * node + 1]);
     }
-    for (child = nPtr->firstChild; child >= 0;
-	    child = treePtr->nodes[child].nextSibling) {
-	Tcl_ListObjAppendElement(NULL, childrenObj,
-		NodeToObj(treePtr, exactPtr, child, keys, lineLists, npPtr));
-    }
-    Tcl_DictObjPut(NULL, dictObj, keys[4], childrenObj);
     return dictObj;
+}
+
+static Tcl_Obj *
+TreeDicts(
+    CprofTree *treePtr,
+    CprofExact *exactPtr,
+    Tcl_Obj *const keys[],
+    Tcl_Obj **lineLists,
+    const NodeProc *npPtr)
+{
+    OpenNode *path;
+    Tcl_Obj *resultObj = NULL;
+    int depth = 0, cap = 64;
+
+    path = (OpenNode *) ckalloc(cap * sizeof(OpenNode));
+    path[0].child = treePtr->nodes[0].firstChild;
+    path[0].dictObj = NodeDict(treePtr, exactPtr, 0, keys, lineLists,
+	    npPtr);
+    path[0].kidsObj = Tcl_NewListObj(0, NULL);
+    while (depth >= 0) {
+	OpenNode *topPtr = &path[depth];
+	int child = topPtr->child;
+
+	if (child >= 0) {
+	    topPtr->child = treePtr->nodes[child].nextSibling;
+	    if (++depth == cap) {
+		cap *= 2;
+		path = (OpenNode *) ckrealloc(path, cap * sizeof(OpenNode));
+	    }
+	    path[depth].child = treePtr->nodes[child].firstChild;
+	    path[depth].dictObj = NodeDict(treePtr, exactPtr, child, keys,
+		    lineLists, npPtr);
+	    path[depth].kidsObj = Tcl_NewListObj(0, NULL);
+	    continue;
+	}
+	Tcl_DictObjPut(NULL, topPtr->dictObj, keys[4], topPtr->kidsObj);
+	if (depth == 0) {
+	    resultObj = topPtr->dictObj;
+	} else {
+	    Tcl_ListObjAppendElement(NULL, path[depth - 1].kidsObj,
+		    topPtr->dictObj);
+	}
+	depth--;
+    }
+    ckfree(path);
+    return resultObj;
 }
 
 Tcl_Obj *
@@ -506,7 +557,7 @@ CprofTreeToObjEx(
     }
     np.proc = nodeProc;
     np.data = data;
-    resultObj = NodeToObj(treePtr, exactPtr, 0, keys, lineLists, &np);
+    resultObj = TreeDicts(treePtr, exactPtr, keys, lineLists, &np);
     if (lineLists != NULL) {
 	ckfree(lineLists);
     }

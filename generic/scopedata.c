@@ -72,7 +72,6 @@ typedef struct Joiner {
     Tcl_Obj *loose;		/* List of {serial node} for the root. */
 } Joiner;
 
-#define JOIN_MAX_DEPTH 100000
 #define LIVE_MAX 64		/* Running members of the owner's thread
 				 * read by its data, at most. */
 
@@ -98,131 +97,190 @@ AddGraft(
     Tcl_ListObjAppendElement(NULL, listObj, Tcl_NewListObj(2, pair));
 }
 
+/*
+ * The children of a node, 0 when it has none. The trees are as deep as
+ * the program's recursion (100,000 levels and more): CollectLinks and
+ * Emit walk them with stacks of their own, no C code recurses per level.
+ */
+
+static int
+Kids(
+    Tcl_Obj *nodeObj,
+    Tcl_Obj ***kidsPtr)
+{
+    Tcl_Obj *kidsObj = CprofDictGet(nodeObj, "children");
+    int n = 0;
+
+    if (kidsObj == NULL
+	    || Tcl_ListObjGetElements(NULL, kidsObj, &n, kidsPtr) != TCL_OK) {
+	return 0;
+    }
+    return n;
+}
+
+/*
+ * Every link of a tree, its children put in the table of grafts under
+ * the frame it stands for (in the order of a depth-first walk). A list
+ * walked is a node's children or, when graftsObj is set, a link's
+ * children, each added to graftsObj before its own children are walked.
+ */
+
+typedef struct LinkWalk {
+    Tcl_Obj **items;
+    int n, i;
+    Tcl_Obj *graftsObj;
+} LinkWalk;
+
 static void
 CollectLinks(
     Joiner *jPtr,
     Tcl_Obj *nodeObj,
-    int serial,
-    int depth)
+    int serial)
 {
-    Tcl_Obj *kidsObj = CprofDictGet(nodeObj, "children"), **kids, **gs;
-    int n = 0, i, g, ng, target[2];
+    LinkWalk *walk;
+    int top = 0, cap = 64;
 
-    if (kidsObj == NULL || depth > JOIN_MAX_DEPTH
-	    || Tcl_ListObjGetElements(NULL, kidsObj, &n, &kids) != TCL_OK) {
-	return;
-    }
-    for (i = 0; i < n; i++) {
-	Tcl_Obj *linkObj, **pair, *listObj, *gkidsObj;
+    walk = (LinkWalk *) ckalloc(cap * sizeof(LinkWalk));
+    walk[0].n = Kids(nodeObj, &walk[0].items);
+    walk[0].i = 0;
+    walk[0].graftsObj = NULL;
+    while (top >= 0) {
+	LinkWalk *wPtr = &walk[top];
+	Tcl_Obj *itemObj, *linkObj, *gkidsObj, **pair, **gs = NULL;
 	Tcl_HashEntry *hPtr;
 	char key[48];
-	int np, isNew;
+	int np, ng = 0, isNew, target[2];
 
-	if (strcmp(KindOf(kids[i]), "link") != 0) {
-	    CollectLinks(jPtr, kids[i], serial, depth + 1);
+	if (wPtr->i >= wPtr->n) {
+	    top--;
 	    continue;
 	}
-	linkObj = CprofDictGet(kids[i], "link");
-	gkidsObj = CprofDictGet(kids[i], "children");
-	if (linkObj == NULL || gkidsObj == NULL
-		|| Tcl_ListObjGetElements(NULL, linkObj, &np, &pair) != TCL_OK
-		|| np != 2
-		|| Tcl_GetIntFromObj(NULL, pair[0], &target[0]) != TCL_OK
-		|| Tcl_GetIntFromObj(NULL, pair[1], &target[1]) != TCL_OK
-		|| Tcl_ListObjGetElements(NULL, gkidsObj, &ng, &gs) != TCL_OK) {
+	itemObj = wPtr->items[wPtr->i++];
+	if (wPtr->graftsObj != NULL) {
+	    AddGraft(wPtr->graftsObj, serial, itemObj);
+	    ng = Kids(itemObj, &gs);
+	} else if (strcmp(KindOf(itemObj), "link") != 0) {
+	    ng = Kids(itemObj, &gs);
+	} else {
+	    linkObj = CprofDictGet(itemObj, "link");
+	    gkidsObj = CprofDictGet(itemObj, "children");
+	    if (linkObj == NULL || gkidsObj == NULL
+		    || Tcl_ListObjGetElements(NULL, linkObj, &np, &pair)
+			!= TCL_OK
+		    || np != 2
+		    || Tcl_GetIntFromObj(NULL, pair[0], &target[0]) != TCL_OK
+		    || Tcl_GetIntFromObj(NULL, pair[1], &target[1]) != TCL_OK
+		    || Tcl_ListObjGetElements(NULL, gkidsObj, &ng, &gs)
+			!= TCL_OK) {
+		continue;
+	    }
+	    snprintf(key, sizeof(key), "%d %d", target[0], target[1]);
+	    hPtr = Tcl_CreateHashEntry(&jPtr->grafts, key, &isNew);
+	    if (isNew) {
+		Tcl_Obj *listObj = Tcl_NewListObj(0, NULL);
+
+		Tcl_IncrRefCount(listObj);
+		Tcl_SetHashValue(hPtr, listObj);
+	    }
+	    if (ng == 0) {
+		continue;
+	    }
+	    if (++top == cap) {
+		cap *= 2;
+		walk = (LinkWalk *) ckrealloc(walk, cap * sizeof(LinkWalk));
+	    }
+	    walk[top].items = gs;
+	    walk[top].n = ng;
+	    walk[top].i = 0;
+	    walk[top].graftsObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr);
 	    continue;
 	}
-	snprintf(key, sizeof(key), "%d %d", target[0], target[1]);
-	hPtr = Tcl_CreateHashEntry(&jPtr->grafts, key, &isNew);
-	if (isNew) {
-	    listObj = Tcl_NewListObj(0, NULL);
-	    Tcl_IncrRefCount(listObj);
-	    Tcl_SetHashValue(hPtr, listObj);
+	if (ng == 0) {
+	    continue;
 	}
-	listObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr);
-	for (g = 0; g < ng; g++) {
-	    AddGraft(listObj, serial, gs[g]);
-	    CollectLinks(jPtr, gs[g], serial, depth + 1);
+	if (++top == cap) {
+	    cap *= 2;
+	    walk = (LinkWalk *) ckrealloc(walk, cap * sizeof(LinkWalk));
 	}
+	walk[top].items = gs;
+	walk[top].n = ng;
+	walk[top].i = 0;
+	walk[top].graftsObj = NULL;
     }
+    ckfree(walk);
+}
+
+/*
+ * A tree with its links taken out and the grafts put under the frames
+ * they stand for: a node's new children are its children but links, in
+ * their new form, then its grafts (taken from the table: each is used
+ * once), whose totals its self loses. A node with nothing changed below
+ * it is kept as it is; the others are copies.
+ */
+
+typedef struct EmitNode {
+    Tcl_Obj *nodeObj;		/* The node as it is. */
+    int serial;			/* Its tree's. */
+    Tcl_Obj **kids;		/* Its children ... */
+    int n, i;			/* ... their number, the next one. */
+    int graftsTaken;		/* Whether its grafts were looked up. */
+    Tcl_Obj *graftsObj;		/* List of {serial node}, or NULL. */
+    int g;			/* Next graft. */
+    Tcl_Obj *newKids;		/* Its children in their new form. */
+    int changed;		/* Whether it must be copied. */
+    Tcl_WideInt moved;		/* Totals of its grafts. */
+} EmitNode;
+
+static void
+EmitOpen(
+    EmitNode *ePtr,
+    Tcl_Obj *nodeObj,
+    int serial)
+{
+    ePtr->nodeObj = nodeObj;
+    ePtr->serial = serial;
+    ePtr->n = Kids(nodeObj, &ePtr->kids);
+    ePtr->i = 0;
+    ePtr->graftsTaken = 0;
+    ePtr->graftsObj = NULL;
+    ePtr->g = 0;
+    ePtr->newKids = Tcl_NewListObj(0, NULL);
+    Tcl_IncrRefCount(ePtr->newKids);
+    ePtr->changed = (CprofDictGet(nodeObj, "id") != NULL);
+    ePtr->moved = 0;
 }
 
 static Tcl_Obj *
-Emit(
-    Joiner *jPtr,
-    Tcl_Obj *nodeObj,
-    int serial,
-    int depth)
+EmitClose(
+    EmitNode *ePtr)
 {
-    Tcl_Obj *kidsObj = CprofDictGet(nodeObj, "children"), **kids, *newKids;
-    Tcl_Obj *idObj = CprofDictGet(nodeObj, "id"), *copyObj;
-    Tcl_WideInt moved = 0;
-    int n = 0, i, changed = (idObj != NULL);
+    Tcl_Obj *copyObj, *nodeObj = ePtr->nodeObj;
 
-    if (kidsObj == NULL || depth > JOIN_MAX_DEPTH
-	    || Tcl_ListObjGetElements(NULL, kidsObj, &n, &kids) != TCL_OK) {
-	n = 0;
+    if (ePtr->graftsObj != NULL) {
+	Tcl_DecrRefCount(ePtr->graftsObj);
     }
-    newKids = Tcl_NewListObj(0, NULL);
-    Tcl_IncrRefCount(newKids);
-    for (i = 0; i < n; i++) {
-	Tcl_Obj *e;
-
-	if (strcmp(KindOf(kids[i]), "link") == 0) {
-	    changed = 1;
-	    continue;
-	}
-	e = Emit(jPtr, kids[i], serial, depth + 1);
-	changed |= (e != kids[i]);
-	Tcl_ListObjAppendElement(NULL, newKids, e);
-    }
-    if (idObj != NULL) {
-	Tcl_HashEntry *hPtr;
-	char key[48];
-
-	snprintf(key, sizeof(key), "%d %s", serial, Tcl_GetString(idObj));
-	hPtr = Tcl_FindHashEntry(&jPtr->grafts, key);
-	if (hPtr != NULL) {
-	    Tcl_Obj *listObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr), **gs;
-	    int ng, g;
-
-	    Tcl_DeleteHashEntry(hPtr);
-	    Tcl_ListObjGetElements(NULL, listObj, &ng, &gs);
-	    for (g = 0; g < ng; g++) {
-		Tcl_Obj *pairObj, *subObj;
-		int s2;
-
-		Tcl_ListObjIndex(NULL, gs[g], 0, &pairObj);
-		Tcl_GetIntFromObj(NULL, pairObj, &s2);
-		Tcl_ListObjIndex(NULL, gs[g], 1, &subObj);
-		moved += CprofDictGetWide(subObj, "total");
-		Tcl_ListObjAppendElement(NULL, newKids,
-			Emit(jPtr, subObj, s2, depth + 1));
-	    }
-	    Tcl_DecrRefCount(listObj);
-	}
-    }
-    if (!changed) {
-	Tcl_DecrRefCount(newKids);
+    if (!ePtr->changed) {
+	Tcl_DecrRefCount(ePtr->newKids);
 	return nodeObj;
     }
     copyObj = Tcl_DuplicateObj(nodeObj);
-    if (idObj != NULL) {
+    if (CprofDictGet(nodeObj, "id") != NULL) {
 	Tcl_Obj *keyObj = Tcl_NewStringObj("id", -1);
 
 	Tcl_IncrRefCount(keyObj);
 	Tcl_DictObjRemove(NULL, copyObj, keyObj);
 	Tcl_DecrRefCount(keyObj);
     }
-    PUT(copyObj, "children", newKids);
-    Tcl_DecrRefCount(newKids);
-    if (moved > 0) {
+    PUT(copyObj, "children", ePtr->newKids);
+    Tcl_DecrRefCount(ePtr->newKids);
+    if (ePtr->moved > 0) {
 	static const char *const selfKeys[] = {"self", "self_ns"};
 	int k;
 
 	for (k = 0; k < 2; k++) {
 	    if (CprofDictGet(copyObj, selfKeys[k]) != NULL) {
-		Tcl_WideInt self = CprofDictGetWide(copyObj, selfKeys[k]) - moved;
+		Tcl_WideInt self = CprofDictGetWide(copyObj, selfKeys[k])
+			- ePtr->moved;
 
 		PUT(copyObj, selfKeys[k], Tcl_NewWideIntObj(self > 0 ? self
 			: 0));
@@ -230,6 +288,88 @@ Emit(
 	}
     }
     return copyObj;
+}
+
+static Tcl_Obj *
+Emit(
+    Joiner *jPtr,
+    Tcl_Obj *nodeObj,
+    int serial)
+{
+    EmitNode *path;
+    Tcl_Obj *resultObj = NULL;
+    int top = 0, cap = 64;
+
+    path = (EmitNode *) ckalloc(cap * sizeof(EmitNode));
+    EmitOpen(&path[0], nodeObj, serial);
+    while (top >= 0) {
+	EmitNode *ePtr = &path[top];
+	Tcl_Obj *nextObj = NULL, *doneObj;
+	int nextSerial = ePtr->serial;
+
+	if (ePtr->i < ePtr->n) {
+	    nextObj = ePtr->kids[ePtr->i++];
+	    if (strcmp(KindOf(nextObj), "link") == 0) {
+		ePtr->changed = 1;
+		continue;
+	    }
+	} else if (!ePtr->graftsTaken) {
+	    Tcl_Obj *idObj = CprofDictGet(ePtr->nodeObj, "id");
+
+	    ePtr->graftsTaken = 1;
+	    if (idObj != NULL) {
+		Tcl_HashEntry *hPtr;
+		char key[48];
+
+		snprintf(key, sizeof(key), "%d %s", ePtr->serial,
+			Tcl_GetString(idObj));
+		hPtr = Tcl_FindHashEntry(&jPtr->grafts, key);
+		if (hPtr != NULL) {
+		    ePtr->graftsObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr);
+		    Tcl_DeleteHashEntry(hPtr);
+		}
+	    }
+	    continue;
+	} else if (ePtr->graftsObj != NULL) {
+	    Tcl_Obj *pairObj, *itemObj = NULL;
+	    int ng;
+
+	    Tcl_ListObjLength(NULL, ePtr->graftsObj, &ng);
+	    if (ePtr->g < ng) {
+		Tcl_ListObjIndex(NULL, ePtr->graftsObj, ePtr->g++, &itemObj);
+		Tcl_ListObjIndex(NULL, itemObj, 0, &pairObj);
+		Tcl_GetIntFromObj(NULL, pairObj, &nextSerial);
+		Tcl_ListObjIndex(NULL, itemObj, 1, &nextObj);
+		ePtr->moved += CprofDictGetWide(nextObj, "total");
+	    }
+	}
+	if (nextObj != NULL) {
+	    if (++top == cap) {
+		cap *= 2;
+		path = (EmitNode *) ckrealloc(path, cap * sizeof(EmitNode));
+	    }
+	    EmitOpen(&path[top], nextObj, nextSerial);
+	    continue;
+	}
+
+	/*
+	 * All its children and grafts done: the node in its new form goes
+	 * to its parent's new children.
+	 */
+
+	doneObj = EmitClose(ePtr);
+	if (top == 0) {
+	    resultObj = doneObj;
+	} else {
+	    EmitNode *parentPtr = &path[top - 1];
+
+	    parentPtr->changed |= (doneObj != ePtr->nodeObj);
+	    Tcl_ListObjAppendElement(NULL, parentPtr->newKids, doneObj);
+	}
+	top--;
+    }
+    ckfree(path);
+    return resultObj;
 }
 
 /*
@@ -254,13 +394,13 @@ JoinExact(
     Tcl_InitHashTable(&join.grafts, TCL_STRING_KEYS);
     join.loose = Tcl_NewListObj(0, NULL);
     Tcl_IncrRefCount(join.loose);
-    CollectLinks(&join, mainObj, mainSerial, 0);
+    CollectLinks(&join, mainObj, mainSerial);
     for (i = 0; i < numOthers; i++) {
 	int serial = (int) CprofDictGetWide(others[i], "serial");
 	Tcl_Obj *kids2 = CprofDictGet(others[i], "children"), **ks;
 	int nk;
 
-	CollectLinks(&join, others[i], serial, 0);
+	CollectLinks(&join, others[i], serial);
 	if (kids2 != NULL
 		&& Tcl_ListObjGetElements(NULL, kids2, &nk, &ks) == TCL_OK) {
 	    for (k = 0; k < nk; k++) {
@@ -271,7 +411,7 @@ JoinExact(
 	}
     }
 
-    rootObj = Emit(&join, mainObj, mainSerial, 0);
+    rootObj = Emit(&join, mainObj, mainSerial);
     Tcl_IncrRefCount(rootObj);
     if (Tcl_IsShared(rootObj)) {
 	Tcl_Obj *copyObj = Tcl_DuplicateObj(rootObj);
@@ -299,7 +439,7 @@ JoinExact(
 	    Tcl_GetIntFromObj(NULL, pairObj, &s2);
 	    Tcl_ListObjIndex(NULL, items[i], 1, &subObj);
 	    Tcl_ListObjAppendElement(NULL, kidsObj,
-		    Emit(&join, subObj, s2, 1));
+		    Emit(&join, subObj, s2));
 	}
 	Tcl_DecrRefCount(join.loose);
 	hPtr = Tcl_FirstHashEntry(&join.grafts, &search);

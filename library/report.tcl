@@ -184,19 +184,38 @@ proc ::tclcprof::reportlib::MemoryView {profile view count} {
     return $profile
 }
 
+# MemoryNode --
+#	The tree with self and total from one memory figure (key): nodes
+#	listed breadth first, then rebuilt from the last up, so that a tree
+#	of any depth takes no recursion.
 proc ::tclcprof::reportlib::MemoryNode {node key} {
-    set self [expr {[dict exists $node $key] ? [dict get $node $key] : 0}]
-    set total $self
-    set kids {}
-    foreach c [dict get $node children] {
-	set c [MemoryNode $c $key]
-	incr total [dict get $c total]
-	lappend kids $c
+    set nodes [list $node]
+    set parents {-1}
+    for {set i 0} {$i < [llength $nodes]} {incr i} {
+	foreach c [dict get [lindex $nodes $i] children] {
+	    lappend nodes $c
+	    lappend parents $i
+	}
     }
-    dict set node self $self
-    dict set node total $total
-    dict set node children $kids
-    return $node
+    set n [llength $nodes]
+    set kids [lrepeat $n {}]
+    set totals [lrepeat $n 0]
+    for {set i [expr {$n - 1}]} {$i >= 0} {incr i -1} {
+	set nd [lindex $nodes $i]
+	lset nodes $i {}
+	set self [expr {[dict exists $nd $key] ? [dict get $nd $key] : 0}]
+	set total [expr {$self + [lindex $totals $i]}]
+	dict set nd self $self
+	dict set nd total $total
+	dict set nd children [lreverse [lindex $kids $i]]
+	lset kids $i {}
+	set p [lindex $parents $i]
+	if {$p < 0} {
+	    return $nd
+	}
+	lset kids $p end+1 $nd
+	lset totals $p [expr {[lindex $totals $p] + $total}]
+    }
 }
 
 # Fail, Enum --

@@ -341,6 +341,7 @@ CprofCaptureStatus(
     }
     CprofThunkCounts(&inUse, &total);
     PUT(dictObj, "thunks", Tcl_NewWideIntObj((Tcl_WideInt) inUse));
+    PUT(dictObj, "thunks_made", Tcl_NewWideIntObj((Tcl_WideInt) total));
     if (kind == CPROF_CAPTURE_CHECK) {
 	checkObj = Tcl_NewDictObj();
 	PUT(checkObj, "push_checks",

@@ -191,6 +191,34 @@ NewBlock(void)
     thunks.blocks = blockPtr;
     return 1;
 }
+
+/*
+ * A slot's code from its data words and back: a block's code page and
+ * data page are one mapping, page-aligned, the data page right after the
+ * code page, so both are found with arithmetic, in constant time however
+ * many blocks there are (a DOM binding makes and deletes a command per
+ * node: a walk over the blocks made that quadratic).
+ */
+
+static void *
+SlotCode(
+    uintptr_t *words)
+{
+    uintptr_t dataPage = (uintptr_t) words & ~(uintptr_t) (thunks.pageSize - 1);
+    size_t slot = ((uintptr_t) words - dataPage) / SLOT_DATA;
+
+    return (unsigned char *) (dataPage - thunks.pageSize) + slot * SLOT_CODE;
+}
+
+static uintptr_t *
+SlotData(
+    void *entry)
+{
+    uintptr_t codePage = (uintptr_t) entry & ~(uintptr_t) (thunks.pageSize - 1);
+    size_t slot = ((uintptr_t) entry - codePage) / SLOT_CODE;
+
+    return (uintptr_t *) (codePage + thunks.pageSize) + 2 * slot;
+}
 #endif /* HAVE_THUNKS */
 
 /*
@@ -259,7 +287,6 @@ CprofThunkNew(
 {
 #ifdef HAVE_THUNKS
     uintptr_t *words;
-    Block *blockPtr;
     void *entry = NULL;
 
     Tcl_MutexLock(&thunkMutex);
@@ -269,14 +296,7 @@ CprofThunkNew(
 	words[0] = (uintptr_t) record;
 	__atomic_store_n(&words[1], (uintptr_t) target, __ATOMIC_RELEASE);
 	thunks.inUse++;
-	for (blockPtr = thunks.blocks; blockPtr; blockPtr = blockPtr->nextPtr) {
-	    if (words >= blockPtr->data
-		    && words < blockPtr->data + 2 * blockPtr->slots) {
-		entry = blockPtr->code
-			+ (size_t) ((words - blockPtr->data) / 2) * SLOT_CODE;
-		break;
-	    }
-	}
+	entry = SlotCode(words);
     }
     Tcl_MutexUnlock(&thunkMutex);
     return entry;
@@ -292,24 +312,13 @@ CprofThunkFree(
     void *entry)
 {
 #ifdef HAVE_THUNKS
-    Block *blockPtr;
+    uintptr_t *words = SlotData(entry);
 
     Tcl_MutexLock(&thunkMutex);
-    for (blockPtr = thunks.blocks; blockPtr; blockPtr = blockPtr->nextPtr) {
-	unsigned char *p = (unsigned char *) entry;
-
-	if (p >= blockPtr->code
-		&& p < blockPtr->code + (size_t) blockPtr->slots * SLOT_CODE) {
-	    uintptr_t *words = &blockPtr->data[2 * ((p - blockPtr->code)
-		    / SLOT_CODE)];
-
-	    words[1] = 0;
-	    words[0] = (uintptr_t) thunks.freeList;
-	    thunks.freeList = words;
-	    thunks.inUse--;
-	    break;
-	}
-    }
+    words[1] = 0;
+    words[0] = (uintptr_t) thunks.freeList;
+    thunks.freeList = words;
+    thunks.inUse--;
     Tcl_MutexUnlock(&thunkMutex);
 #else
     (void) entry;

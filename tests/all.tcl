@@ -18,6 +18,8 @@
 #	the capture from the environment variable TCLCPROF_TEST_CAPTURE.
 #	"-captures LIST" chooses the captures (wrap first runs every file;
 #	the others run the capture-sensitive files, or those of -file).
+#	The other captures' passes run beside the first in a second child
+#	(TCLCPROF_TEST_JOBS=1: one after the other).
 #
 #	The exit status is 1 when any test failed or any test file did not
 #	run to completion (error, crash, non-zero exit), and 0 otherwise,
@@ -66,6 +68,58 @@ set ::tclcprof_alltests::captureFiles {
     levelstack.test capture.test api.test exact.test sample.test events.test
 }
 set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
+
+# The passes of the other captures run beside the first, in a second
+# child tclsh, when there are several and the tests run in child
+# processes (not -singleproc 1): they share no files, ports or X
+# displays, and on two cores the suite takes the time of its longest
+# pass. TCLCPROF_TEST_JOBS=1 runs them one after the other. The first
+# pass prints as it goes; the others' output follows, then one closing
+# line with the counts of all.
+set ::tclcprof_alltests::jobs [expr {[info exists ::env(TCLCPROF_TEST_JOBS)]
+	? $::env(TCLCPROF_TEST_JOBS) : 2}]
+set ::tclcprof_alltests::single [expr {[set i [lsearch -exact $argv \
+	-singleproc]] >= 0 && [string is true -strict [lindex $argv $i+1]]}]
+if {$::tclcprof_alltests::jobs > 1 && !$::tclcprof_alltests::single
+	&& [llength $::tclcprof_alltests::captures] > 1} {
+    set rest [lrange $::tclcprof_alltests::captures 1 end]
+    set log [file join $::tclcprof_alltests::tmp rest.log]
+    set me [list [info nameofexecutable] [file normalize [info script]]]
+    set env(TCLCPROF_TEST_JOBS) 1
+    set restChan [open "|[list {*}$me -captures $rest {*}$argv >& $log]" w]
+    set firstChan [open "|[list {*}$me -captures \
+	    [lindex $::tclcprof_alltests::captures 0] {*}$argv 2>@1]" r]
+    set failed 0
+    set counts {0 0 0}
+    set closing {^tclcprof: (\d+) passed, (\d+) failed, (\d+) skipped$}
+    foreach chan [list $firstChan $restChan] {
+	if {$chan eq $restChan} {
+	    if {[catch {close $restChan}]} {
+		set failed 1
+	    }
+	    set chan [open $log r]
+	}
+	while {[gets $chan line] >= 0} {
+	    if {[regexp $closing $line -> p f k]} {
+		set counts [lmap a $counts b [list $p $f $k] {expr {$a + $b}}]
+		continue
+	    }
+	    puts $line
+	}
+	if {[catch {close $chan}]} {
+	    set failed 1
+	}
+    }
+    catch {file delete -force $::tclcprof_alltests::tmp}
+    lassign $counts passed nfailed skipped
+    puts "tclcprof: $passed passed, $nfailed failed, $skipped skipped"
+    if {$failed || $nfailed} {
+	puts stderr "all.tcl: FAILED (see the failing tests or test files above)"
+	exit 1
+    }
+    exit 0
+}
+
 tcltest::configure {*}$argv
 
 if {![llength [glob -nocomplain -directory [tcltest::testsDirectory] *.test]]} {

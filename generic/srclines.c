@@ -26,7 +26,10 @@
  *	again (at most once a second) when the interpreter's ByteCodes have
  *	changed. A ByteCode freed and another made at the same address
  *	between a sample and its drain can give a wrong line, never a read
- *	of freed memory.
+ *	of freed memory. Once an interpreter's deletion has begun, its
+ *	table no longer tells (CodeTableTrusted): its keys give no line
+ *	(the keys of a child interpreter are drained when `interp delete`
+ *	is entered, scope.c).
  *
  *	Only code with a file has lines (procedures and scripts of sourced
  *	files), as for exact timing's call sites.
@@ -160,6 +163,32 @@ CprofSrcLinesFree(
 /*
  *----------------------------------------------------------------------
  *
+ * CodeTableTrusted --
+ *
+ *	Whether the interpreter's table of line information still lists
+ *	only live ByteCodes. Once the interpreter's deletion has begun
+ *	(DeleteInterpProc frees its handle, then its namespaces, procedures
+ *	and their ByteCodes, and only later the table), a ByteCode freed
+ *	no longer takes its entry out of the table (TclCleanupByteCode
+ *	finds no interpreter through the handle): the table then holds the
+ *	addresses of freed ByteCodes and is no test of life. A member's
+ *	run is stopped, and drained, from its interpreter's AssocData
+ *	callback, which runs after the namespaces are gone.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CodeTableTrusted(
+    Interp *iPtr)
+{
+    return iPtr->lineBCPtr != NULL && iPtr->handle != NULL
+	    && *iPtr->handle != NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * LiveCode --
  *
  *	The ByteCode at codePtr when it is a live one of the interpreter
@@ -178,7 +207,7 @@ LiveCode(
     Interp *iPtr = (Interp *) interp;
     ByteCode *bcPtr;
 
-    if (codePtr == NULL || iPtr->lineBCPtr == NULL
+    if (codePtr == NULL || !CodeTableTrusted(iPtr)
 	    || Tcl_FindHashEntry(iPtr->lineBCPtr, (char *) codePtr) == NULL) {
 	return NULL;
     }
@@ -383,7 +412,7 @@ CprofSrcLinesPc(
     InterpCode *icPtr = NULL;
     int i, pass;
 
-    if (iPtr->lineBCPtr == NULL || numCand <= 0) {
+    if (!CodeTableTrusted(iPtr) || numCand <= 0) {
 	return 0;
     }
     (void) VALGRIND_MAKE_MEM_DEFINED(cand, numCand * sizeof(uintptr_t));

@@ -324,7 +324,8 @@ CprofSrcLinesSite(
  *
  *	The line of the bytecode a sample interrupted: the first of the
  *	candidates that is a pc in a live ByteCode of the interpreter (with
- *	a file).
+ *	a file), other than the ByteCodes the caller says belong to other
+ *	frames (stale words: a pc of the caller's code left in a register).
  *
  * Results:
  *	1 and the file's name id and the line, or 0.
@@ -399,12 +400,31 @@ FindRange(
     return NULL;
 }
 
+static int
+IsOneOf(
+    const void *codePtr,
+    const void *const *codes,
+    int numCodes)
+{
+    int i;
+
+    for (i = 0; i < numCodes; i++) {
+	if (codes[i] == codePtr) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
 int
 CprofSrcLinesPc(
     CprofSrcLines *slPtr,
     Tcl_Interp *interp,
     const uintptr_t *cand,
     int numCand,
+    const void *const *notCodes,/* ByteCodes that are not the frame's (the
+				 * caller knows they are other frames'). */
+    int numNotCodes,
     int *fileIdPtr,
     int *linePtr)
 {
@@ -456,7 +476,8 @@ CprofSrcLinesPc(
 	    bcPtr = LiveCode(interp, rPtr->codePtr, cand[i]);
 	    if (bcPtr == NULL) {
 		stale = 1;
-	    } else if (PlaceLine(slPtr, interp, bcPtr, cand[i], fileIdPtr,
+	    } else if (!IsOneOf(bcPtr, notCodes, numNotCodes)
+		    && PlaceLine(slPtr, interp, bcPtr, cand[i], fileIdPtr,
 		    linePtr)) {
 		return 1;
 	    }

@@ -2,10 +2,10 @@
  * run.c --
  *
  *	A run's lifecycle: start, stop, pause, resume, reset and profile;
- *	-duration (and its thread); the level stack's hooks (exact timing, the filter, the
- *	drain), connected for the run; the sampler's arming and its drain
- *	timer; the poll the capture makes every 256 commands. A run's -db
- *	is rundb.c's.
+ *	-duration (and its thread); the level stack's hooks (exact timing,
+ *	the filter, the drain), connected for the run; the sampler's arming
+ *	and its drain timer; the poll the capture makes every 256 commands.
+ *	A run's -db is rundb.c's.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *

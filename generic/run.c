@@ -397,7 +397,8 @@ ClearData(
  *
  * The deadline thread, one per process, made at the first run with
  * -duration and joined when the library leaves the process, sleeps until
- * the nearest deadline and then marks that run's Tcl asynchronous handler
+ * 10 ms past the nearest deadline and then, if that run has not stopped
+ * meanwhile, marks its Tcl asynchronous handler
  * (Tcl_AsyncMark, which may be called from any thread), which Tcl runs in
  * the run's own thread at its next safe point: every 64 bytecode
  * instructions, or between commands. The handler stops the run as the
@@ -413,6 +414,15 @@ struct CprofDeadline {
 };
 
 enum { DEADLINE_NONE, DEADLINE_RUNNING, DEADLINE_FAILED };
+
+/*
+ * The thread wakes this long after a deadline: a program in the event loop
+ * or between commands has been stopped by then (by the timer or the poll,
+ * which disarm the record), so the thread only wakes, and the handler only
+ * runs, for one that runs bytecode only.
+ */
+
+#define DEADLINE_GRACE_NS	10000000
 
 static struct {
     pthread_mutex_t mutex;
@@ -440,14 +450,16 @@ DeadlineMain(
 
 	for (dlPtr = deadlines.records; dlPtr != NULL;
 		dlPtr = dlPtr->nextPtr) {
+	    uint64_t at = dlPtr->atNs + DEADLINE_GRACE_NS;
+
 	    if (dlPtr->atNs == 0) {
 		continue;
 	    }
-	    if (dlPtr->atNs <= now) {
+	    if (at <= now) {
 		dlPtr->atNs = 0;
 		Tcl_AsyncMark(dlPtr->async);
-	    } else if (next == 0 || dlPtr->atNs < next) {
-		next = dlPtr->atNs;
+	    } else if (next == 0 || at < next) {
+		next = at;
 	    }
 	}
 	if (next == 0) {
@@ -574,9 +586,35 @@ DeadlineAsyncProc(
 }
 
 /*
- * Arm (atNs > 0) or disarm (0) the run's record, made at its first arming
- * (in the run's thread, which its asynchronous handler belongs to).
+ * DeadlinePrepare: the run's record (made in the run's thread, which its
+ * asynchronous handler belongs to) and the thread, made before the run's
+ * sampler is armed: their making is not the program's time.
+ * DeadlineArm: arm (atNs > 0) or disarm (0) the run's record.
  */
+
+static CprofDeadline *
+DeadlinePrepare(
+    CprofInterp *ciPtr)
+{
+    CprofDeadline *dlPtr = ciPtr->deadlinePtr;
+
+    if (dlPtr == NULL) {
+	CprofMemGuard(1);
+	dlPtr = (CprofDeadline *) ckalloc(sizeof(CprofDeadline));
+	dlPtr->async = Tcl_AsyncCreate(DeadlineAsyncProc, ciPtr);
+	CprofMemGuard(0);
+	dlPtr->atNs = 0;
+	pthread_mutex_lock(&deadlines.mutex);
+	dlPtr->nextPtr = deadlines.records;
+	deadlines.records = dlPtr;
+	pthread_mutex_unlock(&deadlines.mutex);
+	ciPtr->deadlinePtr = dlPtr;
+    }
+    pthread_mutex_lock(&deadlines.mutex);
+    DeadlineUp();
+    pthread_mutex_unlock(&deadlines.mutex);
+    return dlPtr;
+}
 
 static void
 DeadlineArm(
@@ -589,16 +627,7 @@ DeadlineArm(
 	if (atNs == 0) {
 	    return;
 	}
-	CprofMemGuard(1);
-	dlPtr = (CprofDeadline *) ckalloc(sizeof(CprofDeadline));
-	dlPtr->async = Tcl_AsyncCreate(DeadlineAsyncProc, ciPtr);
-	CprofMemGuard(0);
-	dlPtr->atNs = 0;
-	pthread_mutex_lock(&deadlines.mutex);
-	dlPtr->nextPtr = deadlines.records;
-	deadlines.records = dlPtr;
-	pthread_mutex_unlock(&deadlines.mutex);
-	ciPtr->deadlinePtr = dlPtr;
+	dlPtr = DeadlinePrepare(ciPtr);
     }
     pthread_mutex_lock(&deadlines.mutex);
     dlPtr->atNs = atNs;
@@ -921,6 +950,9 @@ DoStartRun(
 	statePtr->options = keep;
     }
     statePtr->options = run;
+    if (run.duration > 0) {
+	DeadlinePrepare(ciPtr);
+    }
     if ((CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK)
 	    || (run.memory && StartMemory(statePtr) != TCL_OK)) {
 	CprofRunStopSampling(statePtr);

@@ -753,7 +753,13 @@ InitIds(void)
  *	- the innermost frame of the bytecode engine, when the last of
  *	  them is at its interpreter's current level (the bytecode is its,
  *	  not that of a command without a frame, such as a coroutine made
- *	  before the start): the line of the pc it was interrupted at;
+ *	  before the start): the line of the pc it was interrupted at. The
+ *	  candidates for that pc include stale words: pointers into the
+ *	  bytecode of the frames outside it (its caller's, left in a
+ *	  register), whose lines would put it on its caller's line. A
+ *	  ByteCode that a call site of the sample says is run by another
+ *	  frame (of another name: not a recursion) is no candidate
+ *	  (OtherFramesCode);
  *	- anything else, or when those give no line: the call site of the
  *	  innermost frame not shown, if there is one.
  *
@@ -800,6 +806,47 @@ InterpOfFrame(
     return NULL;
 }
 
+/*
+ * The ByteCodes the sample's Tcl frames of one interpreter, up to 'lastPtr',
+ * were invoked from (their siteCode), each run by the frame before it, or
+ * by code outside every frame for the first: those run by a frame whose
+ * name is not lastPtr's, which lastPtr does not run. At most 'max'.
+ */
+
+static int
+OtherFramesCode(
+    const CprofTclRef *tcl,
+    const CprofSpliceEntry *merged,
+    int n,
+    const CprofTclRef *lastPtr,
+    const void **codes,
+    int max)
+{
+    const CprofTclRef *prevPtr = NULL;
+    int k, num = 0;
+
+    for (k = 0; k < n && num < max; k++) {
+	const CprofTclRef *refPtr;
+
+	if (!merged[k].isTcl) {
+	    continue;
+	}
+	refPtr = &tcl[merged[k].index];
+	if (refPtr->interpId != lastPtr->interpId) {
+	    continue;
+	}
+	if (refPtr->siteCode != NULL
+		&& (prevPtr == NULL || prevPtr->nameId != lastPtr->nameId)) {
+	    codes[num++] = refPtr->siteCode;
+	}
+	if (refPtr == lastPtr) {
+	    break;
+	}
+	prevPtr = refPtr;
+    }
+    return num;
+}
+
 static int
 TclFrameLine(
     CprofState *statePtr,
@@ -840,10 +887,15 @@ TclFrameLine(
 	hiddenPtr = lastPtr = refPtr;
     }
     if (j < n && !merged[j].isTcl && merged[j].index == samplePtr->tebcFrame
-	    && (lastPtr->flags & CPROF_REF_CURRENT)
-	    && CprofSrcLinesPc(statePtr->srcLinesPtr, interp,
-	    samplePtr->cand, samplePtr->nCand, fileIdPtr, linePtr)) {
-	return 1;
+	    && (lastPtr->flags & CPROF_REF_CURRENT)) {
+	const void *others[CPROF_TCL_MAX];
+	int numOthers = OtherFramesCode(tcl, merged, n, lastPtr, others,
+		CPROF_TCL_MAX);
+
+	if (CprofSrcLinesPc(statePtr->srcLinesPtr, interp, samplePtr->cand,
+		samplePtr->nCand, others, numOthers, fileIdPtr, linePtr)) {
+	    return 1;
+	}
     }
     return hiddenPtr != NULL && hiddenPtr->siteCode != NULL
 	    && CprofSrcLinesSite(statePtr->srcLinesPtr, interp,

@@ -265,7 +265,8 @@ CprofCaptureRemove(
  *
  *	The package is about to be unloaded from 'interp': make the
  *	library's callbacks still queued on the interpreter's NRE stacks
- *	(the running environment and the ones that resumed it) no-ops.
+ *	(the running environment and the ones that resumed it, and every
+ *	suspended coroutine's, profiled now or in an earlier run) no-ops.
  *	Without a no-op callback (no thunks on this system) nothing is
  *	changed and the unload is refused if any is queued.
  *
@@ -276,6 +277,56 @@ CprofCaptureRemove(
  *----------------------------------------------------------------------
  */
 
+/*
+ * Every suspended coroutine of the interpreter, found by its command (in
+ * every namespace, and among the hidden commands): whatever the level
+ * stack remembers of it (nothing once profiling stopped), its stack may
+ * hold callbacks of the library, queued by frames pushed inside it.
+ */
+
+static void
+DisarmCoroutineCmd(
+    Command *cmdPtr,
+    Tcl_ObjCmdProc *coroNreProc,
+    void *identity)
+{
+    if (cmdPtr->nreProc == coroNreProc && cmdPtr->objClientData != NULL) {
+	CoroutineData *corPtr = (CoroutineData *) cmdPtr->objClientData;
+
+	if (corPtr->eePtr != NULL && COR_IS_SUSPENDED(corPtr)) {
+	    DisarmStack(&corPtr->eePtr->callbackPtr, identity, 1);
+	}
+    }
+}
+
+static void
+DisarmCoroutinesIn(
+    Namespace *nsPtr,
+    Tcl_ObjCmdProc *coroNreProc,
+    void *identity)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->cmdTable, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	DisarmCoroutineCmd(Tcl_GetHashValue(hPtr), coroNreProc, identity);
+    }
+#ifndef BREAK_NAMESPACE_COMPAT
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->childTable, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	DisarmCoroutinesIn(Tcl_GetHashValue(hPtr), coroNreProc, identity);
+    }
+#else
+    if (nsPtr->childTablePtr != NULL) {
+	for (hPtr = Tcl_FirstHashEntry(nsPtr->childTablePtr, &search);
+		hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	    DisarmCoroutinesIn(Tcl_GetHashValue(hPtr), coroNreProc, identity);
+	}
+    }
+#endif
+}
+
 int
 CprofCaptureUnload(
     Tcl_Interp *interp)
@@ -283,11 +334,30 @@ CprofCaptureUnload(
     Interp *iPtr = (Interp *) interp;
     ExecEnv *envPtr = iPtr->execEnvPtr;
     void *identity = CprofThunkIdentity();
+    CprofState *statePtr = (CprofState *)
+	    Tcl_GetAssocData(interp, CPROF_ASSOC, NULL);
     int left = 0;
 
     while (envPtr != NULL) {
 	left += DisarmStack(&envPtr->callbackPtr, identity, 0);
 	envPtr = envPtr->corPtr ? envPtr->corPtr->callerEEPtr : NULL;
+    }
+    if (left == 0 && statePtr != NULL && statePtr->naming.internals != NULL
+	    && statePtr->naming.internals->coroNreProc != NULL) {
+	Tcl_ObjCmdProc *coroNreProc = statePtr->naming.internals->coroNreProc;
+
+	DisarmCoroutinesIn((Namespace *) Tcl_GetGlobalNamespace(interp),
+		coroNreProc, identity);
+	if (iPtr->hiddenCmdTablePtr != NULL) {
+	    Tcl_HashSearch search;
+	    Tcl_HashEntry *hPtr;
+
+	    for (hPtr = Tcl_FirstHashEntry(iPtr->hiddenCmdTablePtr, &search);
+		    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+		DisarmCoroutineCmd(Tcl_GetHashValue(hPtr), coroNreProc,
+			identity);
+	    }
+	}
     }
     if (left > 0) {
 	Tcl_SetObjResult(interp, Tcl_ObjPrintf(

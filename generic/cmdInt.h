@@ -102,6 +102,8 @@ enum ObjOption {
 #define MAX_MEMRATE ((Tcl_WideInt) 1 << 40)
 
 
+typedef struct CprofDeadline CprofDeadline;
+
 /*
  * Per-interpreter state beyond what the collector needs.
  */
@@ -117,6 +119,9 @@ typedef struct CprofInterp {
     Tcl_TimerToken durationTimer;
 				/* Stops a run with -duration that sits in
 				 * the event loop. */
+    CprofDeadline *deadlinePtr;
+				/* Stops one that runs bytecode only (the
+				 * deadline thread), or NULL. */
     CprofStore *storePtr;	/* The file a run with -db writes, or
 				 * NULL. */
     uint64_t nextFlushNs;	/* Monotonic time of its next flush. */
@@ -177,6 +182,8 @@ MODULE_SCOPE Tcl_Obj *	CprofOptionValue(CprofInterp *ciPtr, int index);
 
 MODULE_SCOPE void	CprofRunStop(CprofState *statePtr);
 MODULE_SCOPE void	CprofRunStopByItself(CprofState *statePtr);
+MODULE_SCOPE void	CprofRunDeadlineFree(CprofInterp *ciPtr);
+MODULE_SCOPE void	CprofRunDeadlineStop(void);
 MODULE_SCOPE void	CprofRunSetDeadline(CprofInterp *ciPtr,
 			    double duration, uint64_t fromNs);
 MODULE_SCOPE void	CprofRunStopSampling(CprofState *statePtr);

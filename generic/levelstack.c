@@ -470,6 +470,54 @@ RegisterCoroutine(
     return savedPtr;
 }
 
+/*
+ * The delete trace comes off by the command itself, not by its name: a
+ * coroutine hidden since (interp hide) has no name Tcl_UntraceCommand
+ * could find, and a trace left behind would call into freed memory, or
+ * into the library once unloaded, when the coroutine goes. This does
+ * what Tcl_UntraceCommand does for a delete trace (tclTrace.c).
+ */
+
+static void
+UntraceCoroutine(
+    Tcl_Interp *interp,
+    Command *cmdPtr,
+    CprofCoroSaved *savedPtr)
+{
+    Interp *iPtr = (Interp *) interp;
+    CommandTrace *tracePtr, *prevPtr = NULL;
+    ActiveCommandTrace *activePtr;
+
+    for (tracePtr = cmdPtr->tracePtr; tracePtr != NULL;
+	    prevPtr = tracePtr, tracePtr = tracePtr->nextPtr) {
+	if (tracePtr->traceProc == CoroDeleteTrace
+		&& tracePtr->clientData == (ClientData) savedPtr
+		&& (tracePtr->flags & (TCL_TRACE_RENAME | TCL_TRACE_DELETE
+		| TCL_TRACE_ENTER_EXEC | TCL_TRACE_LEAVE_EXEC)) == TCL_TRACE_DELETE) {
+	    break;
+	}
+    }
+    if (tracePtr == NULL) {
+	return;
+    }
+    for (activePtr = iPtr->activeCmdTracePtr; activePtr != NULL;
+	    activePtr = activePtr->nextPtr) {
+	if (activePtr->nextTracePtr == tracePtr) {
+	    activePtr->nextTracePtr = activePtr->reverseScan ? prevPtr
+		    : tracePtr->nextPtr;
+	}
+    }
+    if (prevPtr == NULL) {
+	cmdPtr->tracePtr = tracePtr->nextPtr;
+    } else {
+	prevPtr->nextPtr = tracePtr->nextPtr;
+    }
+    tracePtr->flags = 0;
+    if (tracePtr->refCount-- <= 1) {
+	ckfree(tracePtr);
+    }
+}
+
 static void
 FreeCoroSaved(
     CprofCoroSaved *savedPtr,
@@ -478,13 +526,8 @@ FreeCoroSaved(
     CprofLevels *lvPtr = savedPtr->lvPtr;
 
     if (untrace && savedPtr->token != NULL) {
-	Tcl_Obj *nameObj = Tcl_NewObj();
-
-	Tcl_IncrRefCount(nameObj);
-	Tcl_GetCommandFullName(lvPtr->interp, savedPtr->token, nameObj);
-	Tcl_UntraceCommand(lvPtr->interp, Tcl_GetString(nameObj),
-		TCL_TRACE_DELETE, CoroDeleteTrace, savedPtr);
-	Tcl_DecrRefCount(nameObj);
+	UntraceCoroutine(lvPtr->interp, (Command *) savedPtr->token,
+		savedPtr);
     }
     if (savedPtr->count > 0 && lvPtr->timing) {
 	lvPtr->hooks->dropSuspended(lvPtr->hookData, savedPtr->frames,

@@ -1494,9 +1494,19 @@ CprofResolveSite(
     }
     if (siteKind == CPROF_SITE_BYTECODE) {
 	ByteCode *codePtr = (ByteCode *) sitePtr;
+	Interp *codeIPtr = (Interp *) *codePtr->interpHandle;
 	CmdFrame cf;
 	int found = 0;
 
+	/*
+	 * A held ByteCode can outlive its interpreter, or be looked up
+	 * while the interpreter is being deleted (its handle freed, its
+	 * table of line information freed later): Tcl's lookup reads both.
+	 */
+
+	if (codeIPtr == NULL || codeIPtr->lineBCPtr == NULL) {
+	    return 0;
+	}
 	memset(&cf, 0, sizeof(cf));
 	cf.type = TCL_LOCATION_BC;
 	cf.data.tebc.codePtr = codePtr;

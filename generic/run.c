@@ -2,10 +2,10 @@
  * run.c --
  *
  *	A run's lifecycle: start, stop, pause, resume, reset and profile;
- *	-duration; the level stack's hooks (exact timing, the filter, the
- *	drain), connected for the run; the sampler's arming and its drain
- *	timer; the poll the capture makes every 256 commands. A run's -db
- *	is rundb.c's.
+ *	-duration (and its thread); the level stack's hooks (exact timing,
+ *	the filter, the drain), connected for the run; the sampler's arming
+ *	and its drain timer; the poll the capture makes every 256 commands.
+ *	A run's -db is rundb.c's.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -13,7 +13,12 @@
  * this file, and for a DISCLAIMER OF ALL WARRANTIES.
  */
 
+#ifndef _GNU_SOURCE
+#   define _GNU_SOURCE		/* pthread_setname_np */
+#endif
 #include "cmdInt.h"
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -386,8 +391,302 @@ ClearData(
 
 /*
  * -duration: the run stops itself. The trace callback looks at the clock
- * every 256 commands; a timer covers a program sitting in the event loop.
+ * every 256 commands; a timer covers a program sitting in the event loop;
+ * and the deadline thread a program that runs bytecode only (a loop of
+ * inline-compiled commands: no command boundary, no event loop).
+ *
+ * The deadline thread, one per process, made at the first run with
+ * -duration and joined when the library leaves the process, sleeps until
+ * 10 ms past the nearest deadline and then, if that run has not stopped
+ * meanwhile, marks its Tcl asynchronous handler
+ * (Tcl_AsyncMark, which may be called from any thread), which Tcl runs in
+ * the run's own thread at its next safe point: every 64 bytecode
+ * instructions, or between commands. The handler stops the run as the
+ * poll would. Nothing of this runs in a signal handler. Fork: the child
+ * has no thread and makes one at its next run with -duration (until then
+ * its runs are stopped by the poll and the timer only).
  */
+
+struct CprofDeadline {
+    Tcl_AsyncHandler async;	/* The run's thread's, marked here. */
+    uint64_t atNs;		/* Monotonic time to mark it, 0: not armed. */
+    CprofDeadline *nextPtr;	/* Every record, armed or not. */
+};
+
+enum { DEADLINE_NONE, DEADLINE_RUNNING, DEADLINE_FAILED };
+
+/*
+ * The thread wakes this long after a deadline: a program in the event loop
+ * or between commands has been stopped by then (by the timer or the poll,
+ * which disarm the record), so the thread only wakes, and the handler only
+ * runs, for one that runs bytecode only.
+ */
+
+#define DEADLINE_GRACE_NS	10000000
+
+static struct {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;	/* A record was armed, or quit. */
+    CprofDeadline *records;
+    int state;			/* DEADLINE_*. */
+    int quit;			/* Asks the thread to end. */
+    int forkHandlers;		/* pthread_atfork done. */
+    pthread_t thread;
+} deadlines = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL,
+    DEADLINE_NONE, 0, 0, 0
+};
+
+static void *
+DeadlineMain(
+    void *arg)
+{
+    (void) arg;
+    CprofMemGuard(1);			/* Never counted by memory profiles. */
+    pthread_mutex_lock(&deadlines.mutex);
+    while (!deadlines.quit) {
+	uint64_t now = (uint64_t) CprofMonoNs(), next = 0;
+	CprofDeadline *dlPtr;
+
+	for (dlPtr = deadlines.records; dlPtr != NULL;
+		dlPtr = dlPtr->nextPtr) {
+	    uint64_t at = dlPtr->atNs + DEADLINE_GRACE_NS;
+
+	    if (dlPtr->atNs == 0) {
+		continue;
+	    }
+	    if (at <= now) {
+		dlPtr->atNs = 0;
+		Tcl_AsyncMark(dlPtr->async);
+	    } else if (next == 0 || at < next) {
+		next = at;
+	    }
+	}
+	if (next == 0) {
+	    pthread_cond_wait(&deadlines.cond, &deadlines.mutex);
+	} else {
+	    struct timespec ts;
+
+	    ts.tv_sec = (time_t) (next / 1000000000);
+	    ts.tv_nsec = (long) (next % 1000000000);
+	    pthread_cond_timedwait(&deadlines.cond, &deadlines.mutex, &ts);
+	}
+    }
+    pthread_mutex_unlock(&deadlines.mutex);
+    return NULL;
+}
+
+/*
+ * The mutex is taken at a fork if it is free, not waited for: the thread
+ * could be marking a handler, waiting for a lock of Tcl's that Tcl's own
+ * fork handler holds already.
+ */
+
+static int deadlineForkLocked;
+
+static void
+DeadlineForkPrepare(void)
+{
+    deadlineForkLocked = (pthread_mutex_trylock(&deadlines.mutex) == 0);
+}
+
+static void
+DeadlineForkParent(void)
+{
+    if (deadlineForkLocked) {
+	pthread_mutex_unlock(&deadlines.mutex);
+    }
+}
+
+static void
+DeadlineForkChild(void)
+{
+    pthread_condattr_t attr;
+
+    pthread_mutex_init(&deadlines.mutex, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&deadlines.cond, &attr);
+    pthread_condattr_destroy(&attr);
+    if (deadlines.state == DEADLINE_RUNNING) {
+	deadlines.state = DEADLINE_NONE;
+    }
+}
+
+/*
+ * Under the mutex: the thread, made if there is none (every signal blocked
+ * in it, its condition on the monotonic clock).
+ */
+
+static int
+DeadlineUp(void)
+{
+    sigset_t all, old;
+
+    if (deadlines.state != DEADLINE_NONE) {
+	return deadlines.state == DEADLINE_RUNNING;
+    }
+    if (!deadlines.forkHandlers) {
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&deadlines.cond);
+	pthread_cond_init(&deadlines.cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (pthread_atfork(DeadlineForkPrepare, DeadlineForkParent,
+		DeadlineForkChild) != 0) {
+	    deadlines.state = DEADLINE_FAILED;
+	    return 0;
+	}
+	deadlines.forkHandlers = 1;
+    }
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    deadlines.quit = 0;
+    CprofMemGuard(1);
+    deadlines.state = (pthread_create(&deadlines.thread, NULL, DeadlineMain,
+	    NULL) == 0) ? DEADLINE_RUNNING : DEADLINE_FAILED;
+    CprofMemGuard(0);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (deadlines.state == DEADLINE_RUNNING) {
+	pthread_setname_np(deadlines.thread, "tclcprof-deadline");
+    }
+    return deadlines.state == DEADLINE_RUNNING;
+}
+
+/*
+ * The asynchronous handler, in the run's thread: the run stops if its
+ * deadline has passed (else it was moved since: the thread is told again
+ * when armed again). The interpreter's result and the code of what was
+ * interrupted are kept.
+ */
+
+static int
+DeadlineAsyncProc(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int code)
+{
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    CprofState *statePtr = &ciPtr->state;
+
+    (void) interp;
+    if (statePtr->running && !statePtr->paused && !ciPtr->member
+	    && statePtr->deadlineNs != 0
+	    && (uint64_t) CprofMonoNs() >= statePtr->deadlineNs
+	    && !Tcl_InterpDeleted(statePtr->interp)) {
+	Tcl_InterpState saved = Tcl_SaveInterpState(statePtr->interp,
+		TCL_OK);
+
+	CprofRunStopByItself(statePtr);
+	Tcl_RestoreInterpState(statePtr->interp, saved);
+    }
+    return code;
+}
+
+/*
+ * DeadlinePrepare: the run's record (made in the run's thread, which its
+ * asynchronous handler belongs to) and the thread, made before the run's
+ * sampler is armed: their making is not the program's time.
+ * DeadlineArm: arm (atNs > 0) or disarm (0) the run's record.
+ */
+
+static CprofDeadline *
+DeadlinePrepare(
+    CprofInterp *ciPtr)
+{
+    CprofDeadline *dlPtr = ciPtr->deadlinePtr;
+
+    if (dlPtr == NULL) {
+	CprofMemGuard(1);
+	dlPtr = (CprofDeadline *) ckalloc(sizeof(CprofDeadline));
+	dlPtr->async = Tcl_AsyncCreate(DeadlineAsyncProc, ciPtr);
+	CprofMemGuard(0);
+	dlPtr->atNs = 0;
+	pthread_mutex_lock(&deadlines.mutex);
+	dlPtr->nextPtr = deadlines.records;
+	deadlines.records = dlPtr;
+	pthread_mutex_unlock(&deadlines.mutex);
+	ciPtr->deadlinePtr = dlPtr;
+    }
+    pthread_mutex_lock(&deadlines.mutex);
+    DeadlineUp();
+    pthread_mutex_unlock(&deadlines.mutex);
+    return dlPtr;
+}
+
+static void
+DeadlineArm(
+    CprofInterp *ciPtr,
+    uint64_t atNs)
+{
+    CprofDeadline *dlPtr = ciPtr->deadlinePtr;
+
+    if (dlPtr == NULL) {
+	if (atNs == 0) {
+	    return;
+	}
+	dlPtr = DeadlinePrepare(ciPtr);
+    }
+    pthread_mutex_lock(&deadlines.mutex);
+    dlPtr->atNs = atNs;
+    if (atNs != 0 && DeadlineUp()) {
+	pthread_cond_signal(&deadlines.cond);
+    }
+    pthread_mutex_unlock(&deadlines.mutex);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofRunDeadlineFree, CprofRunDeadlineStop --
+ *
+ *	The interpreter's state goes: its record goes, in its thread.
+ *	The library leaves the process (unload): the deadline thread ends
+ *	and is joined.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofRunDeadlineFree(
+    CprofInterp *ciPtr)
+{
+    CprofDeadline *dlPtr = ciPtr->deadlinePtr, **linkPtr;
+
+    if (dlPtr == NULL) {
+	return;
+    }
+    pthread_mutex_lock(&deadlines.mutex);
+    for (linkPtr = &deadlines.records; *linkPtr != NULL;
+	    linkPtr = &(*linkPtr)->nextPtr) {
+	if (*linkPtr == dlPtr) {
+	    *linkPtr = dlPtr->nextPtr;
+	    break;
+	}
+    }
+    pthread_mutex_unlock(&deadlines.mutex);
+    Tcl_AsyncDelete(dlPtr->async);
+    ckfree(dlPtr);
+    ciPtr->deadlinePtr = NULL;
+}
+
+void
+CprofRunDeadlineStop(void)
+{
+    pthread_mutex_lock(&deadlines.mutex);
+    if (deadlines.state == DEADLINE_RUNNING) {
+	deadlines.quit = 1;
+	pthread_cond_signal(&deadlines.cond);
+	pthread_mutex_unlock(&deadlines.mutex);
+	pthread_join(deadlines.thread, NULL);
+	pthread_mutex_lock(&deadlines.mutex);
+	deadlines.quit = 0;
+	deadlines.state = DEADLINE_NONE;
+    }
+    pthread_mutex_unlock(&deadlines.mutex);
+}
 
 void
 CprofRunStopByItself(
@@ -447,6 +746,8 @@ CprofRunSetDeadline(
 	    DurationTimerProc(ciPtr);
 	}
     }
+    DeadlineArm(ciPtr, (statePtr->running && !statePtr->paused)
+	    ? statePtr->deadlineNs : 0);
     CprofRunDbUpdatePolling(ciPtr);
 }
 
@@ -554,6 +855,15 @@ DoStartRun(
     double startWall;
     void *below;
 
+    if (statePtr->running && !ciPtr->member && !statePtr->paused
+	    && statePtr->deadlineNs != 0
+	    && (uint64_t) CprofMonoNs() >= statePtr->deadlineNs) {
+	/*
+	 * A -duration that ran out unnoticed: that run is over.
+	 */
+
+	CprofRunStopByItself(statePtr);
+    }
     if (statePtr->running && !ciPtr->member) {
 	return CprofStateError(interp, "profiling is already running", "RUNNING");
     }
@@ -640,6 +950,9 @@ DoStartRun(
 	statePtr->options = keep;
     }
     statePtr->options = run;
+    if (run.duration > 0) {
+	DeadlinePrepare(ciPtr);
+    }
     if ((CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK)
 	    || (run.memory && StartMemory(statePtr) != TCL_OK)) {
 	CprofRunStopSampling(statePtr);
@@ -848,6 +1161,12 @@ CprofRunStop(
 {
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
 
+    /*
+     * No deadline while stopping: what the stop evaluates (a flush's Tcl
+     * code) gives the deadline's poll and handler a chance to run.
+     */
+
+    statePtr->deadlineNs = 0;
     if (ciPtr->sessionPtr != NULL && !ciPtr->member) {
 	/*
 	 * The owner of a session: its members stop first (those of this
@@ -896,6 +1215,7 @@ CprofRunStop(
     CprofNamingClear(&statePtr->naming);
     statePtr->eventsOn = 0;
     statePtr->deadlineNs = 0;
+    DeadlineArm(ciPtr, 0);
     if (ciPtr->durationTimer != NULL) {
 	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
 	ciPtr->durationTimer = NULL;

@@ -622,8 +622,21 @@ ChildProc(
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
     CprofSession *sPtr = ciPtr->sessionPtr;
 
-    if (sPtr == NULL || objc < 2 || sPtr->stopping
-	    || strcmp(Tcl_GetString(objv[1]), "create") != 0) {
+    if (sPtr == NULL || objc < 2 || sPtr->stopping) {
+	return;
+    }
+    if (objc > 2 && statePtr->levels.sampleSites
+	    && strcmp(Tcl_GetString(objv[1]), "delete") == 0) {
+	/*
+	 * The samples taken so far, children's frames among them, are
+	 * drained while the children's ByteCodes live: once a deletion
+	 * has begun, their call sites give no line (srclines.c).
+	 */
+
+	CprofDrain(statePtr->hostPtr != NULL ? statePtr->hostPtr : statePtr);
+	return;
+    }
+    if (strcmp(Tcl_GetString(objv[1]), "create") != 0) {
 	return;
     }
     Tcl_MutexLock(&cprofScopeMutex);

@@ -26,7 +26,10 @@
  *	again (at most once a second) when the interpreter's ByteCodes have
  *	changed. A ByteCode freed and another made at the same address
  *	between a sample and its drain can give a wrong line, never a read
- *	of freed memory.
+ *	of freed memory. Once an interpreter's deletion has begun, its
+ *	table no longer tells (CodeTableTrusted): its keys give no line
+ *	(the keys of a child interpreter are drained when `interp delete`
+ *	is entered, scope.c).
  *
  *	Only code with a file has lines (procedures and scripts of sourced
  *	files), as for exact timing's call sites.
@@ -160,6 +163,32 @@ CprofSrcLinesFree(
 /*
  *----------------------------------------------------------------------
  *
+ * CodeTableTrusted --
+ *
+ *	Whether the interpreter's table of line information still lists
+ *	only live ByteCodes. Once the interpreter's deletion has begun
+ *	(DeleteInterpProc frees its handle, then its namespaces, procedures
+ *	and their ByteCodes, and only later the table), a ByteCode freed
+ *	no longer takes its entry out of the table (TclCleanupByteCode
+ *	finds no interpreter through the handle): the table then holds the
+ *	addresses of freed ByteCodes and is no test of life. A member's
+ *	run is stopped, and drained, from its interpreter's AssocData
+ *	callback, which runs after the namespaces are gone.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CodeTableTrusted(
+    Interp *iPtr)
+{
+    return iPtr->lineBCPtr != NULL && iPtr->handle != NULL
+	    && *iPtr->handle != NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * LiveCode --
  *
  *	The ByteCode at codePtr when it is a live one of the interpreter
@@ -178,7 +207,7 @@ LiveCode(
     Interp *iPtr = (Interp *) interp;
     ByteCode *bcPtr;
 
-    if (codePtr == NULL || iPtr->lineBCPtr == NULL
+    if (codePtr == NULL || !CodeTableTrusted(iPtr)
 	    || Tcl_FindHashEntry(iPtr->lineBCPtr, (char *) codePtr) == NULL) {
 	return NULL;
     }
@@ -295,7 +324,8 @@ CprofSrcLinesSite(
  *
  *	The line of the bytecode a sample interrupted: the first of the
  *	candidates that is a pc in a live ByteCode of the interpreter (with
- *	a file).
+ *	a file), other than the ByteCodes the caller says belong to other
+ *	frames (stale words: a pc of the caller's code left in a register).
  *
  * Results:
  *	1 and the file's name id and the line, or 0.
@@ -370,12 +400,31 @@ FindRange(
     return NULL;
 }
 
+static int
+IsOneOf(
+    const void *codePtr,
+    const void *const *codes,
+    int numCodes)
+{
+    int i;
+
+    for (i = 0; i < numCodes; i++) {
+	if (codes[i] == codePtr) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
 int
 CprofSrcLinesPc(
     CprofSrcLines *slPtr,
     Tcl_Interp *interp,
     const uintptr_t *cand,
     int numCand,
+    const void *const *notCodes,/* ByteCodes that are not the frame's (the
+				 * caller knows they are other frames'). */
+    int numNotCodes,
     int *fileIdPtr,
     int *linePtr)
 {
@@ -383,7 +432,7 @@ CprofSrcLinesPc(
     InterpCode *icPtr = NULL;
     int i, pass;
 
-    if (iPtr->lineBCPtr == NULL || numCand <= 0) {
+    if (!CodeTableTrusted(iPtr) || numCand <= 0) {
 	return 0;
     }
     (void) VALGRIND_MAKE_MEM_DEFINED(cand, numCand * sizeof(uintptr_t));
@@ -427,7 +476,8 @@ CprofSrcLinesPc(
 	    bcPtr = LiveCode(interp, rPtr->codePtr, cand[i]);
 	    if (bcPtr == NULL) {
 		stale = 1;
-	    } else if (PlaceLine(slPtr, interp, bcPtr, cand[i], fileIdPtr,
+	    } else if (!IsOneOf(bcPtr, notCodes, numNotCodes)
+		    && PlaceLine(slPtr, interp, bcPtr, cand[i], fileIdPtr,
 		    linePtr)) {
 		return 1;
 	    }

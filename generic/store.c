@@ -1288,9 +1288,10 @@ CprofStoreFailing(
  *
  *	Write a profile value as a new run of the store's file (as save
  *	-data does), then remove the store's own run, every table's rows of
- *	it, in one transaction: a run whose whole is only known at its end
- *	(one of several threads, scope.c) ends up as one run. If the new
- *	run cannot be written, the old one stays.
+ *	it, and give the new run its number, in one transaction: a run
+ *	whose whole is only known at its end (one of several threads or
+ *	interpreters, scope.c) ends up as one run, under the number it had
+ *	while it ran. If the new run cannot be written, the old one stays.
  *
  *----------------------------------------------------------------------
  */
@@ -1304,11 +1305,16 @@ CprofStoreReplaceRun(
     sqlite3_stmt *stmt;
     Tcl_Obj *pathObj = storePtr->pathObj;
     sqlite3_int64 oldRun = storePtr->runId;
+    Tcl_WideInt newRun = 0;
     int code, ok = 1;
 
     Tcl_IncrRefCount(pathObj);
     code = CprofStoreSaveData(interp, pathObj, profileObj, NULL);
-    if (code == TCL_OK && oldRun != 0
+    if (code == TCL_OK && (Tcl_GetWideIntFromObj(NULL,
+	    Tcl_GetObjResult(interp), &newRun) != TCL_OK || newRun <= 0)) {
+	newRun = 0;
+    }
+    if (code == TCL_OK && oldRun != 0 && newRun != 0 && newRun != oldRun
 	    && CprofDbConnect(interp, storePtr) == TCL_OK) {
 	sqlite3 *db = storePtr->db;
 
@@ -1319,9 +1325,13 @@ CprofStoreReplaceRun(
 		" pragma_table_info(m.name) WHERE name = 'run')", -1, &stmt,
 		NULL) == SQLITE_OK) {
 	    while (ok && sqlite3_step(stmt) == SQLITE_ROW) {
-		char *sql = sqlite3_mprintf("DELETE FROM \"%w\" WHERE run = %lld",
+		char *sql = sqlite3_mprintf(
+			"DELETE FROM \"%w\" WHERE run = %lld;"
+			" UPDATE \"%w\" SET run = %lld WHERE run = %lld",
 			(const char *) sqlite3_column_text(stmt, 0),
-			(long long) oldRun);
+			(long long) oldRun,
+			(const char *) sqlite3_column_text(stmt, 0),
+			(long long) oldRun, (long long) newRun);
 
 		ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
 		sqlite3_free(sql);
@@ -1329,8 +1339,14 @@ CprofStoreReplaceRun(
 	    sqlite3_finalize(stmt);
 	}
 	if (ok) {
-	    char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld",
-		    (long long) oldRun);
+	    /*
+	     * The new run takes the old one's number, the one status, the
+	     * tool's message and any forked child's parent_run gave.
+	     */
+
+	    char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld;"
+		    " UPDATE runs SET id = %lld WHERE id = %lld",
+		    (long long) oldRun, (long long) oldRun, (long long) newRun);
 
 	    ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)
 		    && (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)

@@ -111,6 +111,7 @@ DeleteState(
 	Tcl_DeleteTimerHandler(ciPtr->durationTimer);
 	ciPtr->durationTimer = NULL;
     }
+    CprofRunDeadlineFree(ciPtr);
     if (statePtr->running && (ciPtr->member || ciPtr->sessionPtr != NULL)) {
 	/*
 	 * A member publishes what it collected; an owner stops its
@@ -574,6 +575,7 @@ Tclcprof_Unload(
 	 */
 
 	CprofSymReaderStop();
+	CprofRunDeadlineStop();
     }
     return TCL_OK;
 }

@@ -852,7 +852,8 @@ MODULE_SCOPE int	CprofSrcLinesSite(CprofSrcLines *slPtr,
 			    unsigned offset, int *fileIdPtr, int *linePtr);
 MODULE_SCOPE int	CprofSrcLinesPc(CprofSrcLines *slPtr,
 			    Tcl_Interp *interp, const uintptr_t *cand,
-			    int numCand, int *fileIdPtr, int *linePtr);
+			    int numCand, const void *const *notCodes,
+			    int numNotCodes, int *fileIdPtr, int *linePtr);
 struct CprofExact;
 MODULE_SCOPE Tcl_Obj *	CprofTreeToObj(CprofTree *treePtr,
 			    struct CprofExact *exactPtr);

@@ -243,6 +243,8 @@ proc ::tclcprof::difflib::Side {spec o} {
 	if {[llength $rep] == 1} {
 	    set profile [::tclcprof::data -db [dict get $r file] \
 		-run [dict get $r id]]
+	    CheckRun $profile "run [dict get $r id] of\
+		\"[Escape [dict get $r file]]\""
 	} else {
 	    set profile [::tclcprof::mergelib::MergeParts $rep]
 	}
@@ -279,6 +281,25 @@ proc ::tclcprof::difflib::Key {run} {
 	return [list [list label $label] $label]
     }
     return [list run (run)]
+}
+
+# CheckRun --
+#
+#	Check what Figures reads of a run's profile before the report does
+#	(a file's runs row holds its meta as it was written, or damaged):
+#	a dictionary whose meta is a dictionary with a mode. Errors:
+#	TCLCPROF DATA FORMAT, TCLCPROF DATA KEY mode.
+
+proc ::tclcprof::difflib::CheckRun {profile who} {
+    if {[catch {dict size $profile}] || ![dict exists $profile meta]
+	    || [catch {dict size [dict get $profile meta]}]} {
+	Fail {DATA FORMAT} "invalid profile: $who: meta is not a\
+	    dictionary"
+    }
+    if {![dict exists $profile meta mode]} {
+	Fail {DATA KEY mode} "invalid profile: $who: meta: missing key\
+	    \"mode\""
+    }
 }
 
 # Figures --

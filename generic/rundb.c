@@ -270,6 +270,13 @@ CprofRunDbOpen(
 	CprofStoreClose(storePtr);
 	return TCL_ERROR;
     }
+
+    /*
+     * The start is done: each flush from now on waits for locks on its
+     * own.
+     */
+
+    CprofStoreOpDone(storePtr);
     ciPtr->storePtr = storePtr;
     Tcl_CreateThreadExitHandler(ExitFlush, ciPtr);
     return TCL_OK;

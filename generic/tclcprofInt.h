@@ -1429,6 +1429,7 @@ typedef struct CprofStore CprofStore;
 MODULE_SCOPE int	CprofStoreOpen(Tcl_Interp *interp, Tcl_Obj *pathObj,
 			    int direct, CprofStore **storePtrPtr);
 MODULE_SCOPE void	CprofStoreClose(CprofStore *storePtr);
+MODULE_SCOPE void	CprofStoreOpDone(CprofStore *storePtr);
 MODULE_SCOPE int	CprofStoreBeginRun(Tcl_Interp *interp,
 			    CprofStore *storePtr, Tcl_Obj *infoObj);
 MODULE_SCOPE void	CprofStoreDiscardRun(CprofStore *storePtr);

@@ -693,6 +693,7 @@ DoStartRun(
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
     ciPtr->startWall = startWall;
+    ciPtr->unsaved = 1;
     statePtr->pollProc = Poll;
     CprofRunSetDeadline(ciPtr, statePtr->options.duration,
 	    (uint64_t) statePtr->startNs);
@@ -795,6 +796,7 @@ CprofRunStartMember(
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
     ciPtr->startWall = CprofWallSeconds();
+    ciPtr->unsaved = 1;
     statePtr->pollProc = Poll;
     CprofRunDbUpdatePolling(ciPtr);
     return TCL_OK;
@@ -1084,7 +1086,12 @@ CprofResetObjCmd(
 	statePtr->pauseStartNs = statePtr->startNs;
     }
     if (!statePtr->running) {
+	/*
+	 * Stopped: the data is gone, and nothing is left to lose.
+	 */
+
 	statePtr->stopNs = statePtr->startNs;
+	((CprofInterp *) clientData)->unsaved = 0;
     }
     return TCL_OK;
 }

@@ -360,6 +360,13 @@ CprofRunDbFinish(
     if (code != TCL_OK && interp == NULL) {
 	BackgroundError(ciPtr, exiting);
     }
+    if (code == TCL_OK) {
+	/*
+	 * The run's last state is in its file.
+	 */
+
+	ciPtr->unsaved = 0;
+    }
     CloseStore(ciPtr);
     return code;
 }

@@ -69,6 +69,7 @@ CprofStatusObjCmd(
 		cprofModeNames[statePtr->options.mode])
 	    : Tcl_NewStringObj(cprofModeNames[statePtr->options.mode], -1));
     PUT(resultObj, "label", ciPtr->objs[OBJ_LABEL]);
+    PUT(resultObj, "unsaved", Tcl_NewBooleanObj(ciPtr->unsaved));
     PUT(resultObj, "options", CprofOptionsDict(ciPtr));
     PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
 	    && !statePtr->paused ? CprofLevelsLiveDepth(&statePtr->levels)
@@ -422,6 +423,9 @@ CprofSaveObjCmd(
     Tcl_DecrRefCount(infoObj);
     if (code == TCL_OK) {
 	Tcl_SetObjResult(interp, Tcl_NewWideIntObj(CprofStoreRunId(storePtr)));
+	if (!statePtr->running) {
+	    ciPtr->unsaved = 0;
+	}
     } else {
 	/*
 	 * A file made by this save goes again.

@@ -482,7 +482,7 @@ CprofTopScriptObjCmd(
 
     (void) clientData;
     if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "path");
+	CprofWrongArgs(interp, 1, objv, "path");
 	return TCL_ERROR;
     }
     if (ciPtr == NULL) {
@@ -821,7 +821,7 @@ CprofStartObjCmd(
     Tcl_Obj *const objv[])
 {
     if (objc % 2 != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-option value ...?");
+	CprofWrongArgs(interp, 1, objv, "?-option value ...?");
 	return TCL_ERROR;
     }
     return DoStart((CprofInterp *) clientData, interp, objc - 1, objv + 1);
@@ -924,7 +924,7 @@ CprofStopObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     if (!statePtr->running) {
@@ -960,7 +960,7 @@ CprofPauseObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     if (!statePtr->running) {
@@ -990,7 +990,7 @@ CprofResumeObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     if (!statePtr->running) {
@@ -1048,7 +1048,7 @@ CprofResetObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
 
@@ -1182,7 +1182,7 @@ CprofProfileNRCmd(
     CprofInterp *ciPtr = (CprofInterp *) clientData;
 
     if (objc < 2 || objc % 2 != 0) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-option value ...? script");
+	CprofWrongArgs(interp, 1, objv, "?-option value ...? script");
 	return TCL_ERROR;
     }
     if (DoStart(ciPtr, interp, objc - 2, objv + 1) != TCL_OK) {
@@ -1242,7 +1242,7 @@ CprofConfigureObjCmd(
 	return TCL_OK;
     }
     if (objc % 2 != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-option? ?value -option value ...?");
+	CprofWrongArgs(interp, 1, objv, "?-option? ?value -option value ...?");
 	return TCL_ERROR;
     }
     for (i = 0; i < OBJ_COUNT; i++) {

@@ -367,6 +367,8 @@ typedef struct CprofNaming {
 } CprofNaming;
 
 MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
+MODULE_SCOPE void	CprofWrongArgs(Tcl_Interp *interp, int objc,
+			    Tcl_Obj *const objv[], const char *message);
 MODULE_SCOPE const CprofTclInternals *CprofProbeInternals(
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofNameIntern(const char *name, int length);

@@ -69,7 +69,13 @@ namespace eval ::tclcprof::difflib {
 #	(lists of row dicts: test {file name} or {} plus label, command,
 #	kind, base, new, delta, pct; sorted by impact).
 
-proc ::tclcprof::diff {base new args} {
+proc ::tclcprof::diff {args} {
+    if {[llength $args] < 2} {
+	return -code error -errorcode {TCLCPROF WRONGARGS} \
+		"wrong # args: should be \"tclcprof::diff base new ?option\
+		value ...?\""
+    }
+    set args [lassign $args base new]
     set o [difflib::ParseOptions $args]
     if {[dict get $o -format] eq "html"} {
 	return [difflib::Html $base $new $o]

@@ -592,7 +592,7 @@ CprofNodeLinesObjCmd(
     int n, i, k;
 
     if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "nodes");
+	CprofWrongArgs(interp, 1, objv, "nodes");
 	return TCL_ERROR;
     }
     if (Tcl_ListObjGetElements(interp, objv[1], &n, &nodes) != TCL_OK) {

@@ -128,6 +128,9 @@ typedef struct CprofInterp {
     Tcl_TimerToken flushTimer;	/* Flushes a run that sits in the event
 				 * loop. */
     double startWall;		/* Unix time the run started. */
+    int unsaved;		/* The profile in memory holds data that no
+				 * save and no -db run has written (status
+				 * "unsaved"). */
     int liveCommands;		/* The commands of commandTable that are
 				 * not deleted. */
     Tcl_Command reloadCmd;	/* The hidden command that makes them again

@@ -229,7 +229,7 @@ CprofDebugObjCmd(
     int index;
 
     if (objc < 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "subcommand ?arg ...?");
+	CprofWrongArgs(interp, 1, objv, "subcommand ?arg ...?");
 	return TCL_ERROR;
     }
     if (Tcl_GetIndexFromObj(interp, objv[1], subNames, "subcommand", 0,
@@ -239,7 +239,7 @@ CprofDebugObjCmd(
 	return TCL_ERROR;
     }
     if (objc != arity[index] && !(index == SUB_NAMES && objc == 3)) {
-	Tcl_WrongNumArgs(interp, 1, objv, usage[index]);
+	CprofWrongArgs(interp, 1, objv, usage[index]);
 	return TCL_ERROR;
     }
     switch (index) {

@@ -133,7 +133,7 @@ CprofLayoutObjCmd(
     int hasFig = 0, unique = 1, timeWeights, ok = 1;
 
     if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "tree");
+	CprofWrongArgs(interp, 1, objv, "tree");
 	return TCL_ERROR;
     }
     for (k = 0; k < 10; k++) {
@@ -344,7 +344,7 @@ CprofFlatSumsObjCmd(
     char *figSet = NULL;
 
     if (objc != 7) {
-	Tcl_WrongNumArgs(interp, 1, objv, "rows selfs totals kids figs n");
+	CprofWrongArgs(interp, 1, objv, "rows selfs totals kids figs n");
 	return TCL_ERROR;
     }
     if (Tcl_ListObjGetElements(NULL, objv[1], &nr, &rowV) != TCL_OK

@@ -783,7 +783,7 @@ CprofTopScriptObjCmd(
 
     (void) clientData;
     if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "path");
+	CprofWrongArgs(interp, 1, objv, "path");
 	return TCL_ERROR;
     }
     if (ciPtr == NULL) {
@@ -1006,6 +1006,7 @@ DoStartRun(
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
     ciPtr->startWall = startWall;
+    ciPtr->unsaved = 1;
     statePtr->pollProc = Poll;
     CprofRunSetDeadline(ciPtr, statePtr->options.duration,
 	    (uint64_t) statePtr->startNs);
@@ -1108,6 +1109,7 @@ CprofRunStartMember(
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
     ciPtr->startWall = CprofWallSeconds();
+    ciPtr->unsaved = 1;
     statePtr->pollProc = Poll;
     CprofRunDbUpdatePolling(ciPtr);
     return TCL_OK;
@@ -1132,7 +1134,7 @@ CprofStartObjCmd(
     Tcl_Obj *const objv[])
 {
     if (objc % 2 != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-option value ...?");
+	CprofWrongArgs(interp, 1, objv, "?-option value ...?");
 	return TCL_ERROR;
     }
     return DoStart((CprofInterp *) clientData, interp, objc - 1, objv + 1);
@@ -1242,7 +1244,7 @@ CprofStopObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     if (!statePtr->running) {
@@ -1278,7 +1280,7 @@ CprofPauseObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     if (!statePtr->running) {
@@ -1308,7 +1310,7 @@ CprofResumeObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     if (!statePtr->running) {
@@ -1366,7 +1368,7 @@ CprofResetObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
 
@@ -1404,7 +1406,12 @@ CprofResetObjCmd(
 	statePtr->pauseStartNs = statePtr->startNs;
     }
     if (!statePtr->running) {
+	/*
+	 * Stopped: the data is gone, and nothing is left to lose.
+	 */
+
 	statePtr->stopNs = statePtr->startNs;
+	((CprofInterp *) clientData)->unsaved = 0;
     }
     return TCL_OK;
 }
@@ -1495,7 +1502,7 @@ CprofProfileNRCmd(
     CprofInterp *ciPtr = (CprofInterp *) clientData;
 
     if (objc < 2 || objc % 2 != 0) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-option value ...? script");
+	CprofWrongArgs(interp, 1, objv, "?-option value ...? script");
 	return TCL_ERROR;
     }
     if (DoStart(ciPtr, interp, objc - 2, objv + 1) != TCL_OK) {
@@ -1555,7 +1562,7 @@ CprofConfigureObjCmd(
 	return TCL_OK;
     }
     if (objc % 2 != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?-option? ?value -option value ...?");
+	CprofWrongArgs(interp, 1, objv, "?-option? ?value -option value ...?");
 	return TCL_ERROR;
     }
     for (i = 0; i < OBJ_COUNT; i++) {

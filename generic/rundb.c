@@ -270,6 +270,13 @@ CprofRunDbOpen(
 	CprofStoreClose(storePtr);
 	return TCL_ERROR;
     }
+
+    /*
+     * The start is done: each flush from now on waits for locks on its
+     * own.
+     */
+
+    CprofStoreOpDone(storePtr);
     ciPtr->storePtr = storePtr;
     Tcl_CreateThreadExitHandler(ExitFlush, ciPtr);
     return TCL_OK;
@@ -353,6 +360,13 @@ CprofRunDbFinish(
     if (code != TCL_OK && interp == NULL) {
 	BackgroundError(ciPtr, exiting);
     }
+    if (code == TCL_OK) {
+	/*
+	 * The run's last state is in its file.
+	 */
+
+	ciPtr->unsaved = 0;
+    }
     CloseStore(ciPtr);
     return code;
 }
@@ -407,6 +421,10 @@ ExitFlush(
     ClientData clientData)
 {
     CprofInterp *ciPtr = (CprofInterp *) clientData;
+    Tcl_Interp *interp = ciPtr->state.interp;
+    Tcl_Obj *noteObj, *statusObj = NULL, *keyObj;
+    Tcl_Obj *fileObj = NULL, *runObj = NULL;
+    int note = 0;
 
     if (ciPtr->storePtr == NULL) {
 	return;
@@ -415,7 +433,45 @@ ExitFlush(
 	ciPtr->state.stoppedBy = "exit";
 	ciPtr->stopProc(&ciPtr->state);
     }
-    CprofRunDbFinish(ciPtr, NULL, 1);
+
+    /*
+     * A script run by "tclcprof run" that calls exit: the line that names
+     * the run written, as when the script ends (cli.tcl's Run sets
+     * exitNote).
+     */
+
+    if (interp != NULL && !Tcl_InterpDeleted(interp)) {
+	noteObj = Tcl_GetVar2Ex(interp, "::tclcprof::cli::exitNote", NULL,
+		TCL_GLOBAL_ONLY);
+	if (noteObj == NULL || Tcl_GetBooleanFromObj(NULL, noteObj, &note)
+		!= TCL_OK) {
+	    note = 0;
+	}
+    }
+    if (note) {
+	statusObj = CprofStoreStatus(ciPtr->storePtr);
+	Tcl_IncrRefCount(statusObj);
+	keyObj = Tcl_NewStringObj("file", -1);
+	Tcl_IncrRefCount(keyObj);
+	Tcl_DictObjGet(NULL, statusObj, keyObj, &fileObj);
+	Tcl_SetStringObj(keyObj, "run", -1);
+	Tcl_DictObjGet(NULL, statusObj, keyObj, &runObj);
+	Tcl_DecrRefCount(keyObj);
+    }
+    if (CprofRunDbFinish(ciPtr, NULL, 1) == TCL_OK && note && fileObj
+	    && runObj) {
+	Tcl_Obj *listObj = Tcl_NewListObj(1, &fileObj);
+
+	Tcl_IncrRefCount(listObj);
+	fprintf(stderr, "tclcprof: run %s written to %s (tclcprof report %s"
+		" -run %s)\n", Tcl_GetString(runObj), Tcl_GetString(fileObj),
+		Tcl_GetString(listObj), Tcl_GetString(runObj));
+	fflush(stderr);
+	Tcl_DecrRefCount(listObj);
+    }
+    if (statusObj != NULL) {
+	Tcl_DecrRefCount(statusObj);
+    }
 }
 
 

@@ -1119,7 +1119,7 @@ CprofThreadnameObjCmd(
     int length;
 
     if (objc > 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "?name?");
+	CprofWrongArgs(interp, 1, objv, "?name?");
 	return TCL_ERROR;
     }
     Tcl_MutexLock(&cprofScopeMutex);

@@ -45,7 +45,7 @@ CprofStatusObjCmd(
     Tcl_WideInt now, elapsed;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     if (statePtr->samplerPtr != NULL || statePtr->memPtr != NULL) {
@@ -69,6 +69,7 @@ CprofStatusObjCmd(
 		cprofModeNames[statePtr->options.mode])
 	    : Tcl_NewStringObj(cprofModeNames[statePtr->options.mode], -1));
     PUT(resultObj, "label", ciPtr->objs[OBJ_LABEL]);
+    PUT(resultObj, "unsaved", Tcl_NewBooleanObj(ciPtr->unsaved));
     PUT(resultObj, "options", CprofOptionsDict(ciPtr));
     PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
 	    && !statePtr->paused ? CprofLevelsLiveDepth(&statePtr->levels)
@@ -143,7 +144,7 @@ CprofDataObjCmd(
     int view = 0, count = 0;
 
     if (objc % 2 != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv,
+	CprofWrongArgs(interp, 1, objv,
 		"?-db files? ?-run ids? ?-view alloc|live|peak? ?-count bool?");
 	return TCL_ERROR;
     }
@@ -370,7 +371,7 @@ CprofSaveObjCmd(
     int i, index, code;
 
     if (objc < 2 || objc % 2 != 0) {
-	Tcl_WrongNumArgs(interp, 1, objv,
+	CprofWrongArgs(interp, 1, objv,
 		"file ?-label string? ?-data profile?");
 	return TCL_ERROR;
     }
@@ -422,6 +423,9 @@ CprofSaveObjCmd(
     Tcl_DecrRefCount(infoObj);
     if (code == TCL_OK) {
 	Tcl_SetObjResult(interp, Tcl_NewWideIntObj(CprofStoreRunId(storePtr)));
+	if (!statePtr->running) {
+	    ciPtr->unsaved = 0;
+	}
     } else {
 	/*
 	 * A file made by this save goes again.
@@ -445,7 +449,7 @@ CprofRunsObjCmd(
     int index;
 
     if (objc != 3) {
-	Tcl_WrongNumArgs(interp, 1, objv, "-db file");
+	CprofWrongArgs(interp, 1, objv, "-db file");
 	return TCL_ERROR;
     }
     if (Tcl_GetIndexFromObj(interp, objv[1], runsOptions, "option", 0,
@@ -489,7 +493,7 @@ CprofStackObjCmd(
     int i, depth;
 
     if (objc != 1) {
-	Tcl_WrongNumArgs(interp, 1, objv, NULL);
+	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
     listObj = Tcl_NewListObj(0, NULL);

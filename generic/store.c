@@ -830,7 +830,9 @@ CreateDb(
  *	upgraded (UpgradeSchema); otherwise it must exist, and is read as it
  *	is, whatever version this code knows it is of. Only regular
  *	files (or symbolic links to them) are used: SQLite would write its
- *	journal beside a device, and block on a FIFO.
+ *	journal beside a device, and block on a FIFO. The connection waits
+ *	for locks until 'deadline' (MonotonicMs), or with 0 for the busy
+ *	timeout from now.
  *
  * Results:
  *	TCL_OK and *dbPtr, or TCL_ERROR with a TCLCPROF DB error. A file
@@ -846,12 +848,13 @@ CprofDbOpen(
     int create,
     int direct,
     sqlite3 **dbPtr,
-    int *createdPtr)
+    int *createdPtr,
+    sqlite3_int64 deadline)
 {
     Tcl_DString ds;
     const char *native;
     sqlite3 *db = NULL;
-    sqlite3_int64 header[3], appId, version, tables, mode, deadline;
+    sqlite3_int64 header[3], appId, version, tables, mode;
     struct stat st;
     int rc, flags, created = 0, fallback = 0;
 
@@ -898,7 +901,9 @@ CprofDbOpen(
 	CprofDbError(interp, pathObj, db, rc, "open");
 	goto fail;
     }
-    deadline = MonotonicMs() + busyTimeoutMs;
+    if (deadline == 0) {
+	deadline = MonotonicMs() + busyTimeoutMs;
+    }
     sqlite3_busy_handler(db, BusyHandler, (void *) (intptr_t) deadline);
 
     /*
@@ -1037,7 +1042,11 @@ CprofDbOpen(
  *	opened once (created with the schema if needed, checked otherwise)
  *	so that problems show at once, and closed; free a store.
  *	Connect and Disconnect open and close the connection each write
- *	uses.
+ *	uses. An operation of several connections (a start: the check, the
+ *	run's row, and on failure its removal; a save) waits for locks no
+ *	longer than the busy timeout in all: its connections share the
+ *	deadline set by CprofStoreOpen, until CprofStoreOpDone; then each
+ *	write (a flush) has its own.
  *
  *----------------------------------------------------------------------
  */
@@ -1125,7 +1134,7 @@ CprofDbConnect(
 	return TCL_ERROR;
     }
     if (CprofDbOpen(interp, storePtr->pathObj, 1, storePtr->direct,
-	    &storePtr->db, &storePtr->created) != TCL_OK) {
+	    &storePtr->db, &storePtr->created, storePtr->deadline) != TCL_OK) {
 	storePtr->db = NULL;
 	return TCL_ERROR;
     }
@@ -1202,6 +1211,7 @@ CprofStoreOpen(
     Tcl_IncrRefCount(pathObj);
     storePtr->pid = getpid();
     storePtr->direct = direct;
+    storePtr->deadline = MonotonicMs() + busyTimeoutMs;
     Tcl_InitHashTable(&storePtr->frameIds, 4);
     if (CprofDbConnect(interp, storePtr) != TCL_OK) {
 	CprofStoreClose(storePtr);
@@ -1210,6 +1220,13 @@ CprofStoreOpen(
     CprofDbDisconnect(storePtr, 0);
     *storePtrPtr = storePtr;
     return TCL_OK;
+}
+
+void
+CprofStoreOpDone(
+    CprofStore *storePtr)
+{
+    storePtr->deadline = 0;
 }
 
 void
@@ -1374,9 +1391,18 @@ CprofStoreDiscardRun(
     CprofStore *storePtr)
 {
     sqlite3_int64 runs = 1;
-    char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld",
-	    (long long) storePtr->runId);
+    char *sql;
 
+    if (storePtr->runId == 0 && !storePtr->created) {
+	/*
+	 * No row of ours, nor a file: nothing to undo (and no lock to wait
+	 * for again, after a write that failed on one).
+	 */
+
+	return;
+    }
+    sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld",
+	    (long long) storePtr->runId);
     if (CprofDbConnect(NULL, storePtr) == TCL_OK) {
 	if (sqlite3_exec(storePtr->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)
 		== SQLITE_OK) {

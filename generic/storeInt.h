@@ -115,7 +115,9 @@ struct CprofStore {
     int flushes;		/* Successful flushes. */
     double lastFlushMs;		/* How long the last one took. */
     Tcl_Obj *lastErrorObj;	/* Message of the last failure, or NULL. */
-    int lastErrorRc;		/* Its SQLite result code. */
+    char lastErrorClass[16];	/* Its class (TCLCPROF DB class path). */
+    sqlite3_int64 deadline;	/* Of the operation under way (monotonic
+				 * ms, see CprofStoreOpen), or 0. */
     int haveIdentity;		/* The file's device and inode are known: */
     unsigned long long device;	/* as first opened, to tell a file */
     unsigned long long inode;	/* deleted or replaced meanwhile. */
@@ -135,7 +137,7 @@ MODULE_SCOPE int	CprofDbFormatError(Tcl_Interp *interp,
 			    const char *message, const char *extra);
 MODULE_SCOPE int	CprofDbOpen(Tcl_Interp *interp, Tcl_Obj *pathObj,
 			    int create, int direct, sqlite3 **dbPtr,
-			    int *createdPtr);
+			    int *createdPtr, sqlite3_int64 deadline);
 MODULE_SCOPE int	CprofDbConnect(Tcl_Interp *interp,
 			    CprofStore *storePtr);
 MODULE_SCOPE void	CprofDbDisconnect(CprofStore *storePtr,

@@ -436,7 +436,7 @@ CprofStoreLoad(
     char *mode = NULL;
     int rc, hasLines = 0, hasEvents = 0, hasInterp = 0;
 
-    if (CprofDbOpen(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
+    if (CprofDbOpen(interp, pathObj, 0, 0, &db, NULL, 0) != TCL_OK) {
 	return NULL;
     }
     rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM"
@@ -769,7 +769,7 @@ CprofStoreRuns(
     Tcl_Obj *listObj;
     int rc;
 
-    if (CprofDbOpen(interp, pathObj, 0, 0, &db, NULL) != TCL_OK) {
+    if (CprofDbOpen(interp, pathObj, 0, 0, &db, NULL, 0) != TCL_OK) {
 	return NULL;
     }
     rc = LoadRows(db, "SELECT id, label, status, stopped_by, start_time,"

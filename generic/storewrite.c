@@ -1171,7 +1171,8 @@ CprofDbWriteFailed(
     }
     storePtr->lastErrorObj = msgObj;
     Tcl_IncrRefCount(msgObj);
-    storePtr->lastErrorRc = rc;
+    snprintf(storePtr->lastErrorClass, sizeof(storePtr->lastErrorClass),
+	    "%s", CprofDbErrorClass(rc));
     if (storePtr->db != NULL) {
 	sqlite3_exec(storePtr->db, "ROLLBACK", NULL, NULL, NULL);
     }
@@ -1216,13 +1217,31 @@ CprofDbConnectForWrite(
     code = CprofDbConnect(useInterp, storePtr);
     if (code != TCL_OK) {
 	Tcl_Obj *msgObj = Tcl_GetObjResult(useInterp);
+	Tcl_Obj *optsObj = Tcl_GetReturnOptions(useInterp, code);
+	Tcl_Obj *keyObj = Tcl_NewStringObj("-errorcode", -1);
+	Tcl_Obj *ecObj = NULL, *classObj = NULL;
 
 	if (storePtr->lastErrorObj) {
 	    Tcl_DecrRefCount(storePtr->lastErrorObj);
 	}
+
+	/*
+	 * The class of the failure as the open gave it (BUSY for a lock
+	 * held past the busy timeout, GONE, FOREIGN, ...).
+	 */
+
+	Tcl_IncrRefCount(optsObj);
+	Tcl_IncrRefCount(keyObj);
+	Tcl_DictObjGet(NULL, optsObj, keyObj, &ecObj);
+	if (ecObj != NULL) {
+	    Tcl_ListObjIndex(NULL, ecObj, 2, &classObj);
+	}
+	snprintf(storePtr->lastErrorClass, sizeof(storePtr->lastErrorClass),
+		"%s", classObj ? Tcl_GetString(classObj) : "OPEN");
+	Tcl_DecrRefCount(keyObj);
+	Tcl_DecrRefCount(optsObj);
 	storePtr->lastErrorObj = Tcl_DuplicateObj(msgObj);
 	Tcl_IncrRefCount(storePtr->lastErrorObj);
-	storePtr->lastErrorRc = SQLITE_CANTOPEN;
 	storePtr->numTreeFrames = 0;
 	CprofDbForgetShadows(storePtr);
     }
@@ -1363,8 +1382,7 @@ CprofStoreLastError(
 	return TCL_OK;
     }
     Tcl_SetObjResult(interp, storePtr->lastErrorObj);
-    Tcl_SetErrorCode(interp, "TCLCPROF", "DB",
-	    CprofDbErrorClass(storePtr->lastErrorRc),
+    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", storePtr->lastErrorClass,
 	    Tcl_GetString(storePtr->pathObj), NULL);
     return TCL_ERROR;
 }

@@ -367,6 +367,8 @@ typedef struct CprofNaming {
 } CprofNaming;
 
 MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
+MODULE_SCOPE void	CprofWrongArgs(Tcl_Interp *interp, int objc,
+			    Tcl_Obj *const objv[], const char *message);
 MODULE_SCOPE const CprofTclInternals *CprofProbeInternals(
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofNameIntern(const char *name, int length);
@@ -1430,6 +1432,7 @@ typedef struct CprofStore CprofStore;
 MODULE_SCOPE int	CprofStoreOpen(Tcl_Interp *interp, Tcl_Obj *pathObj,
 			    int direct, CprofStore **storePtrPtr);
 MODULE_SCOPE void	CprofStoreClose(CprofStore *storePtr);
+MODULE_SCOPE void	CprofStoreOpDone(CprofStore *storePtr);
 MODULE_SCOPE int	CprofStoreBeginRun(Tcl_Interp *interp,
 			    CprofStore *storePtr, Tcl_Obj *infoObj);
 MODULE_SCOPE void	CprofStoreDiscardRun(CprofStore *storePtr);

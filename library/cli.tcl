@@ -193,13 +193,18 @@ proc ::tclcprof::cli::Run {args} {
     variable started 0
     set start [list ::tclcprof::cli::StartOnce $opts]
     trace add execution ::source enter $start
+    # A script that calls exit: the run's last write (at the exit) is
+    # followed by the line that names it (rundb.c's ExitFlush reads
+    # exitNote).
+    variable exitNote 1
     set code [catch {uplevel #0 [list source $script]} result options]
+    set exitNote 0
     if {!$started} {
 	catch {trace remove execution ::source enter $start}
 	return -options $options $result
     }
     if {$code == 1} {
-	puts stderr [dict get $options -errorinfo]
+	puts stderr [ScriptErrorInfo $options]
     }
     set status [::tclcprof::status]
     if {[dict get $status running]} {
@@ -230,7 +235,7 @@ proc ::tclcprof::cli::RunTests {script arglist opts} {
     set ::argc [llength $::argv]
     set code [catch {uplevel #0 [list source $script]} result options]
     if {$code == 1} {
-	puts stderr [dict get $options -errorinfo]
+	puts stderr [ScriptErrorInfo $options]
     }
     set db [expr {[dict exists $opts -db] ? [dict get $opts -db] : ""}]
     if {$db ne "" && [file exists $db]} {
@@ -244,6 +249,17 @@ proc ::tclcprof::cli::RunTests {script arglist opts} {
 	    (tclcprof runs [list $db])"
     }
     return [expr {$code == 1 ? 1 : 0}]
+}
+
+# ScriptErrorInfo --
+#	The error information of a script that failed, as tclsh prints it:
+#	without the lines of run's own source and uplevel below it.
+
+proc ::tclcprof::cli::ScriptErrorInfo {options} {
+    set info [dict get $options -errorinfo]
+    regsub {\n    invoked from within\n"source [^\n]*"\n    \("uplevel" body line 1\)\n    invoked from within\n"uplevel #0 \[list source \$script\]"$} \
+	    $info {} info
+    return $info
 }
 
 proc ::tclcprof::cli::StartOnce {opts args} {

@@ -69,7 +69,13 @@ namespace eval ::tclcprof::difflib {
 #	(lists of row dicts: test {file name} or {} plus label, command,
 #	kind, base, new, delta, pct; sorted by impact).
 
-proc ::tclcprof::diff {base new args} {
+proc ::tclcprof::diff {args} {
+    if {[llength $args] < 2} {
+	return -code error -errorcode {TCLCPROF WRONGARGS} \
+		"wrong # args: should be \"tclcprof::diff base new ?option\
+		value ...?\""
+    }
+    set args [lassign $args base new]
     set o [difflib::ParseOptions $args]
     if {[dict get $o -format] eq "html"} {
 	return [difflib::Html $base $new $o]
@@ -243,6 +249,8 @@ proc ::tclcprof::difflib::Side {spec o} {
 	if {[llength $rep] == 1} {
 	    set profile [::tclcprof::data -db [dict get $r file] \
 		-run [dict get $r id]]
+	    CheckRun $profile "run [dict get $r id] of\
+		\"[Escape [dict get $r file]]\""
 	} else {
 	    set profile [::tclcprof::mergelib::MergeParts $rep]
 	}
@@ -279,6 +287,25 @@ proc ::tclcprof::difflib::Key {run} {
 	return [list [list label $label] $label]
     }
     return [list run (run)]
+}
+
+# CheckRun --
+#
+#	Check what Figures reads of a run's profile before the report does
+#	(a file's runs row holds its meta as it was written, or damaged):
+#	a dictionary whose meta is a dictionary with a mode. Errors:
+#	TCLCPROF DATA FORMAT, TCLCPROF DATA KEY mode.
+
+proc ::tclcprof::difflib::CheckRun {profile who} {
+    if {[catch {dict size $profile}] || ![dict exists $profile meta]
+	    || [catch {dict size [dict get $profile meta]}]} {
+	Fail {DATA FORMAT} "invalid profile: $who: meta is not a\
+	    dictionary"
+    }
+    if {![dict exists $profile meta mode]} {
+	Fail {DATA KEY mode} "invalid profile: $who: meta: missing key\
+	    \"mode\""
+    }
 }
 
 # Figures --

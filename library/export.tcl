@@ -380,33 +380,45 @@ proc ::tclcprof::exportlib::FrameAttr {t f key} {
 #
 #	The stacks of a tree: for every node other than the root with a
 #	self weight, the labels of the frames from the outermost to it
-#	joined by sep, and its self weight. Breadth first, keeping only
-#	the paths of the nodes whose children are still to be made.
+#	joined by sep, and its self weight. A stack is made only for a
+#	node that has weight, from its parents, so that the work is that
+#	of the output: a deep chain with weight at its end is one stack,
+#	not one per level (each as long as its depth).
 #
 # Results:
 #	A flat list {path weight ...}, in breadth-first order.
 
 proc ::tclcprof::exportlib::Paths {t labels sep} {
     set fid [dict get $t fid]
-    set kids [dict get $t kids]
-    set paths [lrepeat [llength $fid] {}]
+    set up [Parents $t]
     set out {}
-    foreach c [lindex $kids 0] {
-	lset paths $c [lindex $labels [lindex $fid $c]]
-    }
     set i 0
-    foreach ks [lrange $kids 1 end] s [lrange [dict get $t self] 1 end] {
+    foreach s [dict get $t self] {
+	if {$i > 0 && $s > 0} {
+	    set stack {}
+	    for {set n $i} {$n > 0} {set n [lindex $up $n]} {
+		lappend stack [lindex $labels [lindex $fid $n]]
+	    }
+	    lappend out [join [lreverse $stack] $sep] $s
+	}
 	incr i
-	set p [lindex $paths $i]
-	lset paths $i {}
-	if {$s > 0} {
-	    lappend out $p $s
-	}
-	foreach c $ks {
-	    lset paths $c $p$sep[lindex $labels [lindex $fid $c]]
-	}
     }
     return $out
+}
+
+# Parents --
+#	Each node's parent in a tree laid out by Load (the root's: -1).
+
+proc ::tclcprof::exportlib::Parents {t} {
+    set up [lrepeat [llength [dict get $t fid]] -1]
+    set i 0
+    foreach ks [dict get $t kids] {
+	foreach c $ks {
+	    lset up $c $i
+	}
+	incr i
+    }
+    return $up
 }
 
 # Weight --
@@ -1401,8 +1413,13 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     set nextLoc [expr {$nf - 1}]
 
     # Samples, breadth first: each node's path is the packed ids of the
-    # locations of its callers, innermost first.
-    set paths [lrepeat [llength $fid] {}]
+    # locations of its callers, innermost first. A node keeps only its
+    # step (the location of its caller, packed) and the node it comes
+    # from (up, -1 where the path ends): a path is made from them for a
+    # node that has a sample, so that the work is that of the output (a
+    # deep chain is not a path per level, each as long as its depth).
+    set step [lrepeat [llength $fid] {}]
+    set up [lrepeat [llength $fid] -1]
     set samples ""
     if {$exact} {
 	set period 0
@@ -1423,8 +1440,7 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     set tkey [{*}$str thread]
     set i 0
     foreach ks $kids s $self {
-	set p [lindex $paths $i]
-	lset paths $i {}
+	unset -nocomplain p
 	set f [lindex $fid $i]
 	set isThread [expr {$i in $threadNodes}]
 	if {$isThread} {
@@ -1435,12 +1451,8 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	foreach c $ks {
 	    lset threadOf $c $label
 	}
-	if {$i == 0 || $isThread} {
-	    set here ""
-	} else {
-	    set here [lindex $venc $f]$p
-	}
 	if {$hasLines && $i > 0 && [info exists selfL($i)]} {
+	    set p [PackedPath $step $up $i]
 	    # The self weight at each line, the rest at the frame.
 	    set s [IntWeight $s]
 	    foreach {file line w} $selfL($i) {
@@ -1480,6 +1492,14 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	    set keep [expr {$w > 0}]
 	}
 	if {$keep} {
+	    if {$i == 0 || $isThread} {
+		set here ""
+	    } else {
+		if {![info exists p]} {
+		    set p [PackedPath $step $up $i]
+		}
+		set here [lindex $venc $f]$p
+	    }
 	    append samples [Bytes 2 [Bytes 1 $here][Bytes 2 $values]$label]
 	}
 	if {$i > 0 && !$isThread} {
@@ -1508,11 +1528,8 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 			set loc [dict get $locLine $f,$line]
 		    }
 		}
-		lset paths $c [lindex $venc $loc]$p
-	    }
-	} else {
-	    foreach c $ks {
-		lset paths $c ""
+		lset step $c [lindex $venc $loc]
+		lset up $c $i
 	    }
 	}
 	incr i
@@ -1569,6 +1586,18 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     }
     return [zlib gzip [encoding convertto iso8859-1 \
 	    $head$samples$locations$functions$table$tail]]
+}
+
+# PackedPath --
+#	The path of node i in Pprof: the steps from it up to the first node
+#	without a caller of its own (up -1), innermost first.
+
+proc ::tclcprof::exportlib::PackedPath {step up i} {
+    set p ""
+    for {} {[lindex $up $i] >= 0} {set i [lindex $up $i]} {
+	append p [lindex $step $i]
+    }
+    return $p
 }
 
 # --- files ---------------------------------------------------------------

@@ -1721,6 +1721,7 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     if {[llength $doubts]} {
 	lappend lines "warning: [join $doubts {, }]"
     }
+    lappend lines {*}[TickNote $meta]
 
     set type [dict get $o -type]
     if {$type in {callers callees}} {
@@ -1905,6 +1906,36 @@ proc ::tclcprof::reportlib::Doubts {meta} {
 	lappend doubts "not compensated"
     }
     return $doubts
+}
+
+# TickNote --
+#
+#	Why a CPU-clock profile has fewer samples than its -rate asked (a
+#	line "note: ..." of the header, or nothing): CPU-time timers fire at
+#	the kernel's scheduler tick (250 Hz on Debian), so a higher rate
+#	brings heavier samples, not more (weighted by the timer overruns:
+#	the totals are right). Said when the rate achieved is at most two
+#	thirds of the rate asked and the samples are heavier than one tick
+#	on average (the overruns show it; a timer that lagged on a busy
+#	machine is a warning of Doubts instead).
+
+proc ::tclcprof::reportlib::TickNote {meta} {
+    if {[catch {dict get $meta sampling clock} clk] || $clk ne "cpu"} {
+	return {}
+    }
+    set req [MetaNumber $meta sampling rate_requested]
+    set got [MetaNumber $meta sampling rate_achieved]
+    set n [MetaNumber $meta sampling samples]
+    set w [MetaNumber $meta sampling weight]
+    if {$req eq "" || $got eq "" || $n eq "" || $w eq "" || $n < 1
+	    || $got <= 0 || $got > $req * 2.0 / 3 || $w < 1.5 * $n} {
+	return {}
+    }
+    return [list "note: [Num $got 1] of [Num $req 1] Hz: the cpu clock's\
+	    timer fires at the kernel's tick, and each sample weighs the\
+	    periods it stands for ([Num [expr {double($w) / $n}] 1] on\
+	    average): the totals are right, the resolution is the tick's;\
+	    -clock wall samples at [Num $req 1] Hz"]
 }
 
 # Relatives --

@@ -51,6 +51,9 @@ namespace eval ::tclcprof::servelib {
     # sock, kind (pprof or html), label, end (ms), timer.
     variable collecting {}
     variable runs 0
+    # The label of the last run started for a request: a stopped profile
+    # of another label is the program's.
+    variable lastLabel ""
 
     # Limits: the longest profile asked for, in seconds; the default;
     # a request's size (a line, the header lines, the whole) and the
@@ -243,7 +246,12 @@ proc ::tclcprof::servelib::Close {sock} {
 }
 
 # Accept --
-#	A new connection: read its request, with a time limit.
+#
+#	A new connection: read its request, with a time limit. With
+#	maxConnections open already, the one whose request has been
+#	arriving longest (an idle or slow client) is answered 503 and
+#	closed to make room: clients that hold connections open without
+#	asking anything cannot lock others out.
 
 proc ::tclcprof::servelib::Accept {sock addr clientPort} {
     variable conns
@@ -252,12 +260,25 @@ proc ::tclcprof::servelib::Accept {sock addr clientPort} {
 
     chan configure $sock -blocking 0 -translation {auto binary} \
 	    -encoding iso8859-1 -buffering full
+    if {[dict size $conns] >= $maxConnections} {
+	# The oldest still reading its request (a timer runs until the
+	# request has come), else this one.
+	set victim $sock
+	dict for {s c} $conns {
+	    if {[dict get $c timer] ne ""} {
+		set victim $s
+		break
+	    }
+	}
+	if {$victim eq $sock} {
+	    Respond $sock 503 "too many connections at once\n" {} 0
+	    return
+	}
+	Respond $victim 503 "too many connections at once: the request\
+		that was arriving for the longest is dropped\n" {} 0
+    }
     dict set conns $sock [dict create addr $addr lines {} \
 	    timer [after $requestTimeout [list ::tclcprof::servelib::Timeout $sock]]]
-    if {[dict size $conns] > $maxConnections} {
-	Respond $sock 503 "too many connections at once\n" {} 0
-	return
-    }
     chan event $sock readable [list ::tclcprof::servelib::Read $sock]
 }
 
@@ -469,13 +490,15 @@ proc ::tclcprof::servelib::Query {q} {
 #	sampling options rate, clock, native and lines), start a run that stops
 #	by itself after that many seconds, and answer when it has ended
 #	(Finish). Answers 400 for bad parameters, 409 when a profile runs
-#	already (the program's, or one for another request).
+#	already (the program's, or one for another request) or when the
+#	program's latest profile, which a run would replace, is not saved.
 
 proc ::tclcprof::servelib::Collect {sock kind query} {
     variable collecting
     variable maxSeconds
     variable defaultSeconds
     variable runs
+    variable lastLabel
 
     set seconds $defaultSeconds
     if {[dict exists $query seconds]} {
@@ -510,16 +533,25 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 		[list Retry-After $left] 0
 	return
     }
-    if {[dict get [::tclcprof::status] running]} {
+    set st [::tclcprof::status]
+    if {[dict get $st running]} {
 	Respond $sock 409 "tclcprof is already profiling this interpreter\
 		(a run the program started): it is left alone; try again\
 		once it has stopped\n" {} 0
+	return
+    }
+    if {[Unsaved $st]} {
+	Respond $sock 409 "the program's latest profile is in memory and\
+		not saved: a profile for this request would replace it; it\
+		is left alone until the program saves it (tclcprof::save)\
+		or discards it (tclcprof::reset)\n" {} 0
 	return
     }
     set label "tclcprof::serve [incr runs] ([dict get {
 	html /tclcprof/flame pprof /debug/pprof/profile heap /debug/pprof/heap
     } $kind], $seconds s)"
     lappend opts -label $label
+    set lastLabel $label
     try {
 	::tclcprof::start {*}$opts
     } trap {TCLCPROF VALUE} {msg opts} {
@@ -547,6 +579,16 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
     # A client that goes away meanwhile ends the collection.
     chan event $sock readable [list ::tclcprof::servelib::Waiting $sock]
     return
+}
+
+# Unsaved --
+#	Whether the profile in memory (status st) is the program's and holds
+#	data that no save and no -db run has written.
+
+proc ::tclcprof::servelib::Unsaved {st} {
+    variable lastLabel
+    expr {[dict get $st unsaved] && ($lastLabel eq ""
+	    || [dict get $st label] ne $lastLabel)}
 }
 
 # Waiting --
@@ -688,6 +730,9 @@ proc ::tclcprof::servelib::Index {} {
     } elseif {[dict get $st running]} {
 	set state "profiling (a run the program started: profile requests\
 		are answered 409 until it stops)"
+    } elseif {[Unsaved $st]} {
+	set state "holding the program's latest profile, not saved: profile\
+		requests are answered 409 until it is saved or discarded"
     } else {
 	set state idle
     }
@@ -714,8 +759,9 @@ Go's sample types (<code>go tool pprof -sample_index=inuse_space</code>).
 Parameters: <code>seconds</code>, <code>memrate</code> (bytes between
 samples, on average) and <code>native</code>.</td></tr>
 </table>
-<p>One profile at a time; requests meanwhile, and while the program
-profiles on its own, are answered 409 Conflict.</p>
+<p>One profile at a time; requests meanwhile, while the program
+profiles on its own, and while its latest profile is not saved, are
+answered 409 Conflict.</p>
 </body></html>
 "
     return [encoding convertto utf-8 $page]

@@ -67,7 +67,7 @@ proc ::tclcprof::tcltest::enable {args} {
     variable defaults
 
     if {[llength $args] % 2} {
-	return -code error -errorcode {TCL WRONGARGS} \
+	return -code error -errorcode {TCLCPROF WRONGARGS} \
 	    "wrong # args: should be \"tclcprof::tcltest::enable\
 	    ?-option value ...?\""
     }

@@ -1122,6 +1122,10 @@ typedef struct CprofSampler {
 				 * trace callback. */
     volatile int forked;	/* Set in a child process by the atfork
 				 * handler: the timer must be made again. */
+    volatile uintptr_t forkPc;	/* While the atfork parent handler lets
+				 * the signal blocked across fork through:
+				 * its return address, where the handler's
+				 * walk starts (sampler.c). */
     uint32_t tailWeight;	/* At disarm: the weight of the timer's
 				 * signal still queued (its expirations
 				 * since the last one handled), for the

@@ -1081,6 +1081,7 @@ CprofDrain(
     CprofSampler *sPtr = statePtr->samplerPtr;
     CprofSample *samplePtr;
     uint64_t t0 = 0;
+    int held;
 
     if (statePtr->memPtr != NULL) {
 	if (statePtr->symLockPtr != NULL) {
@@ -1107,8 +1108,7 @@ CprofDrain(
     if (statePtr->exact.on) {
 	t0 = CprofExactNow(statePtr);
     }
-    sPtr->draining = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    held = CprofSamplerOwn(sPtr);
     sPtr->needDrain = 0;
     samplePtr = CprofSamplerTakeSpooled(sPtr);
     if (samplePtr != NULL || CprofSamplerPeek(sPtr) != NULL) {
@@ -1137,8 +1137,7 @@ CprofDrain(
 	    Tcl_MutexUnlock(statePtr->symLockPtr);
 	}
     }
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    sPtr->draining = 0;
+    CprofSamplerOwnEnd(sPtr, held);
     CprofMemGuard(0);
 
     /*

@@ -261,6 +261,15 @@ StartSampling(
 	}
     }
     statePtr->samplerPtr = sPtr;
+
+    /*
+     * The rest of the start is the profiler's own work: the timer is armed
+     * with the sampler's flag set (its first signal can come before
+     * timer_settime returns), and the caller clears it when the run has
+     * started (CprofSamplerOwnEnd).
+     */
+
+    (void) CprofSamplerOwn(sPtr);
     if (CprofSamplerArm(interp, sPtr) != TCL_OK) {
 	statePtr->samplerPtr = NULL;
 	CprofSamplerDestroy(sPtr);
@@ -358,16 +367,13 @@ ClearData(
 	 * together, consistently.
 	 */
 
-	int held = sPtr->draining;
+	int held = CprofSamplerOwn(sPtr);
 
-	sPtr->draining = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	CprofSamplerDiscard(sPtr);
 	sPtr->cpuNs = sPtr->wallNs = 0;
 	sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
 	sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	sPtr->draining = held;
+	CprofSamplerOwnEnd(sPtr, held);
     }
 }
 
@@ -654,7 +660,10 @@ DoStartRun(
     /*
      * Only now that the run can start is the last run's data dropped;
      * ClearData also drops what the new timer may already have put in the
-     * ring, together with its counters.
+     * ring, together with its counters. The rest of the start (the capture
+     * installed and calibrated, other interpreters taken in: milliseconds
+     * for a program of many commands) is the profiler's own work, not
+     * sampled (StartSampling set the sampler's flag).
      */
 
     CprofScopeRelease(ciPtr);
@@ -709,6 +718,7 @@ DoStartRun(
     if (ciPtr->sessionPtr != NULL) {
 	CprofExactJoinPeers(statePtr);
     }
+    CprofSamplerOwnEnd(statePtr->samplerPtr, 0);
     return TCL_OK;
 }
 
@@ -797,6 +807,7 @@ CprofRunStartMember(
     ciPtr->startWall = CprofWallSeconds();
     statePtr->pollProc = Poll;
     CprofRunDbUpdatePolling(ciPtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, 0);
     return TCL_OK;
 }
 
@@ -848,6 +859,12 @@ CprofRunStop(
 {
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
 
+    /*
+     * What the stop does before the timer is disarmed is the profiler's
+     * own work, not sampled (the sampler goes with the disarm).
+     */
+
+    (void) CprofSamplerOwn(statePtr->samplerPtr);
     if (ciPtr->sessionPtr != NULL && !ciPtr->member) {
 	/*
 	 * The owner of a session: its members stop first (those of this
@@ -956,6 +973,7 @@ CprofPauseObjCmd(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    int held;
 
     if (objc != 1) {
 	Tcl_WrongNumArgs(interp, 1, objv, NULL);
@@ -967,9 +985,11 @@ CprofPauseObjCmd(
     if (statePtr->paused) {
 	return CprofStateError(interp, "profiling is already paused", "PAUSED");
     }
+    held = CprofSamplerOwn(statePtr->samplerPtr);
     CprofExactCloseAll(statePtr);
     CprofExactLeavePeers(statePtr);
     PauseSampling(statePtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     CprofMemoryPause(statePtr, 1);
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
@@ -986,6 +1006,7 @@ CprofResumeObjCmd(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    int held;
 
     if (objc != 1) {
 	Tcl_WrongNumArgs(interp, 1, objv, NULL);
@@ -1007,8 +1028,10 @@ CprofResumeObjCmd(
 	CprofRunStopByItself(statePtr);
 	return TCL_OK;
     }
+    held = CprofSamplerOwn(statePtr->samplerPtr);
     if (statePtr->samplerPtr != NULL
 	    && CprofSamplerArm(interp, statePtr->samplerPtr) != TCL_OK) {
+	CprofSamplerOwnEnd(statePtr->samplerPtr, held);
 	return TCL_ERROR;
     }
     {
@@ -1033,6 +1056,7 @@ CprofResumeObjCmd(
     if (((CprofInterp *) statePtr)->sessionPtr != NULL) {
 	CprofExactJoinPeers(statePtr);
     }
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     return TCL_OK;
 }
 
@@ -1044,6 +1068,7 @@ CprofResetObjCmd(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    int held = 0;
 
     if (objc != 1) {
 	Tcl_WrongNumArgs(interp, 1, objv, NULL);
@@ -1063,15 +1088,11 @@ CprofResetObjCmd(
 	 * 'draining' is set (it counts the signal as the profiler's).
 	 */
 
-	statePtr->samplerPtr->draining = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	held = CprofSamplerOwn(statePtr->samplerPtr);
     }
     ClearData(statePtr);
     CprofExactRebase(statePtr);
-    if (statePtr->samplerPtr != NULL) {
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	statePtr->samplerPtr->draining = 0;
-    }
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     if (((CprofInterp *) clientData)->storePtr != NULL) {
 	CprofStoreClear(((CprofInterp *) clientData)->storePtr);
     }

@@ -1168,6 +1168,45 @@ typedef struct CprofSampler {
     uint64_t wallNs;
 } CprofSampler;
 
+/*
+ * CprofSamplerOwn, CprofSamplerOwnEnd --
+ *
+ *	Around the profiler's own normal-context work while the timer is
+ *	armed (a drain, a flush, the rest of a start after the arm, a stop
+ *	before the disarm, a resume): the handler records no sample and
+ *	counts the signal as the profiler's ('draining'; status: drops
+ *	profiler), so that this work is never the program's time.
+ *	CprofSamplerOwn returns the flag's previous value, for
+ *	CprofSamplerOwnEnd to restore (the two nest). A NULL sampler is
+ *	allowed.
+ */
+
+static inline int
+CprofSamplerOwn(
+    CprofSampler *sPtr)
+{
+    int held;
+
+    if (sPtr == NULL) {
+	return 0;
+    }
+    held = sPtr->draining;
+    sPtr->draining = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return held;
+}
+
+static inline void
+CprofSamplerOwnEnd(
+    CprofSampler *sPtr,
+    int held)
+{
+    if (sPtr != NULL) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sPtr->draining = held;
+    }
+}
+
 MODULE_SCOPE int	CprofSamplerCreate(Tcl_Interp *interp,
 			    CprofStack *stackPtr, const int *numLevelsPtr,
 			    int clock, double rate, int slots,

@@ -688,6 +688,7 @@ DoStartRun(
     statePtr->levels.stack.maxDepth = 0;
     ConnectLevels(statePtr);
     CprofNamingSetSubcommands(&statePtr->naming, objs[OBJ_SUBCOMMANDS]);
+    CprofNamingSetInstances(&statePtr->naming, run.instances);
     statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
     below = (run.scope != CPROF_SCOPE_INTERP && run.mode != CPROF_MODE_STACK)
 	    ? CprofScopeListBelow(interp) : NULL;
@@ -798,6 +799,7 @@ CprofRunStartMember(
     statePtr->levels.stack.maxDepth = 0;
     ConnectLevels(statePtr);
     statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
+    CprofNamingSetInstances(&statePtr->naming, run.instances);
     CprofCaptureInstall(statePtr);
     statePtr->running = 1;
     statePtr->paused = 0;

@@ -350,6 +350,10 @@ typedef struct CprofNaming {
     int methodEpoch;		/* TclOO epoch the method caches belong
 				 * to. */
     Tcl_Obj *subcmdPatterns;	/* -subcommands of the run, or NULL. */
+    int instances;		/* -instances of the run: names keep the
+				 * instance part of per-instance commands. */
+    Tcl_HashTable instCache;	/* Instance-free name -> the objProc that
+				 * first had it (CprofNameInstanceFree). */
     struct CprofSubFront {
 	int baseId;		/* The command's name id; -1: empty. */
 	const void *argObj;	/* The subcommand's Tcl_Obj (a key only;
@@ -397,6 +401,12 @@ MODULE_SCOPE int	CprofNameMethod(CprofNaming *nPtr,
 			    Tcl_ObjectContext context);
 MODULE_SCOPE void	CprofNamingSetSubcommands(CprofNaming *nPtr,
 			    Tcl_Obj *patternsObj);
+MODULE_SCOPE void	CprofNamingSetInstances(CprofNaming *nPtr,
+			    int instances);
+MODULE_SCOPE int	CprofInstanceStart(const char *name, int length,
+			    int channel);
+MODULE_SCOPE const char *CprofChannelShown(CprofNaming *nPtr,
+			    const char *chanName, Tcl_DString *dsPtr);
 MODULE_SCOPE int	CprofNameArgument(CprofNaming *nPtr,
 			    const CprofCmdName *namePtr, int objc,
 			    Tcl_Obj *const objv[]);
@@ -637,6 +647,8 @@ typedef struct CprofOptions {
     int clock;			/* enum CprofClock. */
     int native;			/* enum CprofNative. */
     int control;		/* Keep control commands (if, foreach...). */
+    int instances;		/* Name per-instance commands and channels
+				 * with their instance (naming.c). */
     double rate;		/* Requested samples per second; 0: default
 				 * of the clock. */
     int lines;			/* Per call-site records (exact, coverage). */

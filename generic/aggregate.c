@@ -1083,6 +1083,12 @@ CprofDrain(
     uint64_t t0 = 0;
     int held;
 
+    /*
+     * A time sample landing in any of this, the memory samples' drain
+     * too, is the profiler's own.
+     */
+
+    held = CprofSamplerOwn(sPtr);
     if (statePtr->memPtr != NULL) {
 	if (statePtr->symLockPtr != NULL) {
 	    Tcl_MutexLock(statePtr->symLockPtr);
@@ -1108,7 +1114,6 @@ CprofDrain(
     if (statePtr->exact.on) {
 	t0 = CprofExactNow(statePtr);
     }
-    held = CprofSamplerOwn(sPtr);
     sPtr->needDrain = 0;
     samplePtr = CprofSamplerTakeSpooled(sPtr);
     if (samplePtr != NULL || CprofSamplerPeek(sPtr) != NULL) {

@@ -1184,7 +1184,14 @@ CprofDrain(
     CprofSampler *sPtr = statePtr->samplerPtr;
     CprofSample *samplePtr;
     uint64_t t0 = 0;
+    int held;
 
+    /*
+     * A time sample landing in any of this, the memory samples' drain
+     * too, is the profiler's own.
+     */
+
+    held = CprofSamplerOwn(sPtr);
     if (statePtr->memPtr != NULL) {
 	if (statePtr->symLockPtr != NULL) {
 	    Tcl_MutexLock(statePtr->symLockPtr);
@@ -1210,8 +1217,6 @@ CprofDrain(
     if (statePtr->exact.on) {
 	t0 = CprofExactNow(statePtr);
     }
-    sPtr->draining = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     sPtr->needDrain = 0;
     samplePtr = CprofSamplerTakeSpooled(sPtr);
     if (samplePtr != NULL || CprofSamplerPeek(sPtr) != NULL) {
@@ -1240,8 +1245,7 @@ CprofDrain(
 	    Tcl_MutexUnlock(statePtr->symLockPtr);
 	}
     }
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    sPtr->draining = 0;
+    CprofSamplerOwnEnd(sPtr, held);
     CprofMemGuard(0);
 
     /*

@@ -959,9 +959,18 @@ CprofEvRecordFile(
     strcpy(recPtr->chanName, chanName);
     recPtr->kind = kind;
     recPtr->originId = originId;
-    recPtr->nameId = CprofEvName(evPtr, "fileevent ", chanName, -1,
+
+    /*
+     * Named by the channel's kind, not the channel ("fileevent sock<*>
+     * readable"), unless -instances: a server's handlers have one name
+     * whatever its connections are called.
+     */
+
+    recPtr->nameId = CprofEvName(evPtr, "fileevent ", CprofChannelShown(
+	    &evPtr->statePtr->naming, chanName, &ds), -1,
 	    kind == CPROF_HANDLER_READABLE ? " readable" : " writable",
 	    originId);
+    Tcl_DStringFree(&ds);
     Tcl_SetHashValue(hPtr, recPtr);
 }
 

@@ -16,6 +16,11 @@
  *	  name of their original, control commands (if, foreach...) marked
  *	  as such. Cached per Command and validated by Tcl's command epoch,
  *	  which changes on rename and deletion.
+ *	- Per-instance commands and channels (tdom's domNode0x55a9..., one
+ *	  per node; sock55e2... in [fileevent] handlers' names): by the
+ *	  instance-free part of the name, "domNode<*>", one name per
+ *	  objProc, unless -instances asks for the instance
+ *	  (CprofInstanceStart).
  *	- Ensembles: "ensemble subcommand" once the implementation is known.
  *	- TclOO: a call "obj m" as "Class m", Class being the class (or the
  *	  object, for a per-object method) that declares m, found the way
@@ -38,6 +43,7 @@
 #include <tclInt.h>
 #include <tclOOInt.h>
 #include <tclCompile.h>
+#include <ctype.h>
 #include <string.h>
 #include <stdio.h>
 
@@ -372,6 +378,7 @@ CprofNamingInit(
     Tcl_InitHashTable(&nPtr->methodCache, TCL_STRING_KEYS);
     Tcl_InitHashTable(&nPtr->contextCache, TCL_ONE_WORD_KEYS);
     Tcl_InitHashTable(&nPtr->coroCache, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&nPtr->instCache, TCL_STRING_KEYS);
     ClearMethodFront(nPtr);
     nPtr->methodEpoch = -1;
     ClearSubFront(nPtr);
@@ -404,6 +411,8 @@ CprofNamingClear(
     Tcl_DeleteHashTable(&nPtr->coroCache);
     Tcl_InitHashTable(&nPtr->coroCache, TCL_ONE_WORD_KEYS);
     ClearCoroFront(nPtr);
+    Tcl_DeleteHashTable(&nPtr->instCache);
+    Tcl_InitHashTable(&nPtr->instCache, TCL_STRING_KEYS);
     CprofNameRelease(&nPtr->refs);
 }
 
@@ -421,6 +430,108 @@ CprofNamingFree(
     Tcl_DeleteHashTable(&nPtr->methodCache);
     Tcl_DeleteHashTable(&nPtr->contextCache);
     Tcl_DeleteHashTable(&nPtr->coroCache);
+    Tcl_DeleteHashTable(&nPtr->instCache);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofInstanceStart --
+ *
+ *	Where the instance part of a per-instance name starts: a command an
+ *	extension makes per object (tdom's domNode0x55a9c3b0e2a0, one per
+ *	node) or a channel (sock55e2c0a1b2c0, file3). The part ends the
+ *	name's last word (after its last "::"), and something comes before
+ *	it:
+ *
+ *	- "0x" and at least 4 hex digits (a pointer printed with %p);
+ *	- else the hex digits that end the name, from the first decimal
+ *	  digit among them: at least 8 characters for a command (a pointer
+ *	  printed with %lx; "md5", "log10" or "sha256" keep their names),
+ *	  at least one for a channel ("file3", "sock55e2c0a1b2c0").
+ *
+ * Results:
+ *	The offset of the part in name, or -1 when there is none.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofInstanceStart(
+    const char *name,
+    int length,
+    int channel)
+{
+    int word = 0, run, digit, i;
+
+    for (i = 0; i + 1 < length; i++) {
+	if (name[i] == ':' && name[i + 1] == ':') {
+	    word = i + 2;
+	}
+    }
+    for (run = length; run > word && isxdigit(UCHAR(name[run - 1])); run--) {
+	/* The hex digits that end the name. */
+    }
+    if (length - run >= 4 && run - 2 > word && name[run - 1] == 'x'
+	    && name[run - 2] == '0') {
+	return run - 2;
+    }
+    for (digit = run; digit < length && !isdigit(UCHAR(name[digit]));
+	    digit++) {
+	/* The first decimal digit among them. */
+    }
+    if (digit == length || digit == word
+	    || length - digit < (channel ? 1 : 8)) {
+	return -1;
+    }
+    return digit;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNamingSetInstances, CprofChannelShown --
+ *
+ *	-instances: names keep the instance part of per-instance commands
+ *	and channels. Names already learnt are forgotten when it changes
+ *	(at a start, when nothing runs). CprofChannelShown gives the name a
+ *	channel has in frames' names: instance-free ("sock<*>") unless
+ *	-instances; the result is chanName or the string in *dsPtr, which
+ *	the caller frees.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofNamingSetInstances(
+    CprofNaming *nPtr,
+    int instances)
+{
+    if (nPtr->instances != instances) {
+	nPtr->instances = instances;
+	CprofNamingClear(nPtr);
+    }
+}
+
+const char *
+CprofChannelShown(
+    CprofNaming *nPtr,
+    const char *chanName,
+    Tcl_DString *dsPtr)
+{
+    int start;
+
+    Tcl_DStringInit(dsPtr);
+    if (nPtr->instances) {
+	return chanName;
+    }
+    start = CprofInstanceStart(chanName, (int) strlen(chanName), 1);
+    if (start < 0) {
+	return chanName;
+    }
+    Tcl_DStringAppend(dsPtr, chanName, start);
+    Tcl_DStringAppend(dsPtr, "<*>", 3);
+    return Tcl_DStringValue(dsPtr);
 }
 
 /*
@@ -484,6 +595,7 @@ CprofNameCommandUncached(
 	const char *const *cnPtr;
 	const char *shown = name;
 	int shownLen = length;
+	Tcl_DString inst;
 
 	if (shown[0] == ':' && shown[1] == ':') {
 	    shown += 2;
@@ -553,6 +665,36 @@ CprofNameCommandUncached(
 		break;
 	    }
 	}
+	Tcl_DStringInit(&inst);
+	if (namePtr->nameId < 0 && namePtr->kind == CPROF_KIND_CMD
+		&& !nPtr->instances && !(namePtr->flags & CPROF_NAME_OWN)) {
+	    /*
+	     * A command made per instance: named by its code, the
+	     * instance-free part of its name for the objProc that first
+	     * had it (another objProc's command of that name keeps its
+	     * own).
+	     */
+
+	    int start = CprofInstanceStart(shown, shownLen, 0);
+
+	    if (start >= 0) {
+		Tcl_HashEntry *hPtr;
+		int isNew;
+
+		Tcl_DStringAppend(&inst, shown, start);
+		Tcl_DStringAppend(&inst, "<*>", 3);
+		hPtr = Tcl_CreateHashEntry(&nPtr->instCache,
+			Tcl_DStringValue(&inst), &isNew);
+		if (isNew) {
+		    Tcl_SetHashValue(hPtr, (ClientData) origPtr->objProc);
+		}
+		if ((Tcl_ObjCmdProc *) Tcl_GetHashValue(hPtr)
+			== origPtr->objProc) {
+		    shown = Tcl_DStringValue(&inst);
+		    shownLen = Tcl_DStringLength(&inst);
+		}
+	    }
+	}
 	if (namePtr->nameId < 0) {
 	    namePtr->nameId = CprofNameInternIn(&nPtr->refs, shown,
 		    shownLen);
@@ -566,6 +708,7 @@ CprofNameCommandUncached(
 		&& !(namePtr->flags & CPROF_NAME_IMPORTED)) {
 	    namePtr->flags |= CPROF_NAME_SCRIPT;
 	}
+	Tcl_DStringFree(&inst);
     }
     Tcl_DecrRefCount(nameObj);
 }

@@ -24,7 +24,7 @@
 const char *const cprofOptionNames[] = {
     "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
     "-duration", "-eventlimit", "-events", "-exclude", "-flush", "-include",
-    "-label", "-lines", "-memrate", "-mode", "-native", "-onslow", "-rate",
+    "-instances", "-label", "-lines", "-memrate", "-mode", "-native", "-onslow", "-rate",
     "-scope",
     "-slow",
     "-subcommands", "-test", NULL
@@ -208,6 +208,7 @@ CprofParseOptions(
 	case OPT_COMPENSATE:
 	case OPT_CONTROL:
 	case OPT_EVENTS:
+	case OPT_INSTANCES:
 	case OPT_LINES:
 	    if (Tcl_GetBooleanFromObj(NULL, objv[i+1], &value) != TCL_OK) {
 		return CprofBadValue(interp, cprofOptionNames[index], objv[i+1],
@@ -219,6 +220,8 @@ CprofParseOptions(
 		optsPtr->control = value;
 	    } else if (index == OPT_EVENTS) {
 		optsPtr->events = value;
+	    } else if (index == OPT_INSTANCES) {
+		optsPtr->instances = value;
 	    } else {
 		optsPtr->lines = value;
 	    }
@@ -357,6 +360,8 @@ CprofParseOptions(
 	    which = "-rate";
 	} else if (optsPtr->lines != before.lines) {
 	    which = "-lines";
+	} else if (optsPtr->instances != before.instances) {
+	    which = "-instances";
 	} else if (optsPtr->events != before.events) {
 	    which = "-events";
 	} else if (optsPtr->eventLimit != before.eventLimit) {
@@ -481,6 +486,8 @@ CprofOptionValue(
 	return objs[OBJ_EXCLUDE];
     case OPT_INCLUDE:
 	return objs[OBJ_INCLUDE];
+    case OPT_INSTANCES:
+	return Tcl_NewBooleanObj(optsPtr->instances);
     case OPT_SUBCOMMANDS:
 	return objs[OBJ_SUBCOMMANDS];
     case OPT_LABEL:

@@ -266,6 +266,15 @@ StartSampling(
 	}
     }
     statePtr->samplerPtr = sPtr;
+
+    /*
+     * The rest of the start is the profiler's own work: the timer is armed
+     * with the sampler's flag set (its first signal can come before
+     * timer_settime returns), and the caller clears it when the run has
+     * started (CprofSamplerOwnEnd).
+     */
+
+    (void) CprofSamplerOwn(sPtr);
     if (CprofSamplerArm(interp, sPtr) != TCL_OK) {
 	statePtr->samplerPtr = NULL;
 	CprofSamplerDestroy(sPtr);
@@ -363,16 +372,13 @@ ClearData(
 	 * together, consistently.
 	 */
 
-	int held = sPtr->draining;
+	int held = CprofSamplerOwn(sPtr);
 
-	sPtr->draining = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	CprofSamplerDiscard(sPtr);
 	sPtr->cpuNs = sPtr->wallNs = 0;
 	sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
 	sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	sPtr->draining = held;
+	CprofSamplerOwnEnd(sPtr, held);
     }
 }
 
@@ -967,7 +973,10 @@ DoStartRun(
     /*
      * Only now that the run can start is the last run's data dropped;
      * ClearData also drops what the new timer may already have put in the
-     * ring, together with its counters.
+     * ring, together with its counters. The rest of the start (the capture
+     * installed and calibrated, other interpreters taken in: milliseconds
+     * for a program of many commands) is the profiler's own work, not
+     * sampled (StartSampling set the sampler's flag).
      */
 
     CprofScopeRelease(ciPtr);
@@ -992,6 +1001,7 @@ DoStartRun(
     statePtr->levels.stack.maxDepth = 0;
     ConnectLevels(statePtr);
     CprofNamingSetSubcommands(&statePtr->naming, objs[OBJ_SUBCOMMANDS]);
+    CprofNamingSetInstances(&statePtr->naming, run.instances);
     statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
     below = (run.scope != CPROF_SCOPE_INTERP && run.mode != CPROF_MODE_STACK)
 	    ? CprofScopeListBelow(interp) : NULL;
@@ -1023,6 +1033,7 @@ DoStartRun(
     if (ciPtr->sessionPtr != NULL) {
 	CprofExactJoinPeers(statePtr);
     }
+    CprofSamplerOwnEnd(statePtr->samplerPtr, 0);
     return TCL_OK;
 }
 
@@ -1102,6 +1113,7 @@ CprofRunStartMember(
     statePtr->levels.stack.maxDepth = 0;
     ConnectLevels(statePtr);
     statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
+    CprofNamingSetInstances(&statePtr->naming, run.instances);
     CprofCaptureInstall(statePtr);
     statePtr->running = 1;
     statePtr->paused = 0;
@@ -1112,6 +1124,7 @@ CprofRunStartMember(
     ciPtr->unsaved = 1;
     statePtr->pollProc = Poll;
     CprofRunDbUpdatePolling(ciPtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, 0);
     return TCL_OK;
 }
 
@@ -1165,10 +1178,13 @@ CprofRunStop(
 
     /*
      * No deadline while stopping: what the stop evaluates (a flush's Tcl
-     * code) gives the deadline's poll and handler a chance to run.
+     * code) gives the deadline's poll and handler a chance to run. What
+     * the stop does before the timer is disarmed is the profiler's own
+     * work, not sampled (the sampler goes with the disarm).
      */
 
     statePtr->deadlineNs = 0;
+    (void) CprofSamplerOwn(statePtr->samplerPtr);
     if (ciPtr->sessionPtr != NULL && !ciPtr->member) {
 	/*
 	 * The owner of a session: its members stop first (those of this
@@ -1278,6 +1294,7 @@ CprofPauseObjCmd(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    int held;
 
     if (objc != 1) {
 	CprofWrongArgs(interp, 1, objv, NULL);
@@ -1289,9 +1306,11 @@ CprofPauseObjCmd(
     if (statePtr->paused) {
 	return CprofStateError(interp, "profiling is already paused", "PAUSED");
     }
+    held = CprofSamplerOwn(statePtr->samplerPtr);
     CprofExactCloseAll(statePtr);
     CprofExactLeavePeers(statePtr);
     PauseSampling(statePtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     CprofMemoryPause(statePtr, 1);
     CprofCaptureRemove(statePtr);
     CprofExactReleaseSites(statePtr);
@@ -1308,6 +1327,7 @@ CprofResumeObjCmd(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    int held;
 
     if (objc != 1) {
 	CprofWrongArgs(interp, 1, objv, NULL);
@@ -1329,8 +1349,10 @@ CprofResumeObjCmd(
 	CprofRunStopByItself(statePtr);
 	return TCL_OK;
     }
+    held = CprofSamplerOwn(statePtr->samplerPtr);
     if (statePtr->samplerPtr != NULL
 	    && CprofSamplerArm(interp, statePtr->samplerPtr) != TCL_OK) {
+	CprofSamplerOwnEnd(statePtr->samplerPtr, held);
 	return TCL_ERROR;
     }
     {
@@ -1355,6 +1377,7 @@ CprofResumeObjCmd(
     if (((CprofInterp *) statePtr)->sessionPtr != NULL) {
 	CprofExactJoinPeers(statePtr);
     }
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     return TCL_OK;
 }
 
@@ -1366,6 +1389,7 @@ CprofResetObjCmd(
     Tcl_Obj *const objv[])
 {
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
+    int held = 0;
 
     if (objc != 1) {
 	CprofWrongArgs(interp, 1, objv, NULL);
@@ -1385,15 +1409,11 @@ CprofResetObjCmd(
 	 * 'draining' is set (it counts the signal as the profiler's).
 	 */
 
-	statePtr->samplerPtr->draining = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	held = CprofSamplerOwn(statePtr->samplerPtr);
     }
     ClearData(statePtr);
     CprofExactRebase(statePtr);
-    if (statePtr->samplerPtr != NULL) {
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	statePtr->samplerPtr->draining = 0;
-    }
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     if (((CprofInterp *) clientData)->storePtr != NULL) {
 	CprofStoreClear(((CprofInterp *) clientData)->storePtr);
     }

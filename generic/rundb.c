@@ -172,12 +172,11 @@ FlushNow(
     CprofSampler *sPtr = statePtr->samplerPtr;
     uint64_t t0 = statePtr->exact.on ? CprofExactNow(statePtr) : 0;
     Tcl_Obj *metaObj;
-    int code, quiet;
+    int code, quiet, held = 0;
 
     if (sPtr != NULL) {
 	CprofDrain(statePtr);
-	sPtr->draining = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	held = CprofSamplerOwn(sPtr);
     }
     quiet = CprofStoreFailing(ciPtr->storePtr);
     metaObj = CprofMetaDict(ciPtr);
@@ -185,10 +184,7 @@ FlushNow(
     code = CprofStoreFlush(interp, ciPtr->storePtr, statePtr, metaObj,
 	    final);
     Tcl_DecrRefCount(metaObj);
-    if (sPtr != NULL) {
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	sPtr->draining = 0;
-    }
+    CprofSamplerOwnEnd(sPtr, held);
     if (code != TCL_OK && interp == NULL && !quiet && !final) {
 	BackgroundError(ciPtr, 0);
     }

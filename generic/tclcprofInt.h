@@ -350,6 +350,10 @@ typedef struct CprofNaming {
     int methodEpoch;		/* TclOO epoch the method caches belong
 				 * to. */
     Tcl_Obj *subcmdPatterns;	/* -subcommands of the run, or NULL. */
+    int instances;		/* -instances of the run: names keep the
+				 * instance part of per-instance commands. */
+    Tcl_HashTable instCache;	/* Instance-free name -> the objProc that
+				 * first had it (CprofNameInstanceFree). */
     struct CprofSubFront {
 	int baseId;		/* The command's name id; -1: empty. */
 	const void *argObj;	/* The subcommand's Tcl_Obj (a key only;
@@ -399,6 +403,12 @@ MODULE_SCOPE int	CprofNameMethod(CprofNaming *nPtr,
 			    Tcl_ObjectContext context);
 MODULE_SCOPE void	CprofNamingSetSubcommands(CprofNaming *nPtr,
 			    Tcl_Obj *patternsObj);
+MODULE_SCOPE void	CprofNamingSetInstances(CprofNaming *nPtr,
+			    int instances);
+MODULE_SCOPE int	CprofInstanceStart(const char *name, int length,
+			    int channel);
+MODULE_SCOPE const char *CprofChannelShown(CprofNaming *nPtr,
+			    const char *chanName, Tcl_DString *dsPtr);
 MODULE_SCOPE int	CprofNameArgument(CprofNaming *nPtr,
 			    const CprofCmdName *namePtr, int objc,
 			    Tcl_Obj *const objv[]);
@@ -639,6 +649,8 @@ typedef struct CprofOptions {
     int clock;			/* enum CprofClock. */
     int native;			/* enum CprofNative. */
     int control;		/* Keep control commands (if, foreach...). */
+    int instances;		/* Name per-instance commands and channels
+				 * with their instance (naming.c). */
     double rate;		/* Requested samples per second; 0: default
 				 * of the clock. */
     int lines;			/* Per call-site records (exact, coverage). */
@@ -1125,6 +1137,10 @@ typedef struct CprofSampler {
 				 * trace callback. */
     volatile int forked;	/* Set in a child process by the atfork
 				 * handler: the timer must be made again. */
+    volatile uintptr_t forkPc;	/* While the atfork parent handler lets
+				 * the signal blocked across fork through:
+				 * its return address, where the handler's
+				 * walk starts (sampler.c). */
     uint32_t tailWeight;	/* At disarm: the weight of the timer's
 				 * signal still queued (its expirations
 				 * since the last one handled), for the
@@ -1166,6 +1182,45 @@ typedef struct CprofSampler {
     uint64_t cpuNs;		/* Accumulated, while armed. */
     uint64_t wallNs;
 } CprofSampler;
+
+/*
+ * CprofSamplerOwn, CprofSamplerOwnEnd --
+ *
+ *	Around the profiler's own normal-context work while the timer is
+ *	armed (a drain, a flush, the rest of a start after the arm, a stop
+ *	before the disarm, a resume): the handler records no sample and
+ *	counts the signal as the profiler's ('draining'; status: drops
+ *	profiler), so that this work is never the program's time.
+ *	CprofSamplerOwn returns the flag's previous value, for
+ *	CprofSamplerOwnEnd to restore (the two nest). A NULL sampler is
+ *	allowed.
+ */
+
+static inline int
+CprofSamplerOwn(
+    CprofSampler *sPtr)
+{
+    int held;
+
+    if (sPtr == NULL) {
+	return 0;
+    }
+    held = sPtr->draining;
+    sPtr->draining = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return held;
+}
+
+static inline void
+CprofSamplerOwnEnd(
+    CprofSampler *sPtr,
+    int held)
+{
+    if (sPtr != NULL) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sPtr->draining = held;
+    }
+}
 
 MODULE_SCOPE int	CprofSamplerCreate(Tcl_Interp *interp,
 			    CprofStack *stackPtr, const int *numLevelsPtr,

@@ -98,6 +98,8 @@ typedef struct Walk {
     int truncated;
     int started;		/* Interrupted frame reached. */
     int skipped;
+    int skipFirst;		/* Leave out the frame of pc too: a fork's
+				 * sample starts at fork itself. */
     uintptr_t pc;		/* Interrupted PC, from the ucontext. */
     uintptr_t tebcStart;	/* Sampled lines: the bytecode engine's */
     uintptr_t tebcEnd;		/* range (0: none), the sample whose */
@@ -492,12 +494,22 @@ CprofSamplerDiscard(
  *
  * Atfork handlers --
  *
- *	Around fork, the signal is blocked in the forking thread and the
- *	handler told to stand aside, so that no handler runs half-way
- *	through a fork. The child inherits no POSIX timers: the forking
- *	thread's sampler is marked, and made again in normal context by
- *	CprofSamplerAfterFork; CprofSamplerDisarm sees the pid changed and
- *	leaves the parent's timer alone.
+ *	Around fork, the signal is blocked in the forking thread, and the
+ *	handlers of other threads stand aside. The child inherits no POSIX
+ *	timers: the forking thread's sampler is marked, and made again in
+ *	normal context by CprofSamplerAfterFork; CprofSamplerDisarm sees the
+ *	pid changed and leaves the parent's timer alone.
+ *
+ *	In the parent, the fork's own time (the kernel copies the page
+ *	tables in the parent: milliseconds for a process of a few hundred
+ *	MB) is the thread's CPU time, and the timer's expirations during it
+ *	wait as one blocked signal with overruns. AtforkParent lets that
+ *	signal in with 'forking' cleared, and the handler's walk starts at
+ *	fork, outside AtforkParent's caller: the time is charged to the
+ *	command that forked (exec, open |), under fork, and no frame of the
+ *	profiler's own handler is recorded. It used to be dropped (counted
+ *	as 'forking'): a program that forked a large process often lost most
+ *	of its time that way.
  *
  *----------------------------------------------------------------------
  */
@@ -507,25 +519,35 @@ AtforkPrepare(void)
 {
     sigset_t set;
 
-    forking = 1;
     if (sig.signo > 0) {
 	sigemptyset(&set);
 	sigaddset(&set, sig.signo);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
     }
+    forking = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 static void
 AtforkParent(void)
 {
     sigset_t set;
+    CprofSampler *sPtr = tlsSampler;
 
+    if (sPtr != NULL) {
+	sPtr->forkPc = (uintptr_t) __builtin_return_address(0);
+    }
+    forking = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (sig.signo > 0) {
 	sigemptyset(&set);
 	sigaddset(&set, sig.signo);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     }
-    forking = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (sPtr != NULL) {
+	sPtr->forkPc = 0;
+    }
 }
 
 static void
@@ -1138,6 +1160,9 @@ WalkFrame(
 	    return _URC_END_OF_STACK;
 	}
 	wPtr->started = 1;
+	if (wPtr->skipFirst) {
+	    return _URC_NO_REASON;
+	}
     }
     if (ip == 0) {
 	return _URC_END_OF_STACK;
@@ -1191,6 +1216,7 @@ CprofNativeWalk(
     walk.truncated = 0;
     walk.started = 1;
     walk.skipped = 0;
+    walk.skipFirst = 0;
     walk.pc = 0;
     walk.tebcEnd = 0;
     pBacktrace(WalkFrame, &walk);
@@ -1497,7 +1523,8 @@ SignalHandler(
 	    && infoPtr->si_code == SI_TIMER
 	    && __atomic_load_n(&sPtr->enabled, __ATOMIC_ACQUIRE)) {
 	/*
-	 * This thread's timer while the process forks: not recorded.
+	 * This thread's timer while another thread forks: not recorded
+	 * (the forking thread has the signal blocked: AtforkParent).
 	 */
 
 	weight = 1 + (infoPtr->si_overrun > 0 ? (uint32_t) infoPtr->si_overrun
@@ -1570,6 +1597,16 @@ SignalHandler(
     walk.started = 0;
     walk.skipped = 0;
     walk.pc = ucPtr ? (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RIP] : 0;
+    walk.skipFirst = 0;
+    if (sPtr->forkPc != 0) {
+	/*
+	 * The fork's time, let in by AtforkParent: from fork outward (the
+	 * C library's function that runs the atfork handlers left out).
+	 */
+
+	walk.pc = sPtr->forkPc;
+	walk.skipFirst = 1;
+    }
     walk.tebcStart = sPtr->tebcStart;
     walk.tebcEnd = sPtr->tebcEnd;
     walk.samplePtr = slotPtr;

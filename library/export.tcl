@@ -383,20 +383,34 @@ proc ::tclcprof::exportlib::FrameAttr {t f key} {
 #	joined by sep, and its self weight. A stack is made only for a
 #	node that has weight, from its parents, so that the work is that
 #	of the output: a deep chain with weight at its end is one stack,
-#	not one per level (each as long as its depth).
+#	not one per level (each as long as its depth). A stack deeper than
+#	maxStack frames is cut (see StackCut); cutLabel, when not empty, is
+#	the label of the frame standing for what was cut.
 #
 # Results:
 #	A flat list {path weight ...}, in breadth-first order.
 
-proc ::tclcprof::exportlib::Paths {t labels sep} {
+proc ::tclcprof::exportlib::Paths {t labels sep {cutLabel ""}} {
+    variable maxStack
     set fid [dict get $t fid]
     set up [Parents $t]
+    lassign [StackCut $up] depth anchor outer inner
     set out {}
     set i 0
     foreach s [dict get $t self] {
 	if {$i > 0 && $s > 0} {
 	    set stack {}
-	    for {set n $i} {$n > 0} {set n [lindex $up $n]} {
+	    set n $i
+	    set d [lindex $depth $i]
+	    if {$d > $maxStack} {
+		for {set k 0} {$k < $inner} {incr k} {
+		    lappend stack [lindex $labels [lindex $fid $n]]
+		    set n [lindex $up $n]
+		}
+		lappend stack [expr {$cutLabel eq "" ? [CutLabel] : $cutLabel}]
+		set n [lindex $anchor $i]
+	    }
+	    for {} {$n > 0} {set n [lindex $up $n]} {
 		lappend stack [lindex $labels [lindex $fid $n]]
 	    }
 	    lappend out [join [lreverse $stack] $sep] $s
@@ -404,6 +418,47 @@ proc ::tclcprof::exportlib::Paths {t labels sep} {
 	incr i
     }
     return $out
+}
+
+# StackCut, CutLabel --
+#
+#	Exports that list whole stacks (folded, speedscope, pprof) keep at
+#	most maxStack frames of one: a deeper one keeps its outermost
+#	'outer' and innermost 'inner' frames and, in between, one frame named
+#	"[frames not shown]" (one name, so that such stacks still add up). Without it an exact profile of a
+#	recursion 100,000 levels deep, each level with time of its own,
+#	would be 100,000 stacks of up to 100,000 frames (gigabytes, hours).
+#	StackCut gives, from each node's parent (up, parents before
+#	children, -1 for the root): each node's depth (the root 0), its
+#	ancestor at depth 'outer' (-1 above it), and outer and inner. Each
+#	stack is then made in at most maxStack steps.
+
+namespace eval ::tclcprof::exportlib {
+    variable maxStack 128
+}
+
+proc ::tclcprof::exportlib::StackCut {up} {
+    variable maxStack
+    set outer [expr {$maxStack / 2}]
+    set inner [expr {$maxStack - $outer - 1}]
+    set depth {}
+    set anchor {}
+    foreach p $up {
+	if {$p < 0} {
+	    lappend depth 0
+	    lappend anchor -1
+	    continue
+	}
+	set d [expr {[lindex $depth $p] + 1}]
+	lappend depth $d
+	lappend anchor [expr {$d == $outer ? [llength $anchor]
+		: $d > $outer ? [lindex $anchor $p] : -1}]
+    }
+    list $depth $anchor $outer $inner
+}
+
+proc ::tclcprof::exportlib::CutLabel {} {
+    return "\[frames not shown\]"
 }
 
 # Parents --
@@ -794,7 +849,15 @@ proc ::tclcprof::exportlib::Speedscope {t profile} {
     for {set f 1} {$f < [llength [dict get $t fname]]} {incr f} {
 	lappend labels [expr {$f - 1}]
     }
-    set pairs [lsort -stride 2 -index 0 [Paths $t $labels ,]]
+    # A frame for the middle of stacks cut (see StackCut), when one is.
+    variable maxStack
+    set cutLabel ""
+    if {[tcl::mathfunc::max 0 {*}[lindex [StackCut [Parents $t]] 0]]
+	    > $maxStack} {
+	set cutLabel [llength $frames]
+	lappend frames "\{\"name\":[JsonString [CutLabel]]\}"
+    }
+    set pairs [lsort -stride 2 -index 0 [Paths $t $labels , $cutLabel]]
     set rootSelf [lindex [dict get $t self] 0]
     if {$rootSelf > 0} {
 	set pairs [linsert $pairs 0 {} $rootSelf]
@@ -1420,6 +1483,17 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     # deep chain is not a path per level, each as long as its depth).
     set step [lrepeat [llength $fid] {}]
     set up [lrepeat [llength $fid] -1]
+    # Each node's number of steps, and its node at 'outer' steps, for
+    # paths deeper than maxStack (see StackCut); cutLoc, the location
+    # standing for the steps left out, is made when one is.
+    variable maxStack
+    set cnt [lrepeat [llength $fid] 0]
+    set anc [lrepeat [llength $fid] -1]
+    set outer [expr {$maxStack / 2}]
+    # (A sample's own location and its path: maxStack in all, as in
+    # folded and speedscope.)
+    set cut [list [expr {$maxStack - 1}] $outer \
+	    [expr {$maxStack - $outer - 2}] {}]
     set samples ""
     if {$exact} {
 	set period 0
@@ -1452,7 +1526,7 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	    lset threadOf $c $label
 	}
 	if {$hasLines && $i > 0 && [info exists selfL($i)]} {
-	    set p [PackedPath $step $up $i]
+	    set p [PackedPath $step $up $i $cnt $anc cut]
 	    # The self weight at each line, the rest at the frame.
 	    set s [IntWeight $s]
 	    foreach {file line w} $selfL($i) {
@@ -1496,7 +1570,7 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 		set here ""
 	    } else {
 		if {![info exists p]} {
-		    set p [PackedPath $step $up $i]
+		    set p [PackedPath $step $up $i $cnt $anc cut]
 		}
 		set here [lindex $venc $f]$p
 	    }
@@ -1530,6 +1604,10 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 		}
 		lset step $c [lindex $venc $loc]
 		lset up $c $i
+		set k [expr {[lindex $cnt $i] + 1}]
+		lset cnt $c $k
+		lset anc $c [expr {$k == $outer ? $c
+			: $k > $outer ? [lindex $anc $i] : -1}]
 	    }
 	}
 	incr i
@@ -1590,14 +1668,50 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 
 # PackedPath --
 #	The path of node i in Pprof: the steps from it up to the first node
-#	without a caller of its own (up -1), innermost first.
+#	without a caller of its own (up -1), innermost first. A path of more
+#	than maxStack steps keeps its innermost and outermost ones (cnt and
+#	anc: each node's number of steps and its node at 'outer' steps) with
+#	one location between them, the frame "[frames not shown]" (see
+#	StackCut); cutVar names the caller's {maxStack outer inner cutLoc},
+#	cutLoc made at the first cut path.
 
-proc ::tclcprof::exportlib::PackedPath {step up i} {
+proc ::tclcprof::exportlib::PackedPath {step up i cnt anc cutVar} {
+    upvar 1 $cutVar cut
+    lassign $cut maxStack outer inner
     set p ""
+    set n [lindex $cnt $i]
+    if {$n > $maxStack} {
+	for {set k 0} {$k < $inner} {incr k} {
+	    append p [lindex $step $i]
+	    set i [lindex $up $i]
+	}
+	append p [CutLocation cut]
+	set i [lindex $anc $i]
+    }
     for {} {[lindex $up $i] >= 0} {set i [lindex $up $i]} {
 	append p [lindex $step $i]
     }
     return $p
+}
+
+# CutLocation --
+#	In Pprof (two levels up): the packed location of the frame standing
+#	for the steps left out of a path, made at first use.
+
+proc ::tclcprof::exportlib::CutLocation {cutVar} {
+    upvar 1 $cutVar cut
+    if {[lindex $cut 3] eq ""} {
+	upvar 2 nextFn nextFn nextLoc nextLoc locations locations \
+		functions functions str str strings strings
+	set id $nextFn
+	incr nextFn
+	set name [{*}$str [CutLabel]]
+	append functions [Bytes 5 [Field 1 $id][Field 2 $name]]
+	set loc [incr nextLoc]
+	append locations [Bytes 4 [Field 1 $loc][Bytes 4 [Field 1 $id]]]
+	lset cut 3 [Varint $loc]
+    }
+    lindex $cut 3
 }
 
 # --- files ---------------------------------------------------------------

@@ -738,7 +738,7 @@ proc ::tclcprof::exportlib::DiffTree {t b normalize} {
     # The base's call paths: each node's path id, and per path its
     # parent path, total and self.
     set bkids [dict get $b kids]
-    set bname [dict get $b name]
+    set bname [MatchNames $b]
     set bkind [dict get $b kind]
     set btotal [dict get $b total]
     set bself [dict get $b self]
@@ -769,7 +769,7 @@ proc ::tclcprof::exportlib::DiffTree {t b normalize} {
 
     # The new tree's nodes found in the base, breadth first.
     set kids [dict get $t kids]
-    set name [dict get $t name]
+    set name [MatchNames $t]
     set kind [dict get $t kind]
     set npath [lrepeat [llength $kids] -1]
     lset npath 0 0
@@ -816,6 +816,35 @@ proc ::tclcprof::exportlib::DiffTree {t b normalize} {
     dict create base $base bself $bselfs total [lindex $btotal 0] \
 	    gone $gone factor $factor normalize $normalize \
 	    meta [dict get $b meta]
+}
+
+# MatchNames --
+#
+#	The names by which the nodes of a loaded tree are matched with a
+#	base's: their own, but for the program's main script, the frame
+#	<script NAME> of a Tcl node with no Tcl frame above it, which is
+#	<script> whatever its file, so that two versions of a program in
+#	files of different names share their call paths. Scripts sourced
+#	by others keep their names.
+
+proc ::tclcprof::exportlib::MatchNames {t} {
+    set names [dict get $t name]
+    set kinds [dict get $t kind]
+    # Whether a node has a Tcl frame above it, breadth first.
+    set above [lrepeat [llength $names] 0]
+    set i 0
+    foreach ks [dict get $t kids] {
+	set a [expr {[lindex $above $i] || [lindex $kinds $i] eq "tcl"}]
+	foreach c $ks {
+	    lset above $c $a
+	    if {!$a && [lindex $kinds $c] eq "tcl"
+		    && [string match "<script *>" [lindex $names $c]]} {
+		lset names $c "<script>"
+	    }
+	}
+	incr i
+    }
+    return $names
 }
 
 # MetaRate --

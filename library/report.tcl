@@ -2407,7 +2407,10 @@ proc ::tclcprof::reportlib::Lines {o profile} {
 #	same frame has that line.
 
 proc ::tclcprof::reportlib::SampledLines {o profile} {
+    variable byteWeights
     set meta [Flatten $profile]
+    set byteWeights [expr {[dict exists $meta unit]
+	    && [dict get $meta unit] eq "bytes"}]
     set noData [list Fail {NODATA lines} "no line data: profile with -lines\
 	    1, or samples in C functions with debug information (-mode\
 	    sample or both)"]
@@ -2549,8 +2552,8 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
     lappend lines [format "%8s %7s %8s %7s  %s" Under % In % Location]
     foreach r $out {
 	lappend lines [format "%8s %6s%% %8s %6s%%  %s:%d %s" \
-		[Num [dict get $r total]] [Pct [dict get $r total] $whole 1] \
-		[Num [dict get $r self]] [Pct [dict get $r self] $whole 1] \
+		[Wt [dict get $r total]] [Pct [dict get $r total] $whole 1] \
+		[Wt [dict get $r self]] [Pct [dict get $r self] $whole 1] \
 		[Escape [ShortPath [dict get $r file]]] [dict get $r line] \
 		[Frame [dict get $r name] [dict get $r kind]]]
     }

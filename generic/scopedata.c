@@ -545,22 +545,46 @@ MergeSides(
 }
 
 /*
+ * The exact figures of a node of an exact tree that stands for no call
+ * (the root, a thread's root): no calls, its total as its time, as the
+ * root of a thread's own exact tree has them, so that the tree is read
+ * as one of times.
+ */
+
+static void
+NoCallFigures(
+    Tcl_Obj *nodeObj,
+    Tcl_WideInt total)
+{
+    PUT(nodeObj, "calls", Tcl_NewWideIntObj(0));
+    PUT(nodeObj, "total_ns", Tcl_NewWideIntObj(total));
+    PUT(nodeObj, "self_ns", Tcl_NewWideIntObj(0));
+    PUT(nodeObj, "min_ns", Tcl_NewWideIntObj(0));
+    PUT(nodeObj, "max_ns", Tcl_NewWideIntObj(0));
+}
+
+/*
  * A thread's root: its tree's top-level nodes under a node of kind
- * thread.
+ * thread (of an exact tree, with its figures).
  */
 
 static Tcl_Obj *
 ThreadNode(
     const ThreadRec *tPtr,
-    Tcl_Obj *treeObj)
+    Tcl_Obj *treeObj,
+    int exact)
 {
     Tcl_Obj *nodeObj = Tcl_NewDictObj(), *kidsObj;
+    Tcl_WideInt total = CprofDictGetWide(treeObj, "total");
 
     PUT(nodeObj, "name", CprofScopeThreadNameObj(tPtr));
     PUT(nodeObj, "kind", Tcl_NewStringObj("thread", -1));
     PUT(nodeObj, "thread", Tcl_NewStringObj(tPtr->tclId, -1));
     PUT(nodeObj, "self", Tcl_NewWideIntObj(0));
-    PUT(nodeObj, "total", Tcl_NewWideIntObj(CprofDictGetWide(treeObj, "total")));
+    PUT(nodeObj, "total", Tcl_NewWideIntObj(total));
+    if (exact) {
+	NoCallFigures(nodeObj, total);
+    }
     kidsObj = CprofDictGet(treeObj, "children");
     PUT(nodeObj, "children", kidsObj ? kidsObj : Tcl_NewListObj(0, NULL));
     return nodeObj;
@@ -781,11 +805,11 @@ CprofScopeProfile(
 		continue;
 	    }
 	    Tcl_ListObjAppendElement(NULL, kidsObj,
-		    ThreadNode(recs[i], trees[i]));
+		    ThreadNode(recs[i], trees[i], mode == CPROF_MODE_EXACT));
 	    total += CprofDictGetWide(trees[i], "total");
 	    if (exactKidsObj != NULL && exacts[i] != NULL) {
 		Tcl_ListObjAppendElement(NULL, exactKidsObj,
-			ThreadNode(recs[i], exacts[i]));
+			ThreadNode(recs[i], exacts[i], 1));
 		exactTotal += CprofDictGetWide(exacts[i], "total");
 	    }
 	    samples += CprofDictGetWide(metaI, "samples");
@@ -796,6 +820,9 @@ CprofScopeProfile(
 	PUT(rootObj, "kind", Tcl_NewStringObj("root", -1));
 	PUT(rootObj, "self", Tcl_NewWideIntObj(0));
 	PUT(rootObj, "total", Tcl_NewWideIntObj(total));
+	if (mode == CPROF_MODE_EXACT) {
+	    NoCallFigures(rootObj, total);
+	}
 	PUT(rootObj, "children", kidsObj);
 	PUT(ownObj, "tree", rootObj);
 	if (exactRootObj != NULL) {
@@ -803,6 +830,7 @@ CprofScopeProfile(
 	    PUT(exactRootObj, "kind", Tcl_NewStringObj("root", -1));
 	    PUT(exactRootObj, "self", Tcl_NewWideIntObj(0));
 	    PUT(exactRootObj, "total", Tcl_NewWideIntObj(exactTotal));
+	    NoCallFigures(exactRootObj, exactTotal);
 	    PUT(exactRootObj, "children", exactKidsObj);
 	    PUT(ownObj, "exact", exactRootObj);
 	}

@@ -113,6 +113,25 @@
 ") WITHOUT ROWID;\n"
 
 /*
+ * The events of the threads of a run other than the one that started it
+ * (a profile's "thread_events", -events 1 with -scope process): thread is
+ * the thread's place in the run's threads (threads.seq, 1 and up), seq
+ * the event's place in that thread's sequence; the starting thread's are
+ * in events. Added to files of version 3 made before it was kept.
+ */
+
+#define THREAD_EVENTS_SQL \
+"CREATE TABLE IF NOT EXISTS thread_events (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  thread INTEGER NOT NULL,\n" \
+"  seq INTEGER NOT NULL,\n" \
+"  ns INTEGER NOT NULL,\n" \
+"  type TEXT NOT NULL,\n"		/* E, L */ \
+"  frame INTEGER NOT NULL REFERENCES frames(id),\n" \
+"  PRIMARY KEY (run, thread, seq)\n" \
+") WITHOUT ROWID;\n"
+
+/*
  * The schema, version 3. Frames are shared by the runs of a file; every
  * other table is per run. Views answer the usual questions.
  *
@@ -296,6 +315,7 @@ MEMORY_NODE_LINES_SQL
 "  frame INTEGER NOT NULL REFERENCES frames(id),\n"
 "  PRIMARY KEY (run, seq)\n"
 ") WITHOUT ROWID;\n"
+THREAD_EVENTS_SQL
 COVERAGE_COMMANDS_SQL
 "CREATE TABLE coverage_lines (\n"
 "  run INTEGER NOT NULL REFERENCES runs(id),\n"
@@ -1151,12 +1171,12 @@ CprofDbConnect(
     sqlite3_db_config(storePtr->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 	    NULL);
     /*
-     * A file made before node_lines (or memory_nodes, memory_node_lines)
-     * was kept gets it.
+     * A file made before node_lines (or memory_nodes, memory_node_lines,
+     * thread_events) was kept gets it.
      */
 
     rc = sqlite3_exec(storePtr->db, NODE_LINES_SQL MEMORY_NODES_SQL
-	    MEMORY_NODE_LINES_SQL, NULL, NULL, NULL);
+	    MEMORY_NODE_LINES_SQL THREAD_EVENTS_SQL, NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
 	CprofDbError(interp, storePtr->pathObj, storePtr->db, rc, "prepare");
 	CprofDbDisconnect(storePtr, 0);

@@ -61,6 +61,8 @@ static int		DataNodeLines(DataWriter *wPtr, int memory,
 			    Tcl_Obj *listObj,
 			    int64_t node, int64_t callee);
 static int		DataHandlers(DataWriter *wPtr, Tcl_Obj *profileObj);
+static int		DataThreadEvents(DataWriter *wPtr,
+			    Tcl_Obj *profileObj);
 
 /*
  * A key of a dict, or NULL.
@@ -428,6 +430,95 @@ DataList(
     }
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * DataThreadEvents --
+ *
+ *	The events of the other threads of a profile (thread_events, a list
+ *	of dicts with thread, name and events) into thread_events, each
+ *	thread by its place in the meta's threads (found by its Tcl thread
+ *	id, else by its name), which is where a reader finds its name and id
+ *	again. An entry that matches no thread there (or one matched
+ *	already) is put after them, in its order.
+ *
+ * Results:
+ *	An SQLite result code.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+DataThreadEvents(
+    DataWriter *wPtr,
+    Tcl_Obj *profileObj)
+{
+    static const int matchKeys[2] = {DK_THREAD, DK_NAME};
+    CprofStore *storePtr = wPtr->storePtr;
+    Tcl_Obj **entries, **threads, **rows, *metaObj;
+    sqlite3_stmt *stmt;
+    char *used;
+    int64_t frame;
+    int numEntries, numThreads, n, i, j, m, place, rc;
+
+    DataList(profileObj, "thread_events", &numEntries, &entries);
+    if (numEntries == 0) {
+	return SQLITE_OK;
+    }
+    metaObj = CprofDbMetaGet(profileObj, "meta", NULL);
+    DataList(metaObj, "threads", &numThreads, &threads);
+    rc = sqlite3_prepare_v2(storePtr->db, "INSERT INTO thread_events"
+	    " (run, thread, seq, ns, type, frame) VALUES (?1, ?2, ?3, ?4,"
+	    " ?5, ?6)", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    used = ckalloc(numThreads + 1);
+    memset(used, 0, numThreads + 1);
+    for (j = 0; rc == SQLITE_OK && j < numEntries; j++) {
+	place = 0;
+	for (m = 0; place == 0 && m < 2; m++) {
+	    Tcl_Obj *idObj = DataGet(wPtr, entries[j], matchKeys[m]);
+
+	    for (i = 1; idObj != NULL && i < numThreads; i++) {
+		Tcl_Obj *otherObj = DataGet(wPtr, threads[i], matchKeys[m]);
+
+		if (!used[i] && otherObj != NULL && strcmp(
+			Tcl_GetString(otherObj), Tcl_GetString(idObj)) == 0) {
+		    place = i;
+		    used[i] = 1;
+		    break;
+		}
+	    }
+	}
+	if (place == 0) {
+	    place = (numThreads > 1 ? numThreads : 1) + j;
+	}
+	DataList(entries[j], "events", &n, &rows);
+	for (i = 0; rc == SQLITE_OK && i + 2 < n; i += 3) {
+	    Tcl_Obj *nameDict = Tcl_NewDictObj();
+
+	    Tcl_IncrRefCount(nameDict);
+	    Tcl_DictObjPut(NULL, nameDict, wPtr->keys[DK_NAME], rows[i + 2]);
+	    rc = DataFrameId(wPtr, "tcl", nameDict, &frame);
+	    Tcl_DecrRefCount(nameDict);
+	    if (rc != SQLITE_OK) {
+		break;
+	    }
+	    sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	    sqlite3_bind_int(stmt, 2, place);
+	    sqlite3_bind_int(stmt, 3, i / 3);
+	    CprofDbBindNumber(stmt, 4, rows[i]);
+	    CprofDbBindObj(stmt, 5, rows[i + 1]);
+	    sqlite3_bind_int64(stmt, 6, frame);
+	    rc = CprofDbExec(stmt);
+	}
+    }
+    ckfree(used);
+    sqlite3_finalize(stmt);
+    return rc;
+}
+
 static int
 DataBody(
     DataWriter *wPtr,
@@ -522,6 +613,9 @@ DataBody(
 	CprofDbBindObj(stmt, 4, rows[i + 1]);
 	sqlite3_bind_int64(stmt, 5, frame);
 	rc = CprofDbExec(stmt);
+    }
+    if (rc == SQLITE_OK) {
+	rc = DataThreadEvents(wPtr, profileObj);
     }
 
     /*

@@ -418,6 +418,112 @@ LoadHandlers(
     return SQLITE_OK;
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * LoadThreadEvents --
+ *
+ *	The events of a run's other threads (thread_events): a list of
+ *	dicts thread, name (from the meta's threads) and events, one per
+ *	thread after the starting one, as the run had it; NULL for a run of
+ *	one thread (and no such events) or a file made before thread_events
+ *	was kept.
+ *
+ * Results:
+ *	An SQLite result code.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+LoadThreadEvents(
+    sqlite3 *db,
+    Tcl_WideInt runId,
+    Tcl_Obj *metaObj,
+    Tcl_Obj **listPtr)
+{
+    Tcl_Obj *threadsObj = CprofDbMetaGet(metaObj, "threads", NULL);
+    Tcl_Obj **threads, **evLists = NULL, *entryObj, *valueObj;
+    sqlite3_stmt *stmt;
+    int numThreads = 0, numLists, i, k, rc;
+
+    *listPtr = NULL;
+    if (threadsObj == NULL || Tcl_ListObjGetElements(NULL, threadsObj,
+	    &numThreads, &threads) != TCL_OK) {
+	numThreads = 0;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT t.thread, t.ns, t.type, f.name"
+	    " FROM thread_events t JOIN frames f ON f.id = t.frame"
+	    " WHERE t.run = ?1 AND t.thread > 0 ORDER BY t.thread, t.seq",
+	    -1, &stmt, NULL) != SQLITE_OK) {
+	return SQLITE_OK;
+    }
+    sqlite3_bind_int64(stmt, 1, runId);
+    numLists = (numThreads > 1) ? numThreads : 0;
+    if (numLists > 0) {
+	evLists = ckalloc(numLists * sizeof(Tcl_Obj *));
+	for (i = 0; i < numLists; i++) {
+	    evLists[i] = Tcl_NewListObj(0, NULL);
+	    Tcl_IncrRefCount(evLists[i]);
+	}
+    }
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	int place = sqlite3_column_int(stmt, 0);
+
+	if (place >= numLists) {
+	    /*
+	     * A thread that is not among the meta's threads.
+	     */
+
+	    evLists = (evLists == NULL)
+		    ? ckalloc((place + 1) * sizeof(Tcl_Obj *))
+		    : ckrealloc(evLists, (place + 1) * sizeof(Tcl_Obj *));
+	    for (i = numLists; i <= place; i++) {
+		evLists[i] = NULL;
+	    }
+	    numLists = place + 1;
+	}
+	if (evLists[place] == NULL) {
+	    evLists[place] = Tcl_NewListObj(0, NULL);
+	    Tcl_IncrRefCount(evLists[place]);
+	}
+	for (k = 1; k < 4; k++) {
+	    Tcl_ListObjAppendElement(NULL, evLists[place],
+		    ColumnObj(stmt, k));
+	}
+    }
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_DONE) {
+	rc = SQLITE_OK;
+	if (numLists > 0) {
+	    *listPtr = Tcl_NewListObj(0, NULL);
+	}
+	for (i = 1; i < numLists; i++) {
+	    if (evLists[i] == NULL) {
+		continue;
+	    }
+	    entryObj = Tcl_NewDictObj();
+	    valueObj = (i < numThreads)
+		    ? CprofDbMetaGet(threads[i], "thread", NULL) : NULL;
+	    PUT(entryObj, "thread", valueObj ? valueObj : Tcl_NewObj());
+	    valueObj = (i < numThreads)
+		    ? CprofDbMetaGet(threads[i], "name", NULL) : NULL;
+	    PUT(entryObj, "name", valueObj ? valueObj : Tcl_NewObj());
+	    PUT(entryObj, "events", evLists[i]);
+	    Tcl_ListObjAppendElement(NULL, *listPtr, entryObj);
+	}
+    }
+    for (i = 0; i < numLists; i++) {
+	if (evLists[i] != NULL) {
+	    Tcl_DecrRefCount(evLists[i]);
+	}
+    }
+    if (evLists != NULL) {
+	ckfree(evLists);
+    }
+    return rc;
+}
+
 Tcl_Obj *
 CprofStoreLoad(
     Tcl_Interp *interp,
@@ -566,6 +672,13 @@ CprofStoreLoad(
 		goto dbError;
 	    }
 	    PUT(resultObj, "events", listObj);
+	    rc = LoadThreadEvents(db, runId, metaObj, &listObj);
+	    if (rc != SQLITE_OK) {
+		goto dbError;
+	    }
+	    if (listObj != NULL) {
+		PUT(resultObj, "thread_events", listObj);
+	    }
 	}
 	covObj = Tcl_NewDictObj();
 	PUT(resultObj, "coverage", covObj);

@@ -330,10 +330,17 @@ proc ::tclcprof::difflib::Figures {profile metric} {
     }
     set rows [::tclcprof::report -data $profile -type flat -format dict \
 	-min 0 -view $view]
+    # The program's main script is "<script>" whatever its file (see
+    # MainScripts).
+    set mains [MainScripts [dict get $profile [expr {$mode eq "both"
+	&& $view eq "exact" ? "exact" : "tree"}]]]
     set figures {}
     set whole 0
     foreach row $rows {
 	set key [list [dict get $row name] [dict get $row kind]]
+	if {[dict get $row kind] eq "tcl" && [dict get $row name] in $mains} {
+	    set key [list <script> tcl]
+	}
 	switch -- $metric {
 	    calls {
 		set v [dict get $row calls]
@@ -357,6 +364,28 @@ proc ::tclcprof::difflib::Figures {profile metric} {
     }
     dict set figures {} $whole
     return [list $unit $figures]
+}
+
+# MainScripts --
+#	The names of a tree's main scripts: its Tcl nodes <script NAME>
+#	with no Tcl frame above them (those of the program's main file, as
+#	tclcprof run makes them), which a comparison matches by that role,
+#	as "<script>", so that two versions of a program in files of
+#	different names are compared (export's MatchNames does the same for
+#	the differential flame graph).
+
+proc ::tclcprof::difflib::MainScripts {node} {
+    set out {}
+    foreach c [dict get $node children] {
+	if {[dict get $c kind] eq "tcl"} {
+	    if {[string match "<script *>" [dict get $c name]]} {
+		lappend out [dict get $c name]
+	    }
+	} else {
+	    lappend out {*}[MainScripts $c]
+	}
+    }
+    return [lsort -unique $out]
 }
 
 # Stat --

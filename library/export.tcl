@@ -1426,8 +1426,14 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	} else {
 	    set file [FrameAttr $t $f file]
 	}
+	# A C function's system name is its name, which pprof demangles
+	# (C++ symbols); other frames have none, so that pprof takes
+	# their names as demangled already and keeps them as they are
+	# (its simplification of C++ names would cut "<script app.tcl>"
+	# or "(x)" out of them).
 	set n [{*}$str $name]
-	append functions [Bytes 5 [Field 1 $f][Field 2 $n][Field 3 $n][Field 4 [{*}$str $file]]]
+	set sys [expr {$kind eq "c" ? $n : 0}]
+	append functions [Bytes 5 [Field 1 $f][Field 2 $n][Field 3 $sys][Field 4 [{*}$str $file]]]
     }
 
     # The line each Tcl caller calls a callee from: its busiest site.

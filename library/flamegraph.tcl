@@ -162,6 +162,16 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
     return whole > 0 ? (100 * part / whole).toFixed(2) + "%" : "-";
   }
   function amount(v) {
+    if (D.unit === "bytes") {
+      var units = ["B", "KiB", "MiB", "GiB", "TiB"], u = 0;
+      while (v >= 1023.5 && u < units.length - 1) { v /= 1024; u++; }
+      return (u === 0 ? Math.round(v) : v < 9.95 ? v.toFixed(1)
+        : v.toFixed(0)) + " " + units[u];
+    }
+    if (D.unit === "objects") {
+      if (v !== Math.round(v)) v = +v.toFixed(1);
+      return v + (v === 1 ? " object" : " objects");
+    }
     if (!D.exact) {
       if (v !== Math.round(v)) v = +v.toFixed(1);
       return v + (v === 1 ? " sample" : " samples");
@@ -618,6 +628,12 @@ proc ::tclcprof::exportlib::Html {t {diff {}}} {
 	    expr {[llength $fig] ? [lindex $fig 0] : -1}
 	}] ,]
     }
+    # What the weights are: samples, ns, or a memory profile's bytes or
+    # objects.
+    set unit [expr {$exact ? "ns" : "samples"}]
+    if {[dict exists $meta unit] && [dict get $meta unit] in {bytes objects}} {
+	set unit [dict get $meta unit]
+    }
     set title [Title $meta]
     set info [Info $meta]
     set diffData ""
@@ -637,7 +653,7 @@ proc ::tclcprof::exportlib::Html {t {diff {}}} {
 		\n\"bself\":\[[JsonNumbers [dict get $diff bself]]\]\}"
     }
     set data "\{\"title\":[JsonString $title],\"info\":[JsonString $info],\
-	    \"exact\":[expr {$exact ? "true" : "false"}],\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"threads\":\[[join [dict values [ThreadRoots $t]] ,]\],\n\"calls\":\[$calls\]$diffData\}"
+	    \"exact\":[expr {$exact ? "true" : "false"}],\"unit\":\"$unit\",\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"threads\":\[[join [dict values [ThreadRoots $t]] ,]\],\n\"calls\":\[$calls\]$diffData\}"
     return [string map [list @TITLE@ [HtmlText $title] @DATA@ $data \
 	    @SCRIPT@ $htmlScript] $htmlPage]
 }
@@ -671,6 +687,10 @@ proc ::tclcprof::exportlib::Info {meta} {
 	    lappend parts [expr {$key eq "mode" ? "mode [dict get $meta $key]"
 		    : "[dict get $meta $key] clock"}]
 	}
+    }
+    if {[dict exists $meta view] && [dict exists $meta unit]} {
+	# A memory profile: which figures (alloc, live or peak), in what.
+	lappend parts "[dict get $meta view] [dict get $meta unit]"
     }
     if {[dict exists $meta samples]} {
 	lappend parts "[dict get $meta samples] samples"
@@ -718,7 +738,7 @@ proc ::tclcprof::exportlib::DiffTree {t b normalize} {
     # The base's call paths: each node's path id, and per path its
     # parent path, total and self.
     set bkids [dict get $b kids]
-    set bname [dict get $b name]
+    set bname [MatchNames $b]
     set bkind [dict get $b kind]
     set btotal [dict get $b total]
     set bself [dict get $b self]
@@ -749,7 +769,7 @@ proc ::tclcprof::exportlib::DiffTree {t b normalize} {
 
     # The new tree's nodes found in the base, breadth first.
     set kids [dict get $t kids]
-    set name [dict get $t name]
+    set name [MatchNames $t]
     set kind [dict get $t kind]
     set npath [lrepeat [llength $kids] -1]
     lset npath 0 0
@@ -796,6 +816,35 @@ proc ::tclcprof::exportlib::DiffTree {t b normalize} {
     dict create base $base bself $bselfs total [lindex $btotal 0] \
 	    gone $gone factor $factor normalize $normalize \
 	    meta [dict get $b meta]
+}
+
+# MatchNames --
+#
+#	The names by which the nodes of a loaded tree are matched with a
+#	base's: their own, but for the program's main script, the frame
+#	<script NAME> of a Tcl node with no Tcl frame above it, which is
+#	<script> whatever its file, so that two versions of a program in
+#	files of different names share their call paths. Scripts sourced
+#	by others keep their names.
+
+proc ::tclcprof::exportlib::MatchNames {t} {
+    set names [dict get $t name]
+    set kinds [dict get $t kind]
+    # Whether a node has a Tcl frame above it, breadth first.
+    set above [lrepeat [llength $names] 0]
+    set i 0
+    foreach ks [dict get $t kids] {
+	set a [expr {[lindex $above $i] || [lindex $kinds $i] eq "tcl"}]
+	foreach c $ks {
+	    lset above $c $a
+	    if {!$a && [lindex $kinds $c] eq "tcl"
+		    && [string match "<script *>" [lindex $names $c]]} {
+		lset names $c "<script>"
+	    }
+	}
+	incr i
+    }
+    return $names
 }
 
 # MetaRate --

@@ -1019,20 +1019,43 @@ proc ::tclcprof::mergelib::CheckSave {profile} {
     }
     CheckMeta $o $meta [expr {$mode ne "sample"}]
     if {[dict exists $profile events]} {
-	set events [dict get $profile events]
-	if {[catch {llength $events} n] || $n % 3} {
-	    Fail {DATA FORMAT} "invalid profile: events is not a list of\
-		time, type and name triples"
+	CheckEvents [dict get $profile events] events
+    }
+    if {[dict exists $profile thread_events]} {
+	set te [dict get $profile thread_events]
+	if {[catch {llength $te}]} {
+	    Fail {DATA FORMAT} "invalid profile: thread_events is not a list"
 	}
-	set i 0
-	foreach {ns type name} $events {
-	    if {![string is wideinteger -strict $ns] || $ns < 0
-		    || $type ni {E L}} {
-		Fail {DATA FORMAT} "invalid profile: event $i: not a\
-		    non-negative time, E or L, and a name"
+	set j 0
+	foreach entry $te {
+	    if {[catch {dict size $entry}] || ![dict exists $entry events]} {
+		Fail {DATA FORMAT} "invalid profile: thread_events $j: not a\
+		    dictionary with events"
 	    }
-	    incr i
+	    CheckEvents [dict get $entry events] "thread_events $j events"
+	    incr j
 	}
     }
     return
+}
+
+# CheckEvents --
+#	Fail unless events (what: where they are) is a list of time, type
+#	and name triples, times non-negative integers, types E or L.
+
+proc ::tclcprof::mergelib::CheckEvents {events what} {
+    if {[catch {llength $events} n] || $n % 3} {
+	Fail {DATA FORMAT} "invalid profile: $what is not a list of\
+	    time, type and name triples"
+    }
+    set i 0
+    foreach {ns type name} $events {
+	if {![string is wideinteger -strict $ns] || $ns < 0
+		|| $type ni {E L}} {
+	    Fail {DATA FORMAT} "invalid profile: [expr {$what eq "events"
+		? "event $i" : "$what: event $i"}]: not a non-negative\
+		time, E or L, and a name"
+	}
+	incr i
+    }
 }

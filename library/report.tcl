@@ -47,6 +47,9 @@ namespace eval ::tclcprof::reportlib {
     # format: text is for reading, dict is for programs.
     variable defaultMin {text 0.5 dict 0}
 
+    # Whether the weights of the report being made are bytes (Wt).
+    variable byteWeights 0
+
     # Keys of a node that a flat row carries over from the first node of
     # its frame (the others, such as children, make no sense for a row).
     variable rowKeys {tclkind module interp thread file line}
@@ -133,6 +136,11 @@ proc ::tclcprof::reportlib::Profile {o} {
     if {$view ne "" || $count} {
 	set profile [MemoryView $profile [expr {$view eq "" ? "alloc"
 		: $view}] $count]
+    } elseif {![catch {dict get $profile meta mode} mode] && $mode eq "memory"
+	    && ![dict exists $profile meta unit]} {
+	# A memory profile's self and total are the bytes allocated.
+	dict set profile meta view alloc
+	dict set profile meta unit bytes
     }
     return $profile
 }
@@ -376,6 +384,7 @@ proc ::tclcprof::reportlib::CheckChannel {chan} {
 #	The report proper, on validated options and an unchecked profile.
 
 proc ::tclcprof::reportlib::Report {o profile} {
+    variable byteWeights 0
     set type [dict get $o -type]
     # -thread, and the frames of other interpreters named (threads.tcl).
     set profile [Threads $o $profile]
@@ -414,6 +423,9 @@ proc ::tclcprof::reportlib::Report {o profile} {
     }
     set meta [Flatten $profile $treeKey]
     CheckMeta $o $meta $timeWeights
+    # The weights of a memory profile's bytes are written as sizes.
+    set byteWeights [expr {[dict exists $meta unit]
+	    && [dict get $meta unit] eq "bytes"}]
     set whole [lindex $inTotal 0]
     set sort [dict get $o -sort]
     if {!$hasFig && $sort in {calls avg max}} {
@@ -615,14 +627,14 @@ proc ::tclcprof::reportlib::ComponentLines {comps whole time} {
     set n 0
     foreach c $comps {
 	lassign $c weight frames
-	set w [expr {$time ? [Dur $weight] : [Num $weight]}]
+	set w [expr {$time ? [Dur $weight] : [Wt $weight]}]
 	lappend lines [format "component %d: %s (%.1f%%), %d frame%s" \
 		[incr n] $w [expr {100.0 * $weight / $div}] [llength $frames] \
 		[expr {[llength $frames] == 1 ? "" : "s"}]]
 	foreach f [lrange $frames 0 9] {
 	    lassign $f name kind self
 	    lappend lines [format "  %10s  %s" \
-		    [expr {$time ? [Dur $self] : [Num $self]}] [Frame $name $kind]]
+		    [expr {$time ? [Dur $self] : [Wt $self]}] [Frame $name $kind]]
 	}
 	if {[llength $frames] > 10} {
 	    lappend lines "  \u2026 [expr {[llength $frames] - 10}] more"
@@ -738,10 +750,16 @@ proc ::tclcprof::reportlib::Flatten {profile {treeKey tree}} {
 	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
     }
 
+    # An exact tree is one of times even when its root has no figures
+    # (the root and threads' roots of a profile of several threads made
+    # before they had them).
+    set exactTree [expr {$treeKey eq "exact" || ([dict exists $meta mode]
+	    && [dict get $meta mode] eq "exact")}]
     set layout [Layout [dict get $profile $treeKey]]
     if {[llength $layout]} {
 	lassign $layout queue names kinds selfs totals kids figs hasFig \
 		timeWeights unique keys ids
+	set timeWeights [expr {$timeWeights || $exactTree}]
 	return $meta
     }
     set unique 0
@@ -751,7 +769,8 @@ proc ::tclcprof::reportlib::Flatten {profile {treeKey tree}} {
     set hasFig 0
     set i 0
     try {
-	set timeWeights [dict exists [lindex $queue 0] total_ns]
+	set timeWeights [expr {[dict exists [lindex $queue 0] total_ns]
+		|| $exactTree}]
 	for {} {$i < [llength $queue]} {incr i} {
 	    set node [lindex $queue $i]
 	    lappend names [dict get $node name]
@@ -1302,7 +1321,7 @@ proc ::tclcprof::reportlib::TreeLines {o vis whole} {
 	}
 	if {$id < 0} {
 	    lassign $item - - count weight
-	    set w [expr {$timeWeights ? [Dur $weight] : [Num $weight]}]
+	    set w [expr {$timeWeights ? [Dur $weight] : [Wt $weight]}]
 	    lappend lines "$blank  $pad\u2026 $count more ($w,\
 		    [Pct $weight $whole 1]%)"
 	    continue
@@ -1314,11 +1333,11 @@ proc ::tclcprof::reportlib::TreeLines {o vis whole} {
 	} else {
 	    # Weights repeat a lot: format each one once.
 	    if {![info exists cell($t)]} {
-		set cell($t) [format "%8s %6.1f%%" [Num $t] \
+		set cell($t) [format "%8s %6.1f%%" [Wt $t] \
 			[expr {100.0 * $t / $div}]]
 	    }
 	    if {![info exists cell($s)]} {
-		set cell($s) [format "%8s %6.1f%%" [Num $s] \
+		set cell($s) [format "%8s %6.1f%%" [Wt $s] \
 			[expr {100.0 * $s / $div}]]
 	    }
 	    set cells "$cell($t) $cell($s)"
@@ -1618,7 +1637,7 @@ proc ::tclcprof::reportlib::FlatLines {rows whole} {
 		    [expr {$calls > 0 ? [Dur $max] : ""}]]
 	} else {
 	    set line [format "%8s %6s%% %8s %6s%%" \
-		    [Num $s] [Pct $s $whole 1] [Num $t] [Pct $t $whole 1]]
+		    [Wt $s] [Pct $s $whole 1] [Wt $t] [Pct $t $whole 1]]
 	    if {$both} {
 		if {[llength $fig]} {
 		    append line [format " %9s %9s" \
@@ -1632,7 +1651,7 @@ proc ::tclcprof::reportlib::FlatLines {rows whole} {
 	lappend lines "$line  [Frame {*}$key]"
     }
     if {$cut} {
-	set w [expr {$timeWeights ? [Dur $cutWeight] : [Num $cutWeight]}]
+	set w [expr {$timeWeights ? [Dur $cutWeight] : [Wt $cutWeight]}]
 	lappend lines "[Blank [expr {$timeWeights ? "exact"
 		: ($both ? "both" : "sample")}]]  \u2026 $cut more (self $w,\
 		[Pct $cutWeight $whole 1]%)"
@@ -1698,7 +1717,8 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
     if {[dict exists $meta label] && [dict get $meta label] ne ""} {
 	lappend lines "label: [Escape [dict get $meta label]]"
     }
-    lappend lines {*}[ThreadHeader $meta]
+    lappend lines {*}[ThreadHeader $meta [expr {[info exists timeWeights]
+	    && $timeWeights}]]
     if {[dict exists $meta merged] && [string is list [dict get $meta merged]]} {
 	# A merge of runs (merge.tcl): how many, from how many files.
 	set files {}
@@ -2145,7 +2165,7 @@ proc ::tclcprof::reportlib::RelativesLines {groups type whole} {
     foreach g $groups {
 	lassign $g key own rows
 	lassign $own s t fig
-	set what [expr {$timeWeights ? [Dur $t] : [Num $t]}]
+	set what [expr {$timeWeights ? [Dur $t] : [Wt $t]}]
 	set head "[Frame {*}$key]: total $what ([Pct $t $whole 1]%)"
 	if {[llength $fig]} {
 	    set head "[Frame {*}$key]: [lindex $fig 0] calls, total $what\
@@ -2166,9 +2186,9 @@ proc ::tclcprof::reportlib::RelativesLines {groups type whole} {
 			[Dur $rs] [expr {100.0 * $rs / $div}] $name]
 	    } else {
 		set line [format "%8s %6s%% %8s %6s%%" \
-			[expr {$recursive ? "-" : [Num $rt]}] \
+			[expr {$recursive ? "-" : [Wt $rt]}] \
 			[expr {$recursive ? "-" : [Pct $rt $whole 1]}] \
-			[Num $rs] [Pct $rs $whole 1]]
+			[Wt $rs] [Pct $rs $whole 1]]
 		if {$hasFig} {
 		    append line [BothCells $rfig]
 		}
@@ -2437,7 +2457,10 @@ proc ::tclcprof::reportlib::Lines {o profile} {
 #	same frame has that line.
 
 proc ::tclcprof::reportlib::SampledLines {o profile} {
+    variable byteWeights
     set meta [Flatten $profile]
+    set byteWeights [expr {[dict exists $meta unit]
+	    && [dict get $meta unit] eq "bytes"}]
     set noData [list Fail {NODATA lines} "no line data: profile with -lines\
 	    1, or samples in C functions with debug information (-mode\
 	    sample or both)"]
@@ -2579,8 +2602,8 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
     lappend lines [format "%8s %7s %8s %7s  %s" Under % In % Location]
     foreach r $out {
 	lappend lines [format "%8s %6s%% %8s %6s%%  %s:%d %s" \
-		[Num [dict get $r total]] [Pct [dict get $r total] $whole 1] \
-		[Num [dict get $r self]] [Pct [dict get $r self] $whole 1] \
+		[Wt [dict get $r total]] [Pct [dict get $r total] $whole 1] \
+		[Wt [dict get $r self]] [Pct [dict get $r self] $whole 1] \
 		[Escape [ShortPath [dict get $r file]]] [dict get $r line] \
 		[Frame [dict get $r name] [dict get $r kind]]]
     }
@@ -2831,6 +2854,36 @@ proc ::tclcprof::reportlib::Num {v {decimals 2} {fixed 0}} {
 	return [format %.${decimals}f $v]
     }
     return [Escape $v]
+}
+
+# Wt, Size --
+#	A weight for text: as Num, or as a size (Size) when the report's
+#	weights are bytes (byteWeights, a memory profile's bytes); a number
+#	of bytes in B, KiB, MiB, GiB or TiB, in at most 7 characters.
+
+proc ::tclcprof::reportlib::Wt {v} {
+    variable byteWeights
+    if {$byteWeights} {
+	return [Size $v]
+    }
+    return [Num $v]
+}
+
+proc ::tclcprof::reportlib::Size {v} {
+    if {![string is double -strict $v]
+	    || [catch {expr {abs($v) < Inf}} ok] || !$ok} {
+	return [Num $v]
+    }
+    if {abs($v) < 1024} {
+	return "[Num [expr {round($v)}]]B"
+    }
+    foreach unit {KiB MiB GiB TiB} {
+	set v [expr {$v / 1024.0}]
+	if {abs($v) < 1023.5 || $unit eq "TiB"} {
+	    break
+	}
+    }
+    return [format [expr {abs($v) < 9.95 ? "%.1f%s" : "%.0f%s"}] $v $unit]
 }
 
 # Pct --

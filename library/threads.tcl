@@ -338,19 +338,25 @@ proc ::tclcprof::reportlib::NameMatch {pattern name} {
 # ThreadHeader --
 #
 #	Text header lines about the threads of a profile of several: each
-#	thread with its state, CPU time and weight (and share of the
-#	threads' weight), and which -thread the report shows.
+#	thread with its state, CPU time and weight of samples (and share of
+#	the threads' weight; none when nothing was sampled, as in mode
+#	exact), with times (an exact tree shown) its calls (and share), and
+#	which -thread the report shows.
 
-proc ::tclcprof::reportlib::ThreadHeader {meta} {
+proc ::tclcprof::reportlib::ThreadHeader {meta {times 0}} {
     set lines {}
     if {[catch {dict get $meta threads} threads] || ![string is list $threads]
 	    || [llength $threads] < 2} {
 	return $lines
     }
     set sum 0
+    set callSum 0
     foreach th $threads {
 	if {![catch {dict get $th weight} w] && [string is double -strict $w]} {
 	    set sum [expr {$sum + $w}]
+	}
+	if {![catch {dict get $th calls} c] && [string is double -strict $c]} {
+	    set callSum [expr {$callSum + $c}]
 	}
     }
     set line "threads: [llength $threads]"
@@ -378,8 +384,13 @@ proc ::tclcprof::reportlib::ThreadHeader {meta} {
 	if {![catch {dict get $th cpu_ns} ns] && [string is entier -strict $ns]} {
 	    lappend figs "cpu [Dur $ns]"
 	}
-	if {![catch {dict get $th weight} w] && [string is double -strict $w]} {
+	if {$sum > 0 && ![catch {dict get $th weight} w]
+		&& [string is double -strict $w]} {
 	    lappend figs "weight [Num $w] ([Pct $w $sum 1]%)"
+	}
+	if {$times && ![catch {dict get $th calls} c]
+		&& [string is double -strict $c]} {
+	    lappend figs "calls [Num $c] ([Pct $c $callSum 1]%)"
 	}
 	set l "  [Frame $name thread]"
 	if {[llength $ids]} {

@@ -278,3 +278,22 @@ proc ::canonTree {node} {
     }
     return $out
 }
+
+# memoryProfile --
+#	A memory profile (-mode memory) made by hand: ::app allocates 512
+#	bytes, ::big 3 MiB (1 MiB live), ::mid 20 KiB (10 KiB live).
+proc ::memoryProfile {} {
+    set node {apply {{name kind ab ao lb lo pb po args} {
+        set t $ab
+        foreach c $args {
+            incr t [dict get $c total]
+        }
+        dict create name $name kind $kind self $ab total $t alloc_bytes $ab \
+            alloc_objects $ao live_bytes $lb live_objects $lo \
+            peak_bytes $pb peak_objects $po children $args
+    }}}
+    dict create meta {mode memory clock wall elapsed 0.5} \
+        tree [{*}$node {} root 0 0 0 0 0 0 [{*}$node ::app tcl 512 2 0 0 512 2 \
+            [{*}$node ::big tcl 3145728 3 1048576 1 2097152 2] \
+            [{*}$node ::mid tcl 20480 5 10240 1 20480 5]]]
+}

@@ -13,7 +13,9 @@
  *	among them: a macro that calls Tcl_CreateInterp from the program)
  *	reach this function, which calls libtcl's and returns its
  *	interpreter. The first interpreter of the process, when TCLCPROF is
- *	set and not empty, gets the package loaded into it at once (load
+ *	set and not empty (and TCLCPROF_NOPRELOAD is not set: the
+ *	command-line tool's own tclsh, which profiles in its own way), gets
+ *	the package loaded into it at once (load
  *	of libtclcprof from this library's own directory, where "make" and
  *	"make install" put both): the package's initialisation starts the
  *	run from TCLCPROF as it does for "package require tclcprof", with
@@ -374,7 +376,8 @@ Tcl_CreateInterp(void)
     }
     interp = procPtr();
     if (interp != NULL && !__atomic_exchange_n(&firstDone, 1,
-	    __ATOMIC_ACQ_REL) && EnvSet()) {
+	    __ATOMIC_ACQ_REL) && EnvSet()
+	    && getenv("TCLCPROF_NOPRELOAD") == NULL) {
 	Attach(interp);
     }
     return interp;

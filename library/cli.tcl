@@ -255,8 +255,9 @@ proc ::tclcprof::cli::Run {args} {
 #	(without Tk, "vwait": the loop ends when the script calls exit).
 
 proc ::tclcprof::cli::EventLoop {mode} {
+    # (winfo is an error once the script destroyed the main window.)
     set tk [expr {[package provide Tk] ne "" && [info commands ::winfo] ne ""
-	&& [winfo exists .]}]
+	&& ![catch {winfo exists .} exists] && $exists}]
     if {$mode eq "auto" ? !$tk : ![string is true $mode]} {
 	return ""
     }

@@ -237,12 +237,37 @@ proc ::tclcprof::cli::Run {args} {
 	}
 	set db [dict get $status db]
 	if {[dict size $db]} {
-	    puts stderr "tclcprof: run [dict get $db run] written to\
+	    set run [WrittenRun [dict get $db file] [dict get $db run]]
+	    puts stderr "tclcprof: run $run written to\
 		[dict get $db file] (tclcprof report\
-		[list [dict get $db file]] -run [dict get $db run])"
+		[list [dict get $db file]] -run $run)"
 	}
     }
     return [expr {$code == 1 ? 1 : 0}]
+}
+
+# WrittenRun --
+#
+#	The id of the run written to 'file' by this process, which started
+#	as run 'id': a run whose whole is known only at its end (process
+#	scope, when it took in other threads; a Tk program's does) is
+#	written then as a new run, which replaces it: the latest run of
+#	this process.
+
+proc ::tclcprof::cli::WrittenRun {file id} {
+    if {[catch {::tclcprof::runs -db $file} runs]} {
+	return $id
+    }
+    set found $id
+    foreach r $runs {
+	if {[dict get $r id] == $id} {
+	    return $id
+	}
+	if {[dict get $r pid] == [pid] && [dict get $r id] > $found} {
+	    set found [dict get $r id]
+	}
+    }
+    return $found
 }
 
 # EventLoop --

@@ -238,17 +238,28 @@ StartSampling(
 {
     CprofSampler *sPtr;
     Tcl_Interp *interp = statePtr->interp;
+    double rate = statePtr->options.rate > 0 ? statePtr->options.rate
+	    : CprofDefaultRate(statePtr->options.clock);
+    int slots = 256;
 
     /*
      * The threads a session takes in drain every 200 ms like any other:
-     * a smaller ring (1.3 MB, not 5.3) keeps 64 of them affordable; a
-     * thread that runs no Tcl for long spills into its spool.
+     * a smaller ring (256 slots of 6.4 KB, 1.6 MB, not 6.4) keeps 64 of
+     * them affordable; a thread that runs no Tcl for long spills into its
+     * spool. The thread that starts holds about a second of samples at
+     * its rate, from 256 slots (the default 250 Hz) to 1024 (1000 Hz and
+     * up): the ring's pages are all touched at start, and what a drain
+     * does not take in time goes to the spool all the same.
      */
 
+    if (!((CprofInterp *) statePtr)->member) {
+	while (slots < 1024 && slots < rate) {
+	    slots *= 2;
+	}
+    }
     if (CprofSamplerCreate(interp, &statePtr->levels.stack,
 	    CprofNumLevelsPtr(interp), statePtr->options.clock,
-	    statePtr->options.rate, ((CprofInterp *) statePtr)->member
-	    ? 256 : 0, &sPtr) != TCL_OK) {
+	    statePtr->options.rate, slots, &sPtr) != TCL_OK) {
 	return TCL_ERROR;
     }
     if (statePtr->symPtr == NULL) {

@@ -68,6 +68,120 @@ ColumnObj(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * Shared values --
+ *
+ *	A profile read back is made of one dictionary per node (or row),
+ *	whose keys and many of whose values repeat from node to node: the
+ *	keys, kinds, interpreters, modules, the names of frames met at many
+ *	nodes, the files of lines, small counts. Each is made once per read
+ *	and shared by the nodes (an object of 48 bytes, and the string it
+ *	holds, per use otherwise: some 1,000 of the 2,150 bytes a node of an
+ *	exact profile took).
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define SHARED_INTS	256	/* Integers 0 to 255 are shared. */
+
+typedef struct Shared {
+    Tcl_HashTable strings;	/* Text -> its object (keys and columns). */
+    Tcl_Obj *ints[SHARED_INTS];	/* Small integers, made when first met. */
+    Tcl_Obj *emptyObj;		/* NULL columns. */
+} Shared;
+
+static void
+SharedInit(
+    Shared *shPtr)
+{
+    Tcl_InitHashTable(&shPtr->strings, TCL_STRING_KEYS);
+    memset(shPtr->ints, 0, sizeof(shPtr->ints));
+    shPtr->emptyObj = Tcl_NewObj();
+    Tcl_IncrRefCount(shPtr->emptyObj);
+}
+
+static void
+SharedFree(
+    Shared *shPtr)
+{
+    int i;
+
+    FreeObjTable(&shPtr->strings);
+    for (i = 0; i < SHARED_INTS; i++) {
+	if (shPtr->ints[i] != NULL) {
+	    Tcl_DecrRefCount(shPtr->ints[i]);
+	}
+    }
+    Tcl_DecrRefCount(shPtr->emptyObj);
+}
+
+/*
+ * The shared object of a text ('length' bytes, or up to its NUL with -1).
+ */
+
+static Tcl_Obj *
+SharedString(
+    Shared *shPtr,
+    const char *text,
+    int length)
+{
+    Tcl_HashEntry *hPtr;
+    Tcl_Obj *objPtr;
+    int isNew;
+
+    if (length >= 0 && (size_t) length != strlen(text)) {
+	return Tcl_NewStringObj(text, length);	/* An embedded NUL. */
+    }
+    hPtr = Tcl_CreateHashEntry(&shPtr->strings, text, &isNew);
+    if (isNew) {
+	objPtr = Tcl_NewStringObj(text, length);
+	Tcl_IncrRefCount(objPtr);
+	Tcl_SetHashValue(hPtr, objPtr);
+    }
+    return (Tcl_Obj *) Tcl_GetHashValue(hPtr);
+}
+
+/*
+ * ColumnObj, with the values that repeat shared.
+ */
+
+static Tcl_Obj *
+SharedColumn(
+    Shared *shPtr,
+    sqlite3_stmt *stmt,
+    int col)
+{
+    sqlite3_int64 v;
+
+    switch (sqlite3_column_type(stmt, col)) {
+    case SQLITE_INTEGER:
+	v = sqlite3_column_int64(stmt, col);
+	if (v >= 0 && v < SHARED_INTS) {
+	    if (shPtr->ints[v] == NULL) {
+		shPtr->ints[v] = Tcl_NewWideIntObj(v);
+		Tcl_IncrRefCount(shPtr->ints[v]);
+	    }
+	    return shPtr->ints[v];
+	}
+	return Tcl_NewWideIntObj(v);
+    case SQLITE_FLOAT:
+	return Tcl_NewDoubleObj(sqlite3_column_double(stmt, col));
+    case SQLITE_NULL:
+	return shPtr->emptyObj;
+    default:
+	return SharedString(shPtr,
+		(const char *) sqlite3_column_text(stmt, col),
+		sqlite3_column_bytes(stmt, col));
+    }
+}
+
+#define SPUT(d, k, v) \
+    Tcl_DictObjPut(NULL, (d), SharedString(&shared, (k), -1), (v))
+#define SCOL(col) \
+    SharedColumn(&shared, stmt, (col))
+
+/*
  * One call tree, built from its rows bottom up: children have higher ids
  * than their parents.
  */
@@ -97,7 +211,10 @@ LoadTree(
     };
     Tcl_HashEntry *hPtr;
     Tcl_Obj *rootObj = NULL;
+    Shared shared;
     int rc, isNew, k;
+
+    SharedInit(&shared);
 
     /*
      * The C source lines of the sampled tree, or of a run of mode sample's
@@ -128,7 +245,7 @@ LoadTree(
 		listObj = Tcl_GetHashValue(hPtr);
 	    }
 	    for (k = 2; k < 5; k++) {
-		Tcl_ListObjAppendElement(NULL, listObj, ColumnObj(stmt, k));
+		Tcl_ListObjAppendElement(NULL, listObj, SCOL(k));
 	    }
 	}
 	sqlite3_finalize(stmt);
@@ -149,7 +266,7 @@ LoadTree(
 	    Tcl_Obj *figObj = Tcl_NewDictObj();
 
 	    for (k = 0; k < 6; k++) {
-		PUT(figObj, memKeys[k], ColumnObj(stmt, k + 1));
+		SPUT(figObj, memKeys[k], SCOL(k + 1));
 	    }
 	    Tcl_IncrRefCount(figObj);
 	    hPtr = Tcl_CreateHashEntry(&memFigs, (char *) (intptr_t)
@@ -178,6 +295,7 @@ LoadTree(
     if (rc != SQLITE_OK) {
 	FreeObjTable(&lineLists);
 	FreeObjTable(&memFigs);
+	SharedFree(&shared);
 	return rc;
     }
     sqlite3_bind_int64(stmt, 1, runId);
@@ -188,33 +306,33 @@ LoadTree(
 	sqlite3_int64 id = sqlite3_column_int64(stmt, 0);
 
 	if (sqlite3_column_type(stmt, 1) == SQLITE_NULL) {
-	    PUT(dictObj, "name", Tcl_NewObj());
-	    PUT(dictObj, "kind", Tcl_NewStringObj("root", -1));
+	    SPUT(dictObj, "name", shared.emptyObj);
+	    SPUT(dictObj, "kind", SharedString(&shared, "root", -1));
 	} else {
 	    const char *kind = (const char *) sqlite3_column_text(stmt, 2);
 
-	    PUT(dictObj, "name", ColumnObj(stmt, 3));
-	    PUT(dictObj, "kind", ColumnObj(stmt, 2));
+	    SPUT(dictObj, "name", SCOL(3));
+	    SPUT(dictObj, "kind", SCOL(2));
 	    if (kind != NULL && strcmp(kind, "c") == 0) {
-		PUT(dictObj, "module", ColumnObj(stmt, 5));
+		SPUT(dictObj, "module", SCOL(5));
 	    } else if (kind != NULL && strcmp(kind, "thread") == 0) {
-		PUT(dictObj, "thread", ColumnObj(stmt, 5));
+		SPUT(dictObj, "thread", SCOL(5));
 	    } else {
-		PUT(dictObj, "tclkind", ColumnObj(stmt, 4));
-		PUT(dictObj, "interp", ColumnObj(stmt, 14));
+		SPUT(dictObj, "tclkind", SCOL(4));
+		SPUT(dictObj, "interp", SCOL(14));
 		if (sqlite3_column_bytes(stmt, 5) > 0) {
-		    PUT(dictObj, "origin", ColumnObj(stmt, 5));
+		    SPUT(dictObj, "origin", SCOL(5));
 		}
 	    }
 	}
-	PUT(dictObj, "self", ColumnObj(stmt, 6));
-	PUT(dictObj, "total", ColumnObj(stmt, 7));
+	SPUT(dictObj, "self", SCOL(6));
+	SPUT(dictObj, "total", SCOL(7));
 	if (sqlite3_column_type(stmt, 8) != SQLITE_NULL) {
 	    for (k = 0; k < 5; k++) {
-		PUT(dictObj, figKeys[k], ColumnObj(stmt, 8 + k));
+		SPUT(dictObj, figKeys[k], SCOL(8 + k));
 	    }
 	    if (sqlite3_column_int64(stmt, 13) > 0) {
-		PUT(dictObj, "suspended_ns", ColumnObj(stmt, 13));
+		SPUT(dictObj, "suspended_ns", SCOL(13));
 	    }
 	}
 	hPtr = Tcl_FindHashEntry(&memFigs, (char *) (intptr_t) id);
@@ -237,7 +355,7 @@ LoadTree(
 	    hPtr = Tcl_FindHashEntry(&lineLists,
 		    (char *) (intptr_t) (2 * id + k));
 	    if (hPtr != NULL) {
-		PUT(dictObj, k ? "caller_lines" : "self_lines",
+		SPUT(dictObj, k ? "caller_lines" : "self_lines",
 			(Tcl_Obj *) Tcl_GetHashValue(hPtr));
 	    }
 	}
@@ -245,10 +363,10 @@ LoadTree(
 	if (hPtr != NULL) {
 	    childrenObj = Tcl_GetHashValue(hPtr);
 	    Tcl_DeleteHashEntry(hPtr);
-	    PUT(dictObj, "children", childrenObj);
+	    SPUT(dictObj, "children", childrenObj);
 	    Tcl_DecrRefCount(childrenObj);
 	} else {
-	    PUT(dictObj, "children", Tcl_NewObj());
+	    SPUT(dictObj, "children", shared.emptyObj);
 	}
 	if (sqlite3_column_type(stmt, 1) == SQLITE_NULL) {
 	    if (rootObj != NULL) {
@@ -273,6 +391,7 @@ LoadTree(
     FreeObjTable(&pending);
     FreeObjTable(&lineLists);
     FreeObjTable(&memFigs);
+    SharedFree(&shared);
     if (rc != SQLITE_DONE) {
 	if (rootObj != NULL) {
 	    Tcl_DecrRefCount(rootObj);
@@ -308,6 +427,7 @@ LoadRows(
 {
     sqlite3_stmt *stmt;
     Tcl_Obj *listObj;
+    Shared shared;
     int rc, k;
 
     rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
@@ -316,15 +436,17 @@ LoadRows(
     }
     sqlite3_bind_int64(stmt, 1, runId);
     listObj = Tcl_NewListObj(0, NULL);
+    SharedInit(&shared);
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 	Tcl_Obj *dictObj = Tcl_NewDictObj();
 
 	for (k = 0; keys[k] != NULL; k++) {
-	    PUT(dictObj, keys[k], ColumnObj(stmt, k));
+	    SPUT(dictObj, keys[k], SCOL(k));
 	}
 	Tcl_ListObjAppendElement(NULL, listObj, dictObj);
     }
     sqlite3_finalize(stmt);
+    SharedFree(&shared);
     if (rc != SQLITE_DONE) {
 	Tcl_DecrRefCount(listObj);
 	return rc;

@@ -3,7 +3,7 @@
 #	The tclcprof command-line tool (installed as <prefix>/bin/tclcprof
 #	by "make install"; "make" builds one for the build directory):
 #
-#	    tclcprof run ?-tcltest 1? ?option value ...? script.tcl ?arg ...?
+#	    tclcprof run ?-tcltest 1? ?-eventloop auto|1|0? ?option value ...? script.tcl ?arg ...?
 #	    tclcprof report file ?file ...? ?option value ...?
 #	    tclcprof export file ?file ...? -format format ?option value ...?
 #	    tclcprof diff base new ?option value ...?
@@ -35,7 +35,7 @@
 namespace eval ::tclcprof::cli {
     # Subcommands: name -> {proc usage}. Other library files add theirs.
     variable commands {
-	run    {Run    "run ?-tcltest 1? ?option value ...? script.tcl ?arg ...?"}
+	run    {Run    "run ?-tcltest 1? ?-eventloop auto|1|0? ?option value ...? script.tcl ?arg ...?"}
 	report {Report "report file ?file ...? ?option value ...?"}
 	export {Export "export file ?file ...? -format format ?option value ...?"}
 	diff   {Diff   "diff base new ?option value ...?"}
@@ -134,7 +134,9 @@ proc ::tclcprof::cli::UsageError {} {
 #	tclcprof run ?option value ...? script.tcl ?arg ...?
 #
 #	Options are those of tclcprof::start, up to the first argument that
-#	does not start with "-" (or after "--").
+#	does not start with "-" (or after "--"), and -tcltest and
+#	-eventloop of run's own. When the script returns, a Tk program
+#	enters the event loop (EventLoop).
 
 proc ::tclcprof::cli::Run {args} {
     variable defaultDb
@@ -162,6 +164,17 @@ proc ::tclcprof::cli::Run {args} {
     if {![file readable $script]} {
 	return -code error -errorcode [list TCLCPROF FILE $script] \
 	    "cannot read script \"$script\""
+    }
+    set eventLoop auto
+    if {[dict exists $opts -eventloop]} {
+	set eventLoop [dict get $opts -eventloop]
+	dict unset opts -eventloop
+	if {$eventLoop ne "auto" && ![string is boolean -strict $eventLoop]} {
+	    return -code error \
+		-errorcode [list TCLCPROF VALUE -eventloop $eventLoop] \
+		"bad value \"$eventLoop\" for -eventloop: expected a boolean\
+		or auto"
+	}
     }
     set perTest 0
     if {[dict exists $opts -tcltest]} {
@@ -198,14 +211,30 @@ proc ::tclcprof::cli::Run {args} {
     # exitNote).
     variable exitNote 1
     set code [catch {uplevel #0 [list source $script]} result options]
-    set exitNote 0
     if {!$started} {
+	set exitNote 0
 	catch {trace remove execution ::source enter $start}
 	return -options $options $result
     }
     if {$code == 1} {
 	puts stderr [ScriptErrorInfo $options]
+    } else {
+	# The event loop's command is entered here, not from a proc of
+	# tclcprof's (whose frames hide what runs inside them): it is the
+	# outermost frame of the handlers.
+	switch -- [EventLoop $eventLoop] {
+	    tk {
+		set code [catch {tkwait window .} result options]
+	    }
+	    vwait {
+		set code [catch {vwait ::tclcprof::cli::forever} result options]
+	    }
+	}
+	if {$code == 1} {
+	    puts stderr [dict get $options -errorinfo]
+	}
     }
+    set exitNote 0
     set status [::tclcprof::status]
     if {[dict get $status running]} {
 	if {[catch {::tclcprof::stop} stopMsg]} {
@@ -214,12 +243,56 @@ proc ::tclcprof::cli::Run {args} {
 	}
 	set db [dict get $status db]
 	if {[dict size $db]} {
-	    puts stderr "tclcprof: run [dict get $db run] written to\
+	    set run [WrittenRun [dict get $db file] [dict get $db run]]
+	    puts stderr "tclcprof: run $run written to\
 		[dict get $db file] (tclcprof report\
-		[list [dict get $db file]] -run [dict get $db run])"
+		[list [dict get $db file]] -run $run)"
 	}
     }
     return [expr {$code == 1 ? 1 : 0}]
+}
+
+# WrittenRun --
+#
+#	The id of the run written to 'file' by this process, which started
+#	as run 'id': a run whose whole is known only at its end (process
+#	scope, when it took in other threads; a Tk program's does) is
+#	written then as a new run, which replaces it: the latest run of
+#	this process.
+
+proc ::tclcprof::cli::WrittenRun {file id} {
+    if {[catch {::tclcprof::runs -db $file} runs]} {
+	return $id
+    }
+    set found $id
+    foreach r $runs {
+	if {[dict get $r id] == $id} {
+	    return $id
+	}
+	if {[dict get $r pid] == [pid] && [dict get $r id] > $found} {
+	    set found [dict get $r id]
+	}
+    }
+    return $found
+}
+
+# EventLoop --
+#
+#	After the script of run has returned: which event loop Run enters.
+#	As wish does, a script that loaded Tk (and left its main window)
+#	gets the event loop until the main window is destroyed or the
+#	script calls exit: "tk". -eventloop auto (the default) does that,
+#	0 never enters a loop (""), 1 enters it whether Tk is loaded or not
+#	(without Tk, "vwait": the loop ends when the script calls exit).
+
+proc ::tclcprof::cli::EventLoop {mode} {
+    # (winfo is an error once the script destroyed the main window.)
+    set tk [expr {[package provide Tk] ne "" && [info commands ::winfo] ne ""
+	&& ![catch {winfo exists .} exists] && $exists}]
+    if {$mode eq "auto" ? !$tk : ![string is true $mode]} {
+	return ""
+    }
+    return [expr {$tk ? "tk" : "vwait"}]
 }
 
 # RunTests --

@@ -43,8 +43,8 @@
 #include <unwind.h>
 
 /*
- * Ring size: 1024 slots of about 7 KiB, enough for 4 s at 250 Hz between
- * drains.
+ * Ring size when the caller gives none: 1024 slots of 6.4 KB, a second at
+ * 1000 Hz between drains (run.c gives fewer at lower rates).
  */
 
 #define RING_SLOTS 1024

@@ -147,6 +147,7 @@ CollectLinks(
     while (top >= 0) {
 	LinkWalk *wPtr = &walk[top];
 	Tcl_Obj *itemObj, *linkObj, *gkidsObj, **pair, **gs = NULL;
+	Tcl_Obj *graftsObj = NULL;	/* Set: a link's children, to add. */
 	Tcl_HashEntry *hPtr;
 	char key[48];
 	int np, ng = 0, isNew, target[2];
@@ -182,18 +183,7 @@ CollectLinks(
 		Tcl_IncrRefCount(listObj);
 		Tcl_SetHashValue(hPtr, listObj);
 	    }
-	    if (ng == 0) {
-		continue;
-	    }
-	    if (++top == cap) {
-		cap *= 2;
-		walk = (LinkWalk *) ckrealloc(walk, cap * sizeof(LinkWalk));
-	    }
-	    walk[top].items = gs;
-	    walk[top].n = ng;
-	    walk[top].i = 0;
-	    walk[top].graftsObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr);
-	    continue;
+	    graftsObj = (Tcl_Obj *) Tcl_GetHashValue(hPtr);
 	}
 	if (ng == 0) {
 	    continue;
@@ -205,7 +195,7 @@ CollectLinks(
 	walk[top].items = gs;
 	walk[top].n = ng;
 	walk[top].i = 0;
-	walk[top].graftsObj = NULL;
+	walk[top].graftsObj = graftsObj;
     }
     ckfree(walk);
 }

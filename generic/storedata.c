@@ -160,6 +160,26 @@ DataFrameId(
 }
 
 /*
+ * The frame id of an event's name (a Tcl frame of that name).
+ */
+
+static int
+EventFrameId(
+    DataWriter *wPtr,
+    Tcl_Obj *nameObj,
+    int64_t *idPtr)
+{
+    Tcl_Obj *nameDict = Tcl_NewDictObj();
+    int rc;
+
+    Tcl_IncrRefCount(nameDict);
+    Tcl_DictObjPut(NULL, nameDict, wPtr->keys[DK_NAME], nameObj);
+    rc = DataFrameId(wPtr, "tcl", nameDict, idPtr);
+    Tcl_DecrRefCount(nameDict);
+    return rc;
+}
+
+/*
  * One call tree, depth first without recursion: ids in preorder, so that
  * children come after their parents, the last child first (LoadTree
  * reads the children of a node in the order of their ids, the highest
@@ -496,12 +516,7 @@ DataThreadEvents(
 	}
 	DataList(entries[j], "events", &n, &rows);
 	for (i = 0; rc == SQLITE_OK && i + 2 < n; i += 3) {
-	    Tcl_Obj *nameDict = Tcl_NewDictObj();
-
-	    Tcl_IncrRefCount(nameDict);
-	    Tcl_DictObjPut(NULL, nameDict, wPtr->keys[DK_NAME], rows[i + 2]);
-	    rc = DataFrameId(wPtr, "tcl", nameDict, &frame);
-	    Tcl_DecrRefCount(nameDict);
+	    rc = EventFrameId(wPtr, rows[i + 2], &frame);
 	    if (rc != SQLITE_OK) {
 		break;
 	    }
@@ -598,12 +613,7 @@ DataBody(
     stmt = storePtr->stmts[ST_EVENT];
     DataList(profileObj, "events", &n, &rows);
     for (i = 0; rc == SQLITE_OK && i + 2 < n; i += 3) {
-	Tcl_Obj *nameDict = Tcl_NewDictObj();
-
-	Tcl_IncrRefCount(nameDict);
-	Tcl_DictObjPut(NULL, nameDict, wPtr->keys[DK_NAME], rows[i + 2]);
-	rc = DataFrameId(wPtr, "tcl", nameDict, &frame);
-	Tcl_DecrRefCount(nameDict);
+	rc = EventFrameId(wPtr, rows[i + 2], &frame);
 	if (rc != SQLITE_OK) {
 	    break;
 	}

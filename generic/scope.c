@@ -46,7 +46,8 @@
 
 /*
  * How long the owner's stop waits for the members of other threads to
- * stop and publish (they notice at their next 256 commands or event).
+ * stop and publish (they notice at their next 256 commands or event),
+ * counted from the last member that did.
  */
 
 #define STOP_WAIT_MS 2000
@@ -899,7 +900,8 @@ CprofScopeBegin(
  *
  *	The session stops. From its owner: the members of its thread stop
  *	now; those of other threads are told (an event, and the flag their
- *	poll looks at) and waited for, STOP_WAIT_MS at most. From a member
+ *	poll looks at) and waited for until none has stopped for
+ *	STOP_WAIT_MS. From a member
  *	(tclcprof::stop in another interpreter): the owner is told, and
  *	the member stops.
  *
@@ -989,8 +991,8 @@ CprofScopeEnd(
     CprofSession *sPtr = ciPtr->sessionPtr;
     CprofInterp *mPtr;
     ThreadRec *tPtr;
-    Tcl_Time deadline, now;
-    int forked;
+    Tcl_Time deadline = {0, 0}, now;
+    int forked, left;
 
     if (sPtr == NULL) {
 	return;
@@ -1028,20 +1030,36 @@ CprofScopeEnd(
     Tcl_MutexUnlock(&cprofScopeMutex);
     StopThisThread(sPtr);
 
+    /*
+     * The deadline moves while members keep stopping: 64 idle threads
+     * each stop and publish in turn, which took more than 2 seconds at
+     * load 25 on two cores; only a thread that answers nothing for
+     * STOP_WAIT_MS (busy in C) is left late.
+     */
+
     Tcl_MutexLock(&cprofScopeMutex);
-    Tcl_GetTime(&deadline);
-    deadline.sec += STOP_WAIT_MS / 1000;
-    deadline.usec += (STOP_WAIT_MS % 1000) * 1000;
+    left = -1;
     for (;;) {
 	Tcl_Time wait = {0, 50000};
+	int n = 0;
 
 	for (mPtr = sPtr->members; mPtr != NULL; mPtr = mPtr->nextMemberPtr) {
 	    if (mPtr->thread != sPtr->ownerThread) {
-		break;
+		n++;
 	    }
 	}
 	Tcl_GetTime(&now);
-	if (mPtr == NULL || forked || now.sec > deadline.sec
+	if (n != left) {
+	    left = n;
+	    deadline = now;
+	    deadline.sec += STOP_WAIT_MS / 1000;
+	    deadline.usec += (STOP_WAIT_MS % 1000) * 1000;
+	    if (deadline.usec >= 1000000) {
+		deadline.sec++;
+		deadline.usec -= 1000000;
+	    }
+	}
+	if (n == 0 || forked || now.sec > deadline.sec
 		|| (now.sec == deadline.sec && now.usec >= deadline.usec)) {
 	    break;
 	}

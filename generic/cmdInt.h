@@ -279,4 +279,10 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofLayoutObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofFlatSumsObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofDebugObjCmd;
 
+/*
+ * servethread.c
+ */
+
+MODULE_SCOPE Tcl_ObjCmdProc CprofServeSpawnObjCmd;
+
 #endif /* _CMDINT_H */

@@ -44,7 +44,7 @@ namespace eval ::tclcprof {
 namespace eval ::tclcprof::servelib {
     namespace path ::tclcprof::reportlib
 
-    variable optionNames {-address -allow -port -stop}
+    variable optionNames {-address -allow -port -stop -token}
 
     # The listening socket ("" when not serving), its port, address and
     # the client address patterns it accepts.
@@ -52,6 +52,8 @@ namespace eval ::tclcprof::servelib {
     variable port 0
     variable address 127.0.0.1
     variable allow {}
+    # The token requests must carry (Authorization: Bearer), or "".
+    variable token ""
     # Open connections: socket -> dict (client address, state, the
     # request's lines read so far, its timer).
     variable conns {}
@@ -81,7 +83,8 @@ namespace eval ::tclcprof::servelib {
     variable loopback {127.* ::1 ::ffff:127.*}
 
     variable reasons {
-	200 OK 301 {Moved Permanently} 400 {Bad Request} 403 Forbidden
+	200 OK 301 {Moved Permanently} 400 {Bad Request} 401 Unauthorized
+	403 Forbidden
 	404 {Not Found} 405 {Method Not Allowed} 408 {Request Timeout}
 	409 Conflict 431 {Request Header Fields Too Large}
 	500 {Internal Server Error} 503 {Service Unavailable}
@@ -91,7 +94,7 @@ namespace eval ::tclcprof::servelib {
 
 # ::tclcprof::serve --
 #
-#	tclcprof::serve ?-port N? ?-address ADDR? ?-allow PATTERNS?
+#	tclcprof::serve ?-port N? ?-address ADDR? ?-allow PATTERNS? ?-token T?
 #	tclcprof::serve -stop
 #
 # Results:
@@ -108,7 +111,7 @@ proc ::tclcprof::serve {args} {
 	return
     }
     return [servelib::Start [dict get $o -port] [dict get $o -address] \
-	    [dict get $o -allow]]
+	    [dict get $o -allow] [dict get $o -token]]
 }
 
 # Start --
@@ -116,7 +119,7 @@ proc ::tclcprof::serve {args} {
 #	Errors: TCLCPROF STATE SERVING, TCLCPROF SERVE LISTEN (from the
 #	server's thread), TCLCPROF SERVE THREAD.
 
-proc ::tclcprof::servelib::Start {p addr patterns} {
+proc ::tclcprof::servelib::Start {p addr patterns tok} {
     variable port
     variable address
 
@@ -124,7 +127,8 @@ proc ::tclcprof::servelib::Start {p addr patterns} {
 	Fail {STATE SERVING} "already serving on $address port $port:\
 		tclcprof::serve -stop first"
     }
-    set port [Spawn [list ::tclcprof::servelib::Listen $p $addr $patterns]]
+    set port [Spawn [list ::tclcprof::servelib::Listen $p $addr $patterns \
+	    $tok]]
     set address $addr
     return $port
 }
@@ -156,7 +160,8 @@ proc ::tclcprof::servelib::ParseOptions {arglist} {
     if {[llength $arglist] == 1 && [lindex $arglist 0] eq "-stop"} {
 	return {-stop 1}
     }
-    set o [dict create -port 6060 -address 127.0.0.1 -allow $loopback]
+    set o [dict create -port 6060 -address 127.0.0.1 -allow $loopback \
+	    -token {}]
     foreach {opt v} [OptionPairs $arglist $optionNames] {
 	switch -- $opt {
 	    -stop {
@@ -177,6 +182,13 @@ proc ::tclcprof::servelib::ParseOptions {arglist} {
 			    for -address: expected a host name or address"
 		}
 	    }
+	    -token {
+		if {![regexp {^[A-Za-z0-9._~+/=-]+$} $v]} {
+		    Fail [list VALUE -token] "bad value for -token: expected\
+			    a non-empty string of letters, digits and\
+			    -._~+/= (the token68 of RFC 7235)"
+		}
+	    }
 	    -allow {
 		if {[catch {llength $v} n] || $n == 0} {
 		    Fail [list VALUE -allow $v] "bad value \"[Escape $v]\" for\
@@ -194,11 +206,12 @@ proc ::tclcprof::servelib::ParseOptions {arglist} {
 #	In the server's thread: open the listening socket. Errors:
 #	TCLCPROF SERVE LISTEN.
 
-proc ::tclcprof::servelib::Listen {p addr patterns} {
+proc ::tclcprof::servelib::Listen {p addr patterns tok} {
     variable listen
     variable port
     variable address
     variable allow
+    variable token
 
     if {[catch {socket -server ::tclcprof::servelib::Accept -myaddr $addr $p} \
 	    sock]} {
@@ -209,6 +222,7 @@ proc ::tclcprof::servelib::Listen {p addr patterns} {
     set port [lindex [chan configure $sock -sockname] 2]
     set address $addr
     set allow $patterns
+    set token $tok
     return $port
 }
 
@@ -388,6 +402,7 @@ proc ::tclcprof::servelib::Read {sock} {
 proc ::tclcprof::servelib::Request {sock lines} {
     variable conns
     variable allow
+    variable token
 
     if {![regexp {^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/([0-9])\.([0-9])$} \
 	    [lindex $lines 0] -> method target major minor]} {
@@ -410,6 +425,12 @@ proc ::tclcprof::servelib::Request {sock lines} {
     if {!$allowed} {
 	Respond $sock 403 "client address $addr is not allowed (tclcprof::serve\
 		-allow)\n" {} $head
+	return
+    }
+    if {$token ne "" && ![Authorized [lrange $lines 1 end]]} {
+	Respond $sock 401 "this server asks for a token: Authorization:\
+		Bearer TOKEN (tclcprof::serve -token)\n" \
+		{WWW-Authenticate {Bearer realm="tclcprof"}} $head
 	return
     }
     # The origin form (/path?query), or the absolute form of proxies.
@@ -458,6 +479,21 @@ proc ::tclcprof::servelib::Request {sock lines} {
 	    }
 	}
     }
+}
+
+# Authorized --
+#	Whether the header lines carry Authorization: Bearer with the
+#	server's token (the header's name and the scheme in any case).
+
+proc ::tclcprof::servelib::Authorized {headers} {
+    variable token
+    foreach line $headers {
+	if {[regexp -nocase {^authorization:[ \t]*bearer[ \t]+(\S+)[ \t]*$} \
+		$line -> given] && $given eq $token} {
+	    return 1
+	}
+    }
+    return 0
 }
 
 # Method --

@@ -243,6 +243,7 @@ MODULE_SCOPE Tcl_Obj *	CprofScopeProfile(CprofInterp *ciPtr,
 MODULE_SCOPE void	CprofScopeMeta(CprofInterp *ciPtr, Tcl_Obj *metaObj);
 MODULE_SCOPE Tcl_ObjCmdProc CprofThreadnameObjCmd;
 MODULE_SCOPE void	CprofScopeUnload(void);
+MODULE_SCOPE void	CprofScopeHideThread(void);
 
 /*
  * tclcprof.c

@@ -347,10 +347,16 @@ ServerThread(
     ClientData clientData)
 {
     Server *sPtr = (Server *) clientData;
-    Tcl_Interp *interp = Tcl_CreateInterp();
+    Tcl_Interp *interp;
     int code;
     const char *ec;
 
+    /*
+     * A run of scope process takes in no interpreter of this thread.
+     */
+
+    CprofScopeHideThread();
+    interp = Tcl_CreateInterp();
     sPtr->serverInterp = interp;
     code = Tcl_Init(interp);
     if (code == TCL_OK) {

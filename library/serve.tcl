@@ -77,6 +77,9 @@ namespace eval ::tclcprof::servelib {
     variable maxLine 8192
     variable maxHeaders 100
     variable requestTimeout 10000
+    # How long a profile request waits for the program's thread to start
+    # its run (ms): a thread blocked in C longer gets the client 503.
+    variable startTimeout 10000
     variable maxConnections 64
 
     # The default -allow: loopback clients, IPv4 and IPv6.
@@ -616,8 +619,10 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
     set ms [expr {round($seconds * 1000)}]
     # Until the program's thread has answered, the collection is
     # "starting" (no timer yet).
+    variable startTimeout
     set collecting [dict create sock $sock kind $kind label $label \
-	    end [expr {[clock milliseconds] + $ms}] timer {} ms $ms]
+	    end [expr {[clock milliseconds] + $ms}] ms $ms \
+	    timer [after $startTimeout ::tclcprof::servelib::NoStart]]
     chan event $sock readable [list ::tclcprof::servelib::Waiting $sock]
     Ask [list ::tclcprof::servelib::OwnerStart $opts $label $query] \
 	    [list ::tclcprof::servelib::Started $label]
@@ -662,6 +667,21 @@ proc ::tclcprof::servelib::OwnerStart {opts label query} {
     return {}
 }
 
+# NoStart --
+#	In the server's thread: the program's thread has not started the
+#	run of a request in time (it is blocked in C): 503; if it starts
+#	it later, Started stops it.
+
+proc ::tclcprof::servelib::NoStart {} {
+    variable collecting
+    variable startTimeout
+    set sock [dict get $collecting sock]
+    set collecting {}
+    Respond $sock 503 "the program's thread did not start the profile\
+	    within [expr {$startTimeout / 1000.0}] s (busy in a C call or\
+	    blocked): try again later\n" {Retry-After 10} 0
+}
+
 # Started --
 #	In the server's thread: the program's thread's answer to
 #	OwnerStart. The run goes: a timer asks for its export when its time
@@ -670,9 +690,14 @@ proc ::tclcprof::servelib::OwnerStart {opts label query} {
 proc ::tclcprof::servelib::Started {label code result} {
     variable collecting
     if {![dict size $collecting] || [dict get $collecting label] ne $label} {
-	# The client went away meanwhile (Waiting asked for the stop).
+	# The client went away meanwhile, or the start came too late
+	# (NoStart): a run that started is stopped.
+	if {!$code && ![llength $result]} {
+	    Ask [list ::tclcprof::servelib::OwnerStop $label] list
+	}
 	return
     }
+    after cancel [dict get $collecting timer]
     set sock [dict get $collecting sock]
     if {$code || [llength $result]} {
 	set collecting {}

@@ -243,6 +243,7 @@ MODULE_SCOPE Tcl_Obj *	CprofScopeProfile(CprofInterp *ciPtr,
 MODULE_SCOPE void	CprofScopeMeta(CprofInterp *ciPtr, Tcl_Obj *metaObj);
 MODULE_SCOPE Tcl_ObjCmdProc CprofThreadnameObjCmd;
 MODULE_SCOPE void	CprofScopeUnload(void);
+MODULE_SCOPE void	CprofScopeHideThread(void);
 
 /*
  * tclcprof.c
@@ -278,5 +279,11 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofStackObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofLayoutObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofFlatSumsObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofDebugObjCmd;
+
+/*
+ * servethread.c
+ */
+
+MODULE_SCOPE Tcl_ObjCmdProc CprofServeSpawnObjCmd;
 
 #endif /* _CMDINT_H */

@@ -105,6 +105,10 @@ static CreateSlaveProc *realCreateSlave;
 static int hooked;
 static CprofGotSet *gotSet;	/* Tcl_CreateInterp called through the GOT
 				 * of modules linked to libtcl (a C host). */
+static __thread int hiddenThread;
+				/* The profiler's own thread (the server of
+				 * tclcprof::serve): its interpreters are
+				 * never members. */
 
 static void		ChildProc(CprofState *statePtr, Tcl_Interp *interp,
 			    int objc, Tcl_Obj *const objv[]);
@@ -194,13 +198,27 @@ Current(
     return sPtr;
 }
 
+/*
+ * CprofScopeHideThread --
+ *
+ *	The calling thread is the profiler's own (servethread.c): the
+ *	interpreters it creates are not taken in by a session.
+ */
+
+void
+CprofScopeHideThread(void)
+{
+    hiddenThread = 1;
+}
+
 static Tcl_Interp *
 HookCreateInterp(void)
 {
     Tcl_Interp *interp = realCreateInterp();
     CprofSession *sPtr;
 
-    if (interp != NULL && (sPtr = Current(CPROF_SCOPE_PROCESS)) != NULL) {
+    if (interp != NULL && !hiddenThread
+	    && (sPtr = Current(CPROF_SCOPE_PROCESS)) != NULL) {
 	Attach(interp, sPtr, NULL);
 	Unref(sPtr);
     }
@@ -217,7 +235,8 @@ HookCreateSlave(
     CprofInterp *parentPtr;
     CprofSession *sPtr;
 
-    if (child != NULL && (sPtr = Current(CPROF_SCOPE_TREE)) != NULL) {
+    if (child != NULL && !hiddenThread
+	    && (sPtr = Current(CPROF_SCOPE_TREE)) != NULL) {
 	parentPtr = (CprofInterp *) Tcl_GetAssocData(parent, CPROF_ASSOC,
 		NULL);
 	if (parentPtr != NULL && parentPtr->sessionPtr == sPtr

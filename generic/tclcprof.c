@@ -356,6 +356,8 @@ CreateCommands(
 	    CprofFlatSumsObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::reportlib::NodeLines",
 	    CprofNodeLinesObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::servelib::Spawn",
+	    CprofServeSpawnObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::TopScript",
 	    CprofTopScriptObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),

@@ -11,14 +11,22 @@
 #	    /debug/pprof/heap?seconds=N		a memory profile of the next N
 #	    /debug/pprof/allocs?seconds=N	seconds (-mode memory), pprof
 #
-#	The server lives in Tcl's event loop (socket -server, fileevent,
-#	after): it answers only while the program runs the event loop
-#	(vwait, update, Tk). A profile is collected without blocking the
-#	event loop: the request starts a run (tclcprof::start -duration N,
-#	which stops it on time even in a busy program) and an "after" timer
-#	answers once it has ended. One profile at a time: a second request
-#	meanwhile, or any while the program profiles on its own, is answered
-#	409 Conflict; the program's own run is never disturbed.
+#	The server runs in a thread of its own (generic/servethread.c), in
+#	an interpreter of its own there that loads the package and runs
+#	the procedures below in its event loop (socket -server, fileevent,
+#	after): it answers whatever the program's thread does. What must
+#	happen in the program's thread, starting the run of a request in
+#	the program's interpreter and exporting its profile (the Owner*
+#	procedures), is handed to it with Ring and runs at its next
+#	asynchronous-event check: in a busy loop of Tcl code within a few
+#	instructions, in the event loop at once, after a C call or a
+#	blocking wait once it returns. A profile is collected without
+#	blocking anything: the request starts a run (tclcprof::start
+#	-scope process -duration N, which stops it on time even in a busy
+#	program) and an "after" timer of the server's thread asks for the
+#	export once it has ended. One profile at a time: a second request
+#	meanwhile, or any while the program profiles on its own, is
+#	answered 409 Conflict; the program's own run is never disturbed.
 #
 #	Each connection carries one request: the response says "Connection:
 #	close" and the connection is closed once it is written (in the
@@ -36,7 +44,7 @@ namespace eval ::tclcprof {
 namespace eval ::tclcprof::servelib {
     namespace path ::tclcprof::reportlib
 
-    variable optionNames {-address -allow -port -stop}
+    variable optionNames {-address -allow -port -stop -token}
 
     # The listening socket ("" when not serving), its port, address and
     # the client address patterns it accepts.
@@ -44,6 +52,8 @@ namespace eval ::tclcprof::servelib {
     variable port 0
     variable address 127.0.0.1
     variable allow {}
+    # The token requests must carry (Authorization: Bearer), or "".
+    variable token ""
     # Open connections: socket -> dict (client address, state, the
     # request's lines read so far, its timer).
     variable conns {}
@@ -52,8 +62,12 @@ namespace eval ::tclcprof::servelib {
     variable collecting {}
     variable runs 0
     # The label of the last run started for a request: a stopped profile
-    # of another label is the program's.
+    # of another label is the program's (the program's thread).
     variable lastLabel ""
+    # Questions asked of the program's thread (Ring) that await their
+    # answer: id -> the command prefix that takes code and result.
+    variable asked {}
+    variable askId 0
 
     # Limits: the longest profile asked for, in seconds; the default;
     # a request's size (a line, the header lines, the whole) and the
@@ -63,13 +77,17 @@ namespace eval ::tclcprof::servelib {
     variable maxLine 8192
     variable maxHeaders 100
     variable requestTimeout 10000
+    # How long a profile request waits for the program's thread to start
+    # its run (ms): a thread blocked in C longer gets the client 503.
+    variable startTimeout 10000
     variable maxConnections 64
 
     # The default -allow: loopback clients, IPv4 and IPv6.
     variable loopback {127.* ::1 ::ffff:127.*}
 
     variable reasons {
-	200 OK 301 {Moved Permanently} 400 {Bad Request} 403 Forbidden
+	200 OK 301 {Moved Permanently} 400 {Bad Request} 401 Unauthorized
+	403 Forbidden
 	404 {Not Found} 405 {Method Not Allowed} 408 {Request Timeout}
 	409 Conflict 431 {Request Header Fields Too Large}
 	500 {Internal Server Error} 503 {Service Unavailable}
@@ -79,7 +97,7 @@ namespace eval ::tclcprof::servelib {
 
 # ::tclcprof::serve --
 #
-#	tclcprof::serve ?-port N? ?-address ADDR? ?-allow PATTERNS?
+#	tclcprof::serve ?-port N? ?-address ADDR? ?-allow PATTERNS? ?-token T?
 #	tclcprof::serve -stop
 #
 # Results:
@@ -92,11 +110,50 @@ namespace eval ::tclcprof::servelib {
 proc ::tclcprof::serve {args} {
     set o [servelib::ParseOptions $args]
     if {[dict exists $o -stop]} {
-	servelib::Stop
+	servelib::Halt
 	return
     }
-    return [servelib::Listen [dict get $o -port] [dict get $o -address] \
-	    [dict get $o -allow]]
+    return [servelib::Start [dict get $o -port] [dict get $o -address] \
+	    [dict get $o -allow] [dict get $o -token]]
+}
+
+# Start --
+#	In the program's thread: start the server's thread, which listens.
+#	Errors: TCLCPROF STATE SERVING, TCLCPROF SERVE LISTEN (from the
+#	server's thread), TCLCPROF SERVE THREAD.
+
+proc ::tclcprof::servelib::Start {p addr patterns tok} {
+    variable port
+    variable address
+
+    if {[llength [info commands ::tclcprof::servelib::Server]]} {
+	Fail {STATE SERVING} "already serving on $address port $port:\
+		tclcprof::serve -stop first"
+    }
+    set port [Spawn [list ::tclcprof::servelib::Listen $p $addr $patterns \
+	    $tok]]
+    set address $addr
+    return $port
+}
+
+# Halt --
+#	In the program's thread: end the server's thread (its connections
+#	are closed) and stop a run collected for a request (its data is
+#	dropped).
+
+proc ::tclcprof::servelib::Halt {} {
+    variable lastLabel
+    if {![llength [info commands ::tclcprof::servelib::Server]]} {
+	Fail {STATE NOTSERVING} "not serving: tclcprof::serve starts the\
+		server"
+    }
+    Server stop
+    set st [::tclcprof::status]
+    if {$lastLabel ne "" && [dict get $st running]
+	    && [dict get $st label] eq $lastLabel} {
+	catch {::tclcprof::stop}
+    }
+    return
 }
 
 proc ::tclcprof::servelib::ParseOptions {arglist} {
@@ -106,7 +163,8 @@ proc ::tclcprof::servelib::ParseOptions {arglist} {
     if {[llength $arglist] == 1 && [lindex $arglist 0] eq "-stop"} {
 	return {-stop 1}
     }
-    set o [dict create -port 6060 -address 127.0.0.1 -allow $loopback]
+    set o [dict create -port 6060 -address 127.0.0.1 -allow $loopback \
+	    -token {}]
     foreach {opt v} [OptionPairs $arglist $optionNames] {
 	switch -- $opt {
 	    -stop {
@@ -127,6 +185,13 @@ proc ::tclcprof::servelib::ParseOptions {arglist} {
 			    for -address: expected a host name or address"
 		}
 	    }
+	    -token {
+		if {![regexp {^[A-Za-z0-9._~+/=-]+$} $v]} {
+		    Fail [list VALUE -token] "bad value for -token: expected\
+			    a non-empty string of letters, digits and\
+			    -._~+/= (the token68 of RFC 7235)"
+		}
+	    }
 	    -allow {
 		if {[catch {llength $v} n] || $n == 0} {
 		    Fail [list VALUE -allow $v] "bad value \"[Escape $v]\" for\
@@ -141,19 +206,16 @@ proc ::tclcprof::servelib::ParseOptions {arglist} {
 }
 
 # Listen --
-#	Open the listening socket. Errors: TCLCPROF STATE SERVING,
+#	In the server's thread: open the listening socket. Errors:
 #	TCLCPROF SERVE LISTEN.
 
-proc ::tclcprof::servelib::Listen {p addr patterns} {
+proc ::tclcprof::servelib::Listen {p addr patterns tok} {
     variable listen
     variable port
     variable address
     variable allow
+    variable token
 
-    if {$listen ne ""} {
-	Fail {STATE SERVING} "already serving on $address port $port:\
-		tclcprof::serve -stop first"
-    }
     if {[catch {socket -server ::tclcprof::servelib::Accept -myaddr $addr $p} \
 	    sock]} {
 	Fail [list SERVE LISTEN $addr $p] "cannot listen on $addr port $p:\
@@ -163,58 +225,24 @@ proc ::tclcprof::servelib::Listen {p addr patterns} {
     set port [lindex [chan configure $sock -sockname] 2]
     set address $addr
     set allow $patterns
-    trace add command ::tclcprof::servelib::Accept delete \
-	    [list ::apply [Teardown] $sock]
+    set token $tok
     return $port
 }
 
-# Teardown --
-#
-#	What closes the server when the package is removed (namespace
-#	delete ::tclcprof): a delete trace on Accept, whose command prefix
-#	carries the listening socket, since the namespace's variables are
-#	gone by then. The connections are the sockets whose handlers are
-#	ours, the timers those whose scripts are.
-
-proc ::tclcprof::servelib::Teardown {} {
-    return {{listen args} {
-	catch {close $listen}
-	foreach id [after info] {
-	    if {[string match ::tclcprof::servelib::* [lindex [after info $id] 0]]} {
-		after cancel $id
-	    }
-	}
-	foreach chan [chan names sock*] {
-	    if {![catch {chan event $chan readable} h]
-		    && [string match ::tclcprof::servelib::* $h]} {
-		catch {close $chan}
-	    }
-	}
-    }}
-}
-
 # Stop --
-#	Close the listening socket and every connection; end a profile
-#	being collected for a request (its data is dropped).
+#	In the server's thread, as it ends: close the listening socket and
+#	every connection. (Halt, in the program's thread, stops a run
+#	collected for a request.)
 
 proc ::tclcprof::servelib::Stop {} {
     variable listen
     variable conns
     variable collecting
 
-    if {$listen eq ""} {
-	Fail {STATE NOTSERVING} "not serving: tclcprof::serve starts the\
-		server"
-    }
     catch {close $listen}
-    trace remove command ::tclcprof::servelib::Accept delete \
-	    [list ::apply [Teardown] $listen]
     set listen ""
     if {[dict size $collecting]} {
 	after cancel [dict get $collecting timer]
-	if {[Ours $collecting]} {
-	    catch {::tclcprof::stop}
-	}
 	set collecting {}
     }
     foreach sock [dict keys $conns] {
@@ -223,12 +251,39 @@ proc ::tclcprof::servelib::Stop {} {
     return
 }
 
-# Ours --
-#	Whether the profile running now is the one collected for a request.
+# Ask --
+#	In the server's thread: have the program's thread evaluate script
+#	in its interpreter; cmd (a command prefix) gets the code and the
+#	result when it has.
 
-proc ::tclcprof::servelib::Ours {c} {
+proc ::tclcprof::servelib::Ask {script cmd} {
+    variable asked
+    variable askId
+    set id [incr askId]
+    dict set asked $id $cmd
+    Ring $id $script
+}
+
+# Reply --
+#	In the server's thread: the answer to a question asked with Ask.
+
+proc ::tclcprof::servelib::Reply {id code result} {
+    variable asked
+    if {![dict exists $asked $id]} {
+	return
+    }
+    set cmd [dict get $asked $id]
+    dict unset asked $id
+    {*}$cmd $code $result
+}
+
+# Ours --
+#	In the program's thread: whether the profile running now is the
+#	one of label, collected for a request.
+
+proc ::tclcprof::servelib::Ours {label} {
     set st [::tclcprof::status]
-    expr {[dict get $st running] && [dict get $st label] eq [dict get $c label]}
+    expr {[dict get $st running] && [dict get $st label] eq $label}
 }
 
 # Close --
@@ -350,6 +405,7 @@ proc ::tclcprof::servelib::Read {sock} {
 proc ::tclcprof::servelib::Request {sock lines} {
     variable conns
     variable allow
+    variable token
 
     if {![regexp {^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/([0-9])\.([0-9])$} \
 	    [lindex $lines 0] -> method target major minor]} {
@@ -372,6 +428,12 @@ proc ::tclcprof::servelib::Request {sock lines} {
     if {!$allowed} {
 	Respond $sock 403 "client address $addr is not allowed (tclcprof::serve\
 		-allow)\n" {} $head
+	return
+    }
+    if {$token ne "" && ![Authorized [lrange $lines 1 end]]} {
+	Respond $sock 401 "this server asks for a token: Authorization:\
+		Bearer TOKEN (tclcprof::serve -token)\n" \
+		{WWW-Authenticate {Bearer realm="tclcprof"}} $head
 	return
     }
     # The origin form (/path?query), or the absolute form of proxies.
@@ -420,6 +482,21 @@ proc ::tclcprof::servelib::Request {sock lines} {
 	    }
 	}
     }
+}
+
+# Authorized --
+#	Whether the header lines carry Authorization: Bearer with the
+#	server's token (the header's name and the scheme in any case).
+
+proc ::tclcprof::servelib::Authorized {headers} {
+    variable token
+    foreach line $headers {
+	if {[regexp -nocase {^authorization:[ \t]*bearer[ \t]+(\S+)[ \t]*$} \
+		$line -> given] && $given eq $token} {
+	    return 1
+	}
+    }
+    return 0
 }
 
 # Method --
@@ -486,19 +563,20 @@ proc ::tclcprof::servelib::Query {q} {
 
 # Collect --
 #
-#	A profile for a request: check its parameters (seconds, and the
-#	sampling options rate, clock, native and lines), start a run that stops
-#	by itself after that many seconds, and answer when it has ended
-#	(Finish). Answers 400 for bad parameters, 409 when a profile runs
-#	already (the program's, or one for another request) or when the
-#	program's latest profile, which a run would replace, is not saved.
+#	In the server's thread: a profile for a request. Check its
+#	parameters (seconds, and the sampling options rate, clock, native
+#	and lines) and ask the program's thread to start a run that stops
+#	by itself after that many seconds (OwnerStart); once it has
+#	started, a timer asks for its export when it has ended (Finish).
+#	Answers 400 for bad parameters, 409 when a profile runs already
+#	(the program's, or one for another request) or when the program's
+#	latest profile, which a run would replace, is not saved.
 
 proc ::tclcprof::servelib::Collect {sock kind query} {
     variable collecting
     variable maxSeconds
     variable defaultSeconds
     variable runs
-    variable lastLabel
 
     set seconds $defaultSeconds
     if {[dict exists $query seconds]} {
@@ -520,6 +598,7 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 	set opts [list -mode sample -db {} -duration $seconds]
 	set params {rate clock native lines}
     }
+    lappend opts -scope process
     foreach name $params {
 	if {[dict exists $query $name]} {
 	    lappend opts -$name [dict get $query $name]
@@ -533,57 +612,112 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 		[list Retry-After $left] 0
 	return
     }
-    set st [::tclcprof::status]
-    if {[dict get $st running]} {
-	Respond $sock 409 "tclcprof is already profiling this interpreter\
-		(a run the program started): it is left alone; try again\
-		once it has stopped\n" {} 0
-	return
-    }
-    if {[Unsaved $st]} {
-	Respond $sock 409 "the program's latest profile is in memory and\
-		not saved: a profile for this request would replace it; it\
-		is left alone until the program saves it (tclcprof::save)\
-		or discards it (tclcprof::reset)\n" {} 0
-	return
-    }
     set label "tclcprof::serve [incr runs] ([dict get {
 	html /tclcprof/flame pprof /debug/pprof/profile heap /debug/pprof/heap
     } $kind], $seconds s)"
     lappend opts -label $label
+    set ms [expr {round($seconds * 1000)}]
+    # Until the program's thread has answered, the collection is
+    # "starting" (no timer yet).
+    variable startTimeout
+    set collecting [dict create sock $sock kind $kind label $label \
+	    end [expr {[clock milliseconds] + $ms}] ms $ms \
+	    timer [after $startTimeout ::tclcprof::servelib::NoStart]]
+    chan event $sock readable [list ::tclcprof::servelib::Waiting $sock]
+    Ask [list ::tclcprof::servelib::OwnerStart $opts $label $query] \
+	    [list ::tclcprof::servelib::Started $label]
+    return
+}
+
+# OwnerStart --
+#	In the program's thread: start the run of a request (options opts,
+#	label) unless the program profiles or holds an unsaved profile.
+#	The result: {} when it started, else {code message headers} for
+#	the response.
+
+proc ::tclcprof::servelib::OwnerStart {opts label query} {
+    variable lastLabel
+    set st [::tclcprof::status]
+    if {[dict get $st running]} {
+	return [list 409 "tclcprof is already profiling this interpreter\
+		(a run the program started): it is left alone; try again\
+		once it has stopped\n" {}]
+    }
+    if {[Unsaved $st]} {
+	return [list 409 "the program's latest profile is in memory and\
+		not saved: a profile for this request would replace it; it\
+		is left alone until the program saves it (tclcprof::save)\
+		or discards it (tclcprof::reset)\n" {}]
+    }
     set lastLabel $label
     try {
 	::tclcprof::start {*}$opts
     } trap {TCLCPROF VALUE} {msg opts} {
 	set param [string range [lindex [dict get $opts -errorcode] 2] 1 end]
 	if {![dict exists $query $param]} {
-	    Respond $sock 500 "tclcprof::start failed: $msg\n" {} 0
-	    return
+	    return [list 500 "tclcprof::start failed: $msg\n" {}]
 	}
-	Respond $sock 400 "bad $param=[Escape [dict get $query $param]]:\
-		$msg\n" {} 0
-	return
+	return [list 400 "bad $param=[Escape [dict get $query $param]]:\
+		$msg\n" {}]
     } trap {TCLCPROF STATE} {msg} {
-	Respond $sock 409 "tclcprof cannot profile now: $msg\n" {} 0
-	return
+	return [list 409 "tclcprof cannot profile now: $msg\n" {}]
     } on error {msg} {
-	Respond $sock 500 "tclcprof::start failed: $msg\n" {} 0
+	return [list 500 "tclcprof::start failed: $msg\n" {}]
+    }
+    return {}
+}
+
+# NoStart --
+#	In the server's thread: the program's thread has not started the
+#	run of a request in time (it is blocked in C): 503; if it starts
+#	it later, Started stops it.
+
+proc ::tclcprof::servelib::NoStart {} {
+    variable collecting
+    variable startTimeout
+    set sock [dict get $collecting sock]
+    set collecting {}
+    Respond $sock 503 "the program's thread did not start the profile\
+	    within [expr {$startTimeout / 1000.0}] s (busy in a C call or\
+	    blocked): try again later\n" {Retry-After 10} 0
+}
+
+# Started --
+#	In the server's thread: the program's thread's answer to
+#	OwnerStart. The run goes: a timer asks for its export when its time
+#	is up (-duration stops it on time, in a busy program too).
+
+proc ::tclcprof::servelib::Started {label code result} {
+    variable collecting
+    if {![dict size $collecting] || [dict get $collecting label] ne $label} {
+	# The client went away meanwhile, or the start came too late
+	# (NoStart): a run that started is stopped.
+	if {!$code && ![llength $result]} {
+	    Ask [list ::tclcprof::servelib::OwnerStop $label] list
+	}
 	return
     }
-    # (-duration stops the run on time, in a busy program too; this
-    # timer answers once the event loop runs again.)
-    set ms [expr {round($seconds * 1000)}]
-    set collecting [dict create sock $sock kind $kind label $label \
-	    end [expr {[clock milliseconds] + $ms}] \
-	    timer [after [expr {$ms + 20}] ::tclcprof::servelib::Finish]]
-    # A client that goes away meanwhile ends the collection.
-    chan event $sock readable [list ::tclcprof::servelib::Waiting $sock]
-    return
+    after cancel [dict get $collecting timer]
+    set sock [dict get $collecting sock]
+    if {$code || [llength $result]} {
+	set collecting {}
+	if {$code} {
+	    Respond $sock 500 "tclcprof::start failed: $result\n" {} 0
+	} else {
+	    Respond $sock {*}$result 0
+	}
+	return
+    }
+    set ms [dict get $collecting ms]
+    dict set collecting end [expr {[clock milliseconds] + $ms}]
+    dict set collecting timer [after [expr {$ms + 20}] \
+	    ::tclcprof::servelib::Finish]
 }
 
 # Unsaved --
-#	Whether the profile in memory (status st) is the program's and holds
-#	data that no save and no -db run has written.
+#	In the program's thread: whether the profile in memory (status st)
+#	is the program's and holds data that no save and no -db run has
+#	written.
 
 proc ::tclcprof::servelib::Unsaved {st} {
     variable lastLabel
@@ -592,9 +726,10 @@ proc ::tclcprof::servelib::Unsaved {st} {
 }
 
 # Waiting --
-#	Input on a connection waiting for its profile: more of the request
-#	(read and dropped), or the end: the client went away, and the
-#	profile collected for it is stopped and dropped.
+#	In the server's thread: input on a connection waiting for its
+#	profile: more of the request (read and dropped), or the end: the
+#	client went away, and the profile collected for it is stopped and
+#	dropped.
 
 proc ::tclcprof::servelib::Waiting {sock} {
     variable collecting
@@ -603,45 +738,68 @@ proc ::tclcprof::servelib::Waiting {sock} {
     }
     if {[dict size $collecting] && [dict get $collecting sock] eq $sock} {
 	after cancel [dict get $collecting timer]
-	if {[Ours $collecting]} {
-	    catch {::tclcprof::stop}
-	}
+	Ask [list ::tclcprof::servelib::OwnerStop [dict get $collecting label]] \
+		list
 	set collecting {}
     }
     Close $sock
 }
 
+# OwnerStop --
+#	In the program's thread: stop the run of label if it still runs.
+
+proc ::tclcprof::servelib::OwnerStop {label} {
+    if {[Ours $label]} {
+	catch {::tclcprof::stop}
+    }
+    return
+}
+
 # Finish --
-#	A profile's time is up: stop it if it still runs, export it and
-#	answer the request that asked for it.
+#	In the server's thread: a profile's time is up: ask the program's
+#	thread for its export (OwnerFinish) and answer the request with it.
 
 proc ::tclcprof::servelib::Finish {} {
     variable collecting
-    variable conns
-
     set c $collecting
     set collecting {}
-    set sock [dict get $c sock]
-    set ours [Ours $c]
-    if {$ours} {
-	catch {::tclcprof::stop}
-    }
+    Ask [list ::tclcprof::servelib::OwnerFinish [dict get $c label] \
+	    [dict get $c kind]] [list ::tclcprof::servelib::Finished \
+	    [dict get $c sock]]
+}
+
+proc ::tclcprof::servelib::Finished {sock code result} {
+    variable conns
     if {![dict exists $conns $sock]} {
 	return
     }
-    if {[catch {::tclcprof::data} profile]
-	    || [catch {dict get $profile meta label} label]
-	    || $label ne [dict get $c label]} {
-	Respond $sock 409 "the profile was stopped or replaced by the\
-		program while it was collected\n" {} 0
-	return
+    if {$code} {
+	Respond $sock 500 "cannot export the profile: $result\n" {} 0
+    } else {
+	Respond $sock {*}$result 0
     }
-    set format [expr {[dict get $c kind] eq "heap" ? "pprof"
-	: [dict get $c kind]}]
+}
+
+# OwnerFinish --
+#	In the program's thread: stop the run of label if it still runs,
+#	and export its profile as kind asks. The result: {code body
+#	headers} of the response (a body with a Content-Type header is
+#	bytes).
+
+proc ::tclcprof::servelib::OwnerFinish {label kind} {
+    if {[Ours $label]} {
+	catch {::tclcprof::stop}
+    }
+    if {[catch {::tclcprof::data} profile]
+	    || [catch {dict get $profile meta label} have]
+	    || $have ne $label} {
+	return [list 409 "the profile was stopped or replaced by the\
+		program while it was collected\n" {}]
+    }
+    set format [expr {$kind eq "heap" ? "pprof" : $kind}]
     if {[catch {::tclcprof::export -format $format -data $profile} out opts]} {
 	if {[lrange [dict get $opts -errorcode] 0 2] ne {TCLCPROF NODATA tree}} {
-	    Respond $sock 500 "cannot export the profile: $out\n" {} 0
-	    return
+	    return [list 500 "cannot export the profile: $out\n" {}]
 	} elseif {$format eq "pprof"} {
 	    # Nothing sampled (an idle program): an empty profile, which
 	    # is what go tool pprof and the scrapers expect.
@@ -657,12 +815,11 @@ proc ::tclcprof::servelib::Finish {} {
 	}
     }
     if {$format eq "pprof"} {
-	Respond $sock 200 $out [list Content-Type application/octet-stream \
-		Content-Disposition {attachment; filename="profile"}] 0
-    } else {
-	Respond $sock 200 [encoding convertto utf-8 $out] \
-		{Content-Type {text/html; charset=utf-8}} 0
+	return [list 200 $out [list Content-Type application/octet-stream \
+		Content-Disposition {attachment; filename="profile"}]]
     }
+    return [list 200 [encoding convertto utf-8 $out] \
+	    {Content-Type {text/html; charset=utf-8}}]
 }
 
 # EmptyPprof --
@@ -724,15 +881,10 @@ proc ::tclcprof::servelib::Index {} {
     variable maxSeconds
     variable defaultSeconds
 
-    set st [::tclcprof::status]
+    # (The server's thread knows its own requests only: whether the
+    # program profiles on its own, a profile request finds out.)
     if {[dict size $collecting]} {
 	set state "collecting a profile for a request"
-    } elseif {[dict get $st running]} {
-	set state "profiling (a run the program started: profile requests\
-		are answered 409 until it stops)"
-    } elseif {[Unsaved $st]} {
-	set state "holding the program's latest profile, not saved: profile\
-		requests are answered 409 until it is saved or discarded"
     } else {
 	set state idle
     }
@@ -775,9 +927,5 @@ proc ::tclcprof::servelib::HtmlText {s} {
 }
 
 # When the package is removed (namespace delete ::tclcprof), the server
-# goes with it: the deletion of this namespace's commands closes it.
-
-trace add command ::tclcprof::servelib::Accept delete [list apply {{args} {
-    catch {::tclcprof::servelib::Stop}
-    catch {close $::tclcprof::servelib::listen}
-}}]
+# goes with it: the deletion of ::tclcprof::servelib::Server (servethread.c)
+# ends the server's thread.

@@ -1,0 +1,142 @@
+/*
+ * arch.h --
+ *
+ *	What differs between the processors tclcprof runs on (x86-64 and
+ *	aarch64 Linux), in one place, for the unix layer (sampler.c,
+ *	cfiwalk.c, gotpatch.c): where the interrupted context keeps its
+ *	program counter, stack pointer and other registers, the DWARF
+ *	numbers of the callee-saved registers, the relocation types of the
+ *	GOT entries the memory hooks patch, and the PLT stubs the unwinder
+ *	cannot leave by their unwind tables.
+ *
+ *	Every macro and inline function here may be used by the signal
+ *	handler: they read registers from the ucontext and the code the
+ *	thread was running, and touch nothing else.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _CPROF_ARCH_H
+#define _CPROF_ARCH_H
+
+#include <elf.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+/*
+ * CPROF_UC_PC(uc), CPROF_UC_SP(uc) --
+ *	The interrupted program counter and stack pointer of a signal's
+ *	ucontext_t *.
+ * CPROF_UC_NCAND, CPROF_UC_CAND(uc, i) --
+ *	The general registers of the interrupted context that may hold the
+ *	bytecode engine's pc (sampled lines): how many, and the i-th.
+ * CPROF_DWARF_CALLEE_SAVED --
+ *	The DWARF numbers of the callee-saved general registers, which an
+ *	outer frame's unwind context knows (_Unwind_GetGR).
+ * CPROF_GOT_RELOC(type, addend) --
+ *	Whether a relocation of this type (with a symbol) fills an 8-byte
+ *	pointer to the symbol that the memory hooks may redirect: a PLT's
+ *	JUMP_SLOT, a GOT entry of code built without a PLT, and on aarch64
+ *	a plain 64-bit pointer to the symbol itself (ABS64 with no addend),
+ *	which is what some linkers emit for a GOT entry.
+ */
+
+#if defined(__x86_64__)
+
+#define CPROF_ARCH_NAME		"x86_64"
+#define CPROF_UC_PC(uc)		((uintptr_t) (uc)->uc_mcontext.gregs[REG_RIP])
+#define CPROF_UC_SP(uc)		((uintptr_t) (uc)->uc_mcontext.gregs[REG_RSP])
+
+static const int cprofUcCandRegs[] = {
+    REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP,
+    REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15
+};
+#define CPROF_UC_NCAND \
+    ((int) (sizeof(cprofUcCandRegs) / sizeof(cprofUcCandRegs[0])))
+#define CPROF_UC_CAND(uc, i) \
+    ((uintptr_t) (uc)->uc_mcontext.gregs[cprofUcCandRegs[(i)]])
+#define CPROF_DWARF_CALLEE_SAVED	{3, 6, 12, 13, 14, 15}
+				/* rbx rbp r12-r15 */
+#define CPROF_GOT_RELOC(type, addend) \
+    ((type) == R_X86_64_JUMP_SLOT || (type) == R_X86_64_GLOB_DAT)
+
+#elif defined(__aarch64__)
+
+#define CPROF_ARCH_NAME		"aarch64"
+#define CPROF_UC_PC(uc)		((uintptr_t) (uc)->uc_mcontext.pc)
+#define CPROF_UC_SP(uc)		((uintptr_t) (uc)->uc_mcontext.sp)
+#define CPROF_UC_LR(uc)		((uintptr_t) (uc)->uc_mcontext.regs[30])
+
+/*
+ * Of x0-x28 (x29 is the frame pointer, x30 the link register: neither
+ * holds a bytecode pc) there is room, next to the stack words, for 16:
+ * the callee-saved x19-x28, where the engine keeps what it needs across
+ * calls, and the first argument registers.
+ */
+
+static const int cprofUcCandRegs[] = {
+    19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 0, 1, 2, 3, 4, 5
+};
+#define CPROF_UC_NCAND \
+    ((int) (sizeof(cprofUcCandRegs) / sizeof(cprofUcCandRegs[0])))
+#define CPROF_UC_CAND(uc, i) \
+    ((uintptr_t) (uc)->uc_mcontext.regs[cprofUcCandRegs[(i)]])
+#define CPROF_DWARF_CALLEE_SAVED	{19, 20, 21, 22, 23, 24, 25, 26, 27, 28}
+				/* x19-x28 */
+#define CPROF_GOT_RELOC(type, addend) \
+    ((type) == R_AARCH64_JUMP_SLOT || (type) == R_AARCH64_GLOB_DAT \
+	|| ((type) == R_AARCH64_ABS64 && (addend) == 0))
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofInPltStub --
+ *
+ *	Whether 'pc' lies in a PLT entry of the form GNU ld and lld write
+ *	for aarch64:
+ *
+ *		adrp x16, page		(of the GOT entry)
+ *		ldr  x17, [x16, #off]
+ *		add  x16, x16, #off
+ *		br   x17
+ *
+ *	(16 bytes, 16-byte aligned). Such a stub has no unwind information
+ *	(libtcl's, for instance), so libgcc's unwinder ends the stack
+ *	there; but it touches neither the stack pointer nor the link
+ *	register, so its caller is found as that of a leaf function: the
+ *	return address is in x30, the stack pointer unchanged.
+ *
+ *	The code is read where the thread was just running it: mapped and,
+ *	on Linux, readable. The PLT's first entry (lazy binding's, which
+ *	pushes) does not match and is left alone.
+ *
+ * Signal safety:
+ *	Reads four instruction words; pure otherwise.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline int
+CprofInPltStub(
+    uintptr_t pc)
+{
+    const uint32_t *insn = (const uint32_t *) (pc & ~(uintptr_t) 15);
+
+    if (pc == 0 || (pc & 3) != 0) {
+	return 0;
+    }
+    return (insn[0] & 0x9f00001f) == 0x90000010	/* adrp x16, ... */
+	    && (insn[1] & 0xffc003ff) == 0xf9400211	/* ldr x17, [x16,#] */
+	    && (insn[2] & 0xffc003ff) == 0x91000210	/* add x16, x16, # */
+	    && insn[3] == 0xd61f0220;			/* br x17 */
+}
+#define CPROF_ARCH_PLT_LEAF	1
+
+#else
+#   error "tclcprof supports x86-64 and aarch64 Linux only (unix/arch.h)"
+#endif
+
+#endif /* _CPROF_ARCH_H */

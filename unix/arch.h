@@ -62,6 +62,10 @@ static const int cprofUcCandRegs[] = {
 				/* rbx rbp r12-r15 */
 #define CPROF_GOT_RELOC(type, addend) \
     ((type) == R_X86_64_JUMP_SLOT || (type) == R_X86_64_GLOB_DAT)
+#define CprofPltLeafEnter(uc, ipPtr, cfaPtr)	((uintptr_t) 0)
+#define CprofPltLeafLeave(uc, pc)		((void) (pc))
+				/* x86-64's PLT stubs have unwind
+				 * information: libgcc leaves them. */
 
 #elif defined(__aarch64__)
 
@@ -133,7 +137,53 @@ CprofInPltStub(
 	    && (insn[2] & 0xffc003ff) == 0x91000210	/* add x16, x16, # */
 	    && insn[3] == 0xd61f0220;			/* br x17 */
 }
-#define CPROF_ARCH_PLT_LEAF	1
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofPltLeafEnter, CprofPltLeafLeave --
+ *
+ *	Around the sampler's unwind (libgcc's, which starts from the signal
+ *	frame's saved registers): when the interrupted pc is in a PLT stub,
+ *	Enter records it as the innermost frame (*ipPtr, its stack pointer
+ *	in *cfaPtr) and puts the link register in the saved pc, so that
+ *	libgcc starts at the stub's caller, and returns the stub's pc;
+ *	otherwise it changes nothing and returns 0. Leave puts the saved
+ *	pc back before the handler returns: the program resumes where it
+ *	was.
+ *
+ * Signal safety:
+ *	Reads and writes the thread's own signal frame.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline uintptr_t
+CprofPltLeafEnter(
+    ucontext_t *uc,
+    uintptr_t *ipPtr,
+    uintptr_t *cfaPtr)
+{
+    uintptr_t pc = CPROF_UC_PC(uc);
+
+    if (!CprofInPltStub(pc)) {
+	return 0;
+    }
+    *ipPtr = pc;
+    *cfaPtr = CPROF_UC_SP(uc);
+    uc->uc_mcontext.pc = CPROF_UC_LR(uc);
+    return pc;
+}
+
+static inline void
+CprofPltLeafLeave(
+    ucontext_t *uc,
+    uintptr_t pc)
+{
+    if (pc != 0) {
+	uc->uc_mcontext.pc = pc;
+    }
+}
 
 #else
 #   error "tclcprof supports x86-64 and aarch64 Linux only (unix/arch.h)"

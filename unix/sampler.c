@@ -1512,6 +1512,7 @@ SignalHandler(
     int full;
     Walk walk;
     ucontext_t *ucPtr = (ucontext_t *) context;
+    uintptr_t pltPc;
 
     if (sPtr != NULL && forking && infoPtr != NULL
 	    && infoPtr->si_code == SI_TIMER
@@ -1607,7 +1608,14 @@ SignalHandler(
     walk.ucPtr = ucPtr;
     slotPtr->tebcFrame = -1;
     slotPtr->nCand = 0;
+    pltPc = (ucPtr != NULL && !walk.skipFirst)
+	    ? CprofPltLeafEnter(ucPtr, &walk.ip[0], &walk.cfa[0]) : 0;
+    if (pltPc != 0) {
+	walk.n = 1;			/* A PLT stub (arch.h): its caller */
+	walk.pc = CPROF_UC_PC(ucPtr);	/* is next. */
+    }
     pBacktrace(WalkFrame, &walk);
+    CprofPltLeafLeave(ucPtr, pltPc);
     if (!walk.started) {
 	slotPtr->flags |= CPROF_SAMPLE_NO_SIGFRAME;
 	sPtr->counters.noSigframe++;

@@ -75,14 +75,16 @@ static const int cprofUcCandRegs[] = {
 #define CPROF_UC_LR(uc)		((uintptr_t) (uc)->uc_mcontext.regs[30])
 
 /*
- * Of x0-x28 (x29 is the frame pointer, x30 the link register: neither
- * holds a bytecode pc) there is room, next to the stack words, for 16:
- * the callee-saved x19-x28, where the engine keeps what it needs across
- * calls, and the first argument registers.
+ * x0-x28 (x29 is the frame pointer, x30 the link register: neither holds
+ * a bytecode pc), the callee-saved ones first; CPROF_PC_CANDIDATES
+ * leaves room for them and the stack words. With x19-x28 and x0-x5 only,
+ * sample.test 3.81 under qemu found the line of 74-78% of the samples
+ * (it wants 90%); with all of them, its check passes.
  */
 
 static const int cprofUcCandRegs[] = {
-    19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 0, 1, 2, 3, 4, 5
+    19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    10, 11, 12, 13, 14, 15, 16, 17, 18
 };
 #define CPROF_UC_NCAND \
     ((int) (sizeof(cprofUcCandRegs) / sizeof(cprofUcCandRegs[0])))

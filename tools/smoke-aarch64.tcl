@@ -22,8 +22,9 @@
 #	   down to the program's entry point (the PLT case, unix/arch.h).
 #	3. memory: every one of 3,000 blocks a C function leaks (memrate 1)
 #	   counted, in the run and in its database read back.
-#	4. exact: exact mode with the trace capture (the one used on
-#	   aarch64): a proc called 100 times from a loop counts 100 calls.
+#	4. exact: exact mode with the wrap capture (aarch64 thunks,
+#	   unix/thunk.c): a proc called 100 times from a loop, 20 times,
+#	   counts 2,000 calls.
 #
 #	Under qemu, times mean little: the figures printed are ratios.
 #
@@ -191,7 +192,7 @@ if {[catch {arm $helpers\n$body} out]} {
     check exact 0 $out
 } else {
     lassign $out gCalls fCalls capture ratio
-    check exact [expr {$gCalls == 20 && $fCalls == 2000 && $capture eq "trace"}] \
+    check exact [expr {$gCalls == 20 && $fCalls == 2000 && $capture eq "wrap"}] \
         "calls ::g $gCalls (known 20), ::f from ::g $fCalls (known 2000), capture $capture, time ratio to unprofiled $ratio"
 }
 

@@ -733,6 +733,8 @@ FastWalk(
     int max,
     uintptr_t *missPtr)
 {
+    (void) recentRules;
+    (void) recentCfas;
     return WALK_LIBGCC;
 }
 

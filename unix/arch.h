@@ -40,8 +40,9 @@
  *	Whether a relocation of this type (with a symbol) fills an 8-byte
  *	pointer to the symbol that the memory hooks may redirect: a PLT's
  *	JUMP_SLOT, a GOT entry of code built without a PLT, and on aarch64
- *	a plain 64-bit pointer to the symbol itself (ABS64 with no addend),
- *	which is what some linkers emit for a GOT entry.
+ *	also a plain 64-bit pointer to the symbol itself (ABS64 with no
+ *	addend: the address of malloc kept in a module's data, through
+ *	which it is called).
  */
 
 #if defined(__x86_64__)

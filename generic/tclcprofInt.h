@@ -708,7 +708,11 @@ typedef char CprofTclRefBits[(CPROF_KIND_COUNT <= 16
 
 #define CPROF_NATIVE_MAX	128
 #define CPROF_TCL_MAX		128
-#define CPROF_PC_CANDIDATES	24
+#if defined(__aarch64__)
+#   define CPROF_PC_CANDIDATES	40	/* x0-x28 and 8 stack words (arch.h). */
+#else
+#   define CPROF_PC_CANDIDATES	24
+#endif
 
 #define CPROF_SAMPLE_NATIVE_TRUNC	0x1
 #define CPROF_SAMPLE_TCL_TRUNC		0x2

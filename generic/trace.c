@@ -417,6 +417,7 @@ CprofTraceCalibrate(
     TraceCalib *tcPtr;
     Tcl_InterpState saved;
     Tcl_Obj *cmdObj;
+    int inTrace;
 
     calPtr->state = CPROF_CALIB_FAILED;
     if (!CprofTrampolineRange(&calPtr->trampStart, &calPtr->trampEnd,
@@ -432,7 +433,17 @@ CprofTraceCalibrate(
     cmdObj = Tcl_NewStringObj("::tclcprof::Calibrate", -1);
     Tcl_IncrRefCount(cmdObj);
     tcPtr->calibrating = 1;
+
+    /*
+     * Started from a Tcl execution trace's script (tclcprof run starts on
+     * source's enter trace), Tcl runs no object trace, ours included:
+     * the flag that says so is lifted for the private command only.
+     */
+
+    inTrace = ((Interp *) interp)->flags & INTERP_TRACE_IN_PROGRESS;
+    ((Interp *) interp)->flags &= ~INTERP_TRACE_IN_PROGRESS;
     Tcl_EvalObjv(interp, 1, &cmdObj, TCL_EVAL_GLOBAL);
+    ((Interp *) interp)->flags |= inTrace;
     tcPtr->calibrating = 0;
     Tcl_DecrRefCount(cmdObj);
     Tcl_RestoreInterpState(interp, saved);

@@ -62,6 +62,7 @@ proc ::checkedCaptures {} {
 }
 testConstraint thread [expr {![catch {package require Thread}]}]
 testConstraint procfs [file readable /proc/self/stat]
+testConstraint aarch64 [expr {$::tcl_platform(machine) eq "aarch64"}]
 
 # probe --
 #	Record the names of the tracked frames, without the probe itself, in

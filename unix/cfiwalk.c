@@ -702,6 +702,30 @@ FastWalk(
 
 #else /* !__x86_64__ */
 
+/*
+ * Elsewhere (aarch64) every walk is libgcc's: fastWalkOk stays 0, so
+ * none of these is called.
+ */
+
+#define WALK_LIBGCC	(-1)
+#define WALK_MISS	(-2)
+
+static void
+ComputeRule(
+    uintptr_t pc,
+    WalkRule *rulePtr)
+{
+    rulePtr->pc = pc;
+    rulePtr->kind = RULE_OTHER;
+}
+
+static int
+CacheRule(
+    const WalkRule *rulePtr)
+{
+    return 0;
+}
+
 static int
 FastWalk(
     uintptr_t *ip,
@@ -709,6 +733,8 @@ FastWalk(
     int max,
     uintptr_t *missPtr)
 {
+    (void) recentRules;
+    (void) recentCfas;
     return WALK_LIBGCC;
 }
 

@@ -38,6 +38,7 @@
 #endif
 #include "tclcprofInt.h"
 #include "gotpatch.h"
+#include "arch.h"
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -165,8 +166,7 @@ PatchRelocs(
 	const char *name;
 	Patch patch;
 
-	if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
-		|| sym == 0) {
+	if (!CPROF_GOT_RELOC(type, rel[i].r_addend) || sym == 0) {
 	    continue;
 	}
 	name = strtab + symtab[sym].st_name;

@@ -29,6 +29,7 @@
 #   define _GNU_SOURCE
 #endif
 #include "tclcprofInt.h"
+#include "arch.h"
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <errno.h>
@@ -1071,7 +1072,8 @@ CprofSamplerRelease(
  * stack frame (which of them depends on the build and the place in the
  * engine): keep them all, the drain finds which one points into live
  * bytecode. The interrupted frame has every register (from the ucontext),
- * an outer one the callee-saved ones (from the unwinder). x86-64 only.
+ * an outer one the callee-saved ones (from the unwinder); which registers
+ * those are, arch.h says.
  *
  * Signal safety:
  *	Reads registers and the thread's own stack (above the frame's stack
@@ -1088,13 +1090,8 @@ PcCandidates(
     Walk *wPtr,
     struct _Unwind_Context *ctx)
 {
-#if defined(__x86_64__)
-    static const int interrupted[] = {
-	REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP,
-	REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15
-    };
-    static const int calleeSaved[] = {3, 6, 12, 13, 14, 15};
-				/* DWARF: rbx rbp r12-r15. */
+#if defined(CPROF_DWARF_CALLEE_SAVED)
+    static const int calleeSaved[] = CPROF_DWARF_CALLEE_SAVED;
     CprofSample *samplePtr = wPtr->samplePtr;
     const uintptr_t *sp;
     int k = 0, i;
@@ -1103,11 +1100,10 @@ PcCandidates(
 	if (wPtr->ucPtr == NULL) {
 	    return;
 	}
-	for (i = 0; i < (int) (sizeof(interrupted) / sizeof(int)); i++) {
-	    samplePtr->cand[k++] = (uintptr_t)
-		    wPtr->ucPtr->uc_mcontext.gregs[interrupted[i]];
+	for (i = 0; i < CPROF_UC_NCAND; i++) {
+	    samplePtr->cand[k++] = CPROF_UC_CAND(wPtr->ucPtr, i);
 	}
-	sp = (const uintptr_t *) wPtr->ucPtr->uc_mcontext.gregs[REG_RSP];
+	sp = (const uintptr_t *) CPROF_UC_SP(wPtr->ucPtr);
     } else {
 	if (pGetGR == NULL) {
 	    return;
@@ -1124,10 +1120,8 @@ PcCandidates(
 
 	sp = (const uintptr_t *) wPtr->cfa[wPtr->n];
 	if (wPtr->ucPtr == NULL || ((uintptr_t) sp & 7) != 0
-		|| (uintptr_t) sp < (uintptr_t)
-		wPtr->ucPtr->uc_mcontext.gregs[REG_RSP]
-		|| (uintptr_t) sp - (uintptr_t)
-		wPtr->ucPtr->uc_mcontext.gregs[REG_RSP] > PC_STACK_REACH) {
+		|| (uintptr_t) sp < CPROF_UC_SP(wPtr->ucPtr)
+		|| (uintptr_t) sp - CPROF_UC_SP(wPtr->ucPtr) > PC_STACK_REACH) {
 	    sp = NULL;
 	}
     }
@@ -1518,6 +1512,7 @@ SignalHandler(
     int full;
     Walk walk;
     ucontext_t *ucPtr = (ucontext_t *) context;
+    uintptr_t pltPc;
 
     if (sPtr != NULL && forking && infoPtr != NULL
 	    && infoPtr->si_code == SI_TIMER
@@ -1596,7 +1591,7 @@ SignalHandler(
     walk.truncated = 0;
     walk.started = 0;
     walk.skipped = 0;
-    walk.pc = ucPtr ? (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RIP] : 0;
+    walk.pc = ucPtr ? CPROF_UC_PC(ucPtr) : 0;
     walk.skipFirst = 0;
     if (sPtr->forkPc != 0) {
 	/*
@@ -1613,7 +1608,14 @@ SignalHandler(
     walk.ucPtr = ucPtr;
     slotPtr->tebcFrame = -1;
     slotPtr->nCand = 0;
+    pltPc = (ucPtr != NULL && !walk.skipFirst)
+	    ? CprofPltLeafEnter(ucPtr, &walk.ip[0], &walk.cfa[0]) : 0;
+    if (pltPc != 0) {
+	walk.n = 1;			/* A PLT stub (arch.h): its caller */
+	walk.pc = CPROF_UC_PC(ucPtr);	/* is next. */
+    }
     pBacktrace(WalkFrame, &walk);
+    CprofPltLeafLeave(ucPtr, pltPc);
     if (!walk.started) {
 	slotPtr->flags |= CPROF_SAMPLE_NO_SIGFRAME;
 	sPtr->counters.noSigframe++;

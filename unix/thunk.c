@@ -32,8 +32,8 @@
  *	it there (when the package is unloaded with some of its callbacks
  *	still queued) runs as a no-op.
  *
- *	Only x86-64 is supported; elsewhere CprofThunksReady says why and
- *	the capture falls back to Tcl's trace.
+ *	x86-64 and aarch64 are supported; elsewhere CprofThunksReady says
+ *	why and the capture falls back to Tcl's trace.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -128,7 +128,72 @@ WriteIdentity(
 }
 
 #define HAVE_THUNKS 1
-#endif /* __x86_64__ */
+#elif defined(__aarch64__)
+
+/*
+ * Code of slot 'i' of a block (AAPCS64: the fifth argument in x4; x16 is
+ * the intra-procedure-call scratch register, free at a call):
+ *
+ *	58xxxxx4	ldr x4, data[i].record		(pc-relative)
+ *	58xxxxx0|16	ldr x16, data[i].target
+ *	d61f0200	br x16
+ *	d4200000 ...	brk #0 padding
+ *
+ * A literal load reaches +-1 MB: the data page is the next page.
+ */
+
+static inline uint32_t
+LoadLiteral(
+    int reg,
+    const void *insn,
+    const void *data)
+{
+    int32_t words = (int32_t) (((intptr_t) data - (intptr_t) insn) / 4);
+
+    return 0x58000000u | (((uint32_t) words & 0x7ffff) << 5) | (uint32_t) reg;
+}
+
+static void
+WriteSlot(
+    unsigned char *code,
+    uintptr_t *dataWords)
+{
+    uint32_t insn[SLOT_CODE / 4];
+    int i;
+
+    for (i = 0; i < SLOT_CODE / 4; i++) {
+	insn[i] = 0xd4200000u;			/* brk #0 */
+    }
+    insn[0] = LoadLiteral(4, code, &dataWords[0]);
+    insn[1] = LoadLiteral(16, code + 4, &dataWords[1]);
+    insn[2] = 0xd61f0200u;			/* br x16 */
+    memcpy(code, insn, SLOT_CODE);
+}
+
+/*
+ * The identity callback (see above):
+ *
+ *	2a0203e0	mov w0, w2
+ *	d65f03c0	ret
+ */
+
+static void
+WriteIdentity(
+    unsigned char *code)
+{
+    uint32_t insn[SLOT_CODE / 4];
+    int i;
+
+    for (i = 0; i < SLOT_CODE / 4; i++) {
+	insn[i] = 0xd4200000u;
+    }
+    insn[0] = 0x2a0203e0u;
+    insn[1] = 0xd65f03c0u;
+    memcpy(code, insn, SLOT_CODE);
+}
+
+#define HAVE_THUNKS 1
+#endif /* __x86_64__, __aarch64__ */
 
 #ifdef HAVE_THUNKS
 

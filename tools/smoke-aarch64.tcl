@@ -1,0 +1,199 @@
+# smoke-aarch64.tcl --
+#
+#	The smoke set of an aarch64 build (tools/build-aarch64), run by the
+#	host's tclsh:
+#
+#	    tclsh tools/smoke-aarch64.tcl BUILDDIR
+#
+#	BUILDDIR holds the cross-built library, libcbtest.so (the tests' C
+#	extension), the demo's extension, the command-line tool and "tclsh",
+#	which runs the sysroot's tclsh8.6 under qemu-aarch64-static. Each
+#	check runs the arm64 tclsh (qemu-user cannot start another arm64
+#	program from inside one, so the host's tclsh drives) and prints one
+#	line, "ok" or "FAILED", with the figures measured; the exit status
+#	is the number of checks that failed.
+#
+#	1. machine: the tclsh is an aarch64 one.
+#	2. demo: "tclcprof run" of the bundled demo (examples/tok2column.tcl)
+#	   into a database, read back with "tclcprof export -format folded":
+#	   the mixed Tcl/C chain ::doWork2 > tok2column > tclprim_tok2column
+#	   [C] > lang2lang_type [C] > ::MtiFS::Is...Language is there, the
+#	   anchors calibrated, and (almost) every sample has its native stack
+#	   down to the program's entry point (the PLT case, unix/arch.h).
+#	3. memory: every one of 3,000 blocks a C function leaks (memrate 1)
+#	   counted, in the run and in its database read back.
+#	4. exact: exact mode with the wrap capture (aarch64 thunks,
+#	   unix/thunk.c): a proc called 100 times from a loop, 20 times,
+#	   counts 2,000 calls.
+#
+#	Under qemu, times mean little: the figures printed are ratios.
+#
+# Copyright (c) 2026 The tclcprof authors.
+# See the file "LICENSE" for terms of use.
+
+if {[llength $argv] != 1} {
+    puts stderr "usage: tclsh smoke-aarch64.tcl BUILDDIR"
+    exit 2
+}
+set build [file normalize [lindex $argv 0]]
+set src [file dirname [file dirname [file normalize [info script]]]]
+set tclsh [file join $build tclsh]
+set tool [file join $build tclcprof]
+set work [file join $build smoke]
+file delete -force $work
+file mkdir $work
+set failed 0
+
+# check name ok detail --
+#	Print the outcome of one check.
+proc check {name ok detail} {
+    global failed
+    if {$ok} {
+        puts [format "smoke-aarch64: %-8s ok      %s" $name $detail]
+    } else {
+        puts [format "smoke-aarch64: %-8s FAILED  %s" $name $detail]
+        incr failed
+    }
+}
+
+# arm script --
+#	Run script in the arm64 tclsh, in the build directory with the
+#	package on auto_path; return its standard output.
+proc arm {script} {
+    global build tclsh work
+    set f [file join $work script[incr ::scripts].tcl]
+    set fd [open $f w]
+    puts $fd [list lappend auto_path $build]
+    puts $fd [list set build $build]
+    puts $fd $script
+    close $fd
+    return [exec $tclsh $f 2>@1]
+}
+
+# Helpers of the scripts run in the arm64 tclsh.
+set helpers {
+    package require tclcprof
+    proc nodeOf {node name} {
+        foreach c [dict get $node children] {
+            if {[dict get $c name] eq $name} {
+                return $c
+            }
+            set r [nodeOf $c $name]
+            if {$r ne ""} {
+                return $r
+            }
+        }
+        return ""
+    }
+}
+
+# --- 1. machine ------------------------------------------------------------
+
+if {[catch {arm {puts $tcl_platform(machine)}} out]} {
+    check machine 0 $out
+    exit 1
+}
+check machine [expr {$out eq "aarch64"}] "tcl_platform(machine) $out"
+
+# --- 2. the demo's mixed tree -----------------------------------------------
+
+set driver [file join $work demo.tcl]
+set fd [open $driver w]
+puts $fd {
+    # The demo's workload under tclcprof run (its standalone part, which
+    # starts profiling itself, left out).
+    set argv0 demo
+    source [file join [lindex $argv 0] examples tok2column.tcl]
+    runWorkload [lindex $argv 1]
+    set s [tclcprof::status]
+    puts [list calibration [dict get $s calibration state] \
+        capture [dict get $s capture in_use] \
+        samples [dict get $s sampling samples] \
+        splice_rate [dict get $s sampling splice_rate]]
+}
+close $fd
+set db [file join $work demo.db]
+set folded [file join $work demo.folded]
+set env(TCLCPROF_DEMO_EXT) [file join $build libtclcprofdemo.so]
+if {[catch {
+    set out [exec $tool run -db $db $driver $src 1.5 2>@1]
+    exec $tool export $db -format folded -file $folded 2>@1
+    set fd [open $folded]
+    set stacks [split [string trim [read $fd]] \n]
+    close $fd
+} msg]} {
+    check demo 0 $msg
+} else {
+    set line [lsearch -inline [split $out \n] {calibration *}]
+    set all 0
+    set chain 0
+    set rooted 0
+    foreach s $stacks {
+        if {![regexp {^(.*) ([0-9]+)$} $s -> stack w]} {
+            continue
+        }
+        set frames [split $stack \;]
+        incr all $w
+        if {[string match {*::doWork2;tok2column;tclprim_tok2column \[C\];lang2lang_type \[C\];::MtiFS::Is*Language*} $s]} {
+            incr chain $w
+        }
+        # A stack whose outermost frame is native reached the program's
+        # entry point; one that starts with a Tcl frame lost its native
+        # frames.
+        if {[string match {*\[C\]} [lindex $frames 0]]} {
+            incr rooted $w
+        }
+    }
+    set full [expr {$all ? double($rooted) / $all : 0}]
+    check demo [expr {$chain > 0 && [dict get $line calibration] eq "ok"}] \
+        "mixed chain ::doWork2 > tok2column > tclprim_tok2column > lang2lang_type > ::MtiFS::Is*Language: $chain of $all samples; [lrange $line 0 end]"
+    check native [expr {$all > 0 && $full >= 0.95}] \
+        [format "samples with their whole native stack: %d of %d (%.1f%%)" \
+        $rooted $all [expr {100 * $full}]]
+}
+unset env(TCLCPROF_DEMO_EXT)
+
+# --- 3. memory profile and its database -------------------------------------
+
+set mdb [file join $work memory.db]
+set body {
+    load [file join $build libcbtest.so] Cbtest
+    tclcprof::profile -mode memory -memrate 1 -db $db {
+        cbtest::memleak 1000 3000
+    }
+    set live [nodeOf [dict get [tclcprof::data] tree] LeakBlocks]
+    set read [nodeOf [dict get [tclcprof::data -db $db] tree] LeakBlocks]
+    puts [list [dict get $live alloc_objects] [dict get $live live_objects] \
+        [dict get $read alloc_objects] [dict get $read live_objects]]
+}
+if {[catch {arm $helpers[list set db $mdb]\n$body} out]} {
+    check memory 0 $out
+} else {
+    check memory [expr {$out eq "3000 3000 3000 3000"}] \
+        "LeakBlocks: allocated, live (run) and the same read back from the database: $out (known: 3000 each)"
+}
+
+# --- 4. exact mode -----------------------------------------------------------
+
+set body {
+    proc f {n} { if {$n > 0} { f [expr {$n - 1}] } }
+    proc g {} { for {set i 0} {$i < 100} {incr i} { f 3 } }
+    set t0 [lindex [time g 20] 0]
+    tclcprof::profile -mode exact {
+        set t1 [lindex [time g 20] 0]
+    }
+    set gn [nodeOf [dict get [tclcprof::data] tree] ::g]
+    set fn [nodeOf $gn ::f]
+    puts [list [dict get $gn calls] [dict get $fn calls] \
+        [dict get [tclcprof::status] capture in_use] \
+        [format %.1f [expr {double($t1) / $t0}]]]
+}
+if {[catch {arm $helpers\n$body} out]} {
+    check exact 0 $out
+} else {
+    lassign $out gCalls fCalls capture ratio
+    check exact [expr {$gCalls == 20 && $fCalls == 2000 && $capture eq "wrap"}] \
+        "calls ::g $gCalls (known 20), ::f from ::g $fCalls (known 2000), capture $capture, time ratio to unprofiled $ratio"
+}
+
+exit $failed

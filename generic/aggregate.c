@@ -31,6 +31,7 @@
 #   define _GNU_SOURCE
 #endif
 #include "tclcprofInt.h"
+#include "frames.h"
 #include <dlfcn.h>
 #include <stddef.h>
 #include <string.h>
@@ -946,6 +947,7 @@ CprofAddSampleTo(
     int nTcl = samplePtr->nTcl;
     CprofTclRef *keptTcl = NULL;
     CprofTclRef sortedTcl[CPROF_TCL_MAX];
+    CprofTclRef rawTcl[CPROF_TCL_MAX];
     int idleOn = (statePtr->options.clock == CPROF_CLOCK_WALL
 	    && treePtr == &statePtr->tree);
     int idleNode = -1;		/* Exact node of an [idle] frame pushed
@@ -966,6 +968,16 @@ CprofAddSampleTo(
     }
 
     InitIds();
+
+    /*
+     * -capture frames: the handler's raw references named (frames.c).
+     */
+
+    if (samplePtr->flags & CPROF_SAMPLE_RAW) {
+	nTcl = (statePtr->framesPtr == NULL) ? 0
+		: CprofFramesResolve(statePtr->framesPtr, tcl, nTcl, rawTcl);
+	tcl = rawTcl;
+    }
 
     /*
      * Frames of several interpreters (child interpreters, sampled with

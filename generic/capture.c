@@ -90,6 +90,31 @@ CprofCaptureInstall(
      * bindings: nothing of that is to be captured).
      */
 
+    if (kind == CPROF_CAPTURE_FRAMES) {
+	if (CprofUsesFrames(&statePtr->options)) {
+	    /*
+	     * Tcl's own frames, read at each sample (frames.c): nothing to
+	     * install, nothing runs per command.
+	     */
+
+	    capPtr->kind = kind;
+	    if (statePtr->calib.trampEnd == 0) {
+		/*
+		 * The splice needs the trampoline's range (the frames have
+		 * no anchors yet: they go after the innermost one).
+		 */
+
+		(void) CprofTrampolineRange(&statePtr->calib.trampStart,
+			&statePtr->calib.trampEnd, statePtr->calib.message,
+			sizeof(statePtr->calib.message));
+	    }
+	    return TCL_OK;
+	}
+	snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
+		"%s", "frames are read only for samples (modes sample and"
+		" memory): exact timing, coverage and stack use wrap");
+	kind = CPROF_CAPTURE_WRAP;
+    }
     CprofEventsInstall(capPtr);
     if (kind != CPROF_CAPTURE_TRACE) {
 	Tcl_InterpState saved = Tcl_SaveInterpState(statePtr->interp, TCL_OK);

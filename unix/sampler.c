@@ -29,6 +29,7 @@
 #   define _GNU_SOURCE
 #endif
 #include "tclcprofInt.h"
+#include "frames.h"
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <errno.h>
@@ -1403,7 +1404,16 @@ CprofCopyTclFrames(
     uint64_t *check)
 {
     int n, i, numExtra, truncated = 0;
+    struct CprofFrames *framesPtr = __atomic_load_n(&sPtr->framesPtr,
+	    __ATOMIC_ACQUIRE);
 
+    if (framesPtr != NULL) {
+	/*
+	 * -capture frames: Tcl's own frames, read raw (frames.c).
+	 */
+
+	return CprofFramesRead(framesPtr, out, max, flagsPtr);
+    }
     numExtra = __atomic_load_n(&sPtr->numExtra, __ATOMIC_ACQUIRE);
 
     /*

@@ -166,6 +166,43 @@ IsBytecodeFrame(
 	    && cfPtr->data.tebc.pc != NULL;
 }
 
+/*
+ * The bytecode engine's record of a level (tclExecute.c:169-179, private
+ * to it; the same in every 8.6 release): a CmdFrame for the command being
+ * invoked sits in it, followed by the level's catch and operand stacks,
+ * where the words of a command it invokes are.
+ */
+
+typedef struct TEBCdata {
+    ByteCode *codePtr;
+    ptrdiff_t *catchTop;
+    Tcl_Obj *auxObjList;
+    CmdFrame cmdFrame;
+    void *stack[1];
+} TEBCdata;
+
+/*
+ * Whether objv, the words of a frame's call, lies in the operand stack of
+ * the level whose CmdFrame this is: then that level invoked it, and this
+ * CmdFrame is its call site; otherwise the level invoked a command of its
+ * own (a C command that called the frame's code through Tcl_EvalObjv...).
+ */
+
+static inline int
+InvokedFrom(
+    const CmdFrame *cfPtr,
+    Tcl_Obj *const *objv)
+{
+    const TEBCdata *tdPtr = (const TEBCdata *) ((const char *) cfPtr
+	    - offsetof(TEBCdata, cmdFrame));
+    const ByteCode *codePtr = (const ByteCode *) cfPtr->data.tebc.codePtr;
+    const void *start = &tdPtr->stack[0];
+    const void *end = &tdPtr->stack[codePtr->maxExceptDepth
+	    + codePtr->maxStackDepth + 1];
+
+    return (const void *) objv >= start && (const void *) objv < end;
+}
+
 static inline void
 SetSite(
     CprofTclRef *refPtr,
@@ -227,7 +264,12 @@ ReadInterp(
     CmdFrame *cfPtr = iPtr->cmdFramePtr;
     ExecEnv *eePtr = iPtr->execEnvPtr;
     CprofTclRef *callPtr = NULL;	/* The frame just emitted whose call
-					 * site is still to be found. */
+					 * site is still to be found, */
+    Tcl_Obj *const *callObjv = NULL;	/* and the words of its call. */
+    const CallContext *lastCtxPtr = NULL;
+    int lastIndex = 0;		/* A method frame's context and index in
+				 * its chain: the frames of [next] share
+				 * the context, each one index up. */
     int n = 0, hops = 0, steps = 0;
 
     while (1) {
@@ -246,16 +288,25 @@ ReadInterp(
 		if (++steps > MAX_STEPS) {
 		    goto cut;
 		}
-		if (IsBytecodeFrame(cfPtr)) {
-		    if (callPtr != NULL) {
+		if (!IsBytecodeFrame(cfPtr)) {
+		    /*
+		     * A script evaluated from its string invoked the frame
+		     * below (or a command): no call site to keep.
+		     */
+
+		    callPtr = NULL;
+		} else {
+		    if (callPtr != NULL && InvokedFrom(cfPtr, callObjv)) {
 			SetSite(callPtr, cfPtr);
 			callPtr = NULL;
 		    } else {
-			CprofTclRef *refPtr = NewRef(out, &n, room, interpId,
+			CprofTclRef *refPtr;
+
+			callPtr = NULL;
+			refPtr = NewRef(out, &n, room, interpId,
 				CPROF_RAW_CMD, cfPtr->data.tebc.codePtr, NULL,
 				(int) (cfPtr->data.tebc.pc
 				- (const char *) cfPtr->data.tebc.codePtr));
-
 			if (refPtr == NULL) {
 			    goto full;
 			}
@@ -273,23 +324,27 @@ ReadInterp(
 	    if (flags & FRAME_IS_METHOD) {
 		CallContext *ctxPtr = (CallContext *) framePtr->clientData;
 		CallChain *chainPtr;
+		int index = (ctxPtr != NULL && ctxPtr == lastCtxPtr)
+			? lastIndex - 1 : (ctxPtr ? ctxPtr->index : -1);
 
 		if (ctxPtr == NULL || framePtr->procPtr == NULL
 			|| (chainPtr = ctxPtr->callPtr) == NULL
-			|| ctxPtr->index < 0
-			|| ctxPtr->index >= chainPtr->numChain
+			|| index < 0 || index >= chainPtr->numChain
 			|| chainPtr->chain == NULL
-			|| chainPtr->chain[ctxPtr->index].mPtr == NULL) {
+			|| chainPtr->chain[index].mPtr == NULL) {
 		    fPtr->counters.tornProc++;
 		} else {
-		    Method *mPtr = chainPtr->chain[ctxPtr->index].mPtr;
+		    Method *mPtr = chainPtr->chain[index].mPtr;
 
+		    lastCtxPtr = ctxPtr;
+		    lastIndex = index;
 		    callPtr = NewRef(out, &n, room, interpId,
 			    CPROF_RAW_METHOD, mPtr, mPtr->namePtr,
 			    chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR));
 		    if (callPtr == NULL) {
 			goto full;
 		    }
+		    callObjv = framePtr->objv;
 		}
 	    } else if (flags & FRAME_IS_PROC) {
 		Proc *procPtr = framePtr->procPtr;
@@ -305,6 +360,7 @@ ReadInterp(
 		    if (callPtr == NULL) {
 			goto full;
 		    }
+		    callObjv = framePtr->objv;
 		}
 	    }
 	    framePtr = framePtr->callerPtr;
@@ -752,6 +808,72 @@ MethodName(
 }
 
 /*
+ * The name of a call from its literal words, as the wrapper names it: an
+ * object's method call by its method, an ensemble's by its subcommand
+ * (through the ensemble's map), a command named with its first argument
+ * (db eval) or its script (source) with it; else the command's name, or
+ * the first word when it names no command.
+ */
+
+static int
+NameOfCall(
+    CprofFrames *fPtr,
+    int objc,
+    Tcl_Obj *const objv[],
+    int *kindPtr)
+{
+    Tcl_Command token = Tcl_FindCommand(fPtr->interp,
+	    Tcl_GetString(objv[0]), NULL, TCL_GLOBAL_ONLY);
+    const CprofCmdName *namePtr;
+    int nameId = -1;
+
+    if (token == NULL) {
+	*kindPtr = CPROF_KIND_CMD;
+	return CprofNameInternIn(&fPtr->refs, Tcl_GetString(objv[0]), -1);
+    }
+    namePtr = CprofNameCommand(fPtr->namingPtr, token);
+    if (namePtr == NULL || namePtr->nameId < 0) {
+	*kindPtr = CPROF_KIND_CMD;
+	return CprofNameInternIn(&fPtr->refs, Tcl_GetString(objv[0]), -1);
+    }
+    *kindPtr = namePtr->kind;
+    if ((namePtr->flags & CPROF_NAME_OBJECT) && objc > 1) {
+	const void *method;
+	int fresh;
+
+	nameId = CprofNameMethodCall(fPtr->namingPtr, token, objc, objv,
+		&fresh, &method);
+	if (nameId >= 0) {
+	    *kindPtr = CPROF_KIND_METHOD;
+	}
+    } else if ((namePtr->flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
+	Tcl_Obj *mapObj = NULL, *targetObj = NULL, *cmdObj;
+
+	if (Tcl_GetEnsembleMappingDict(NULL, token, &mapObj) == TCL_OK
+		&& mapObj != NULL
+		&& Tcl_DictObjGet(NULL, mapObj, objv[1], &targetObj) == TCL_OK
+		&& targetObj != NULL
+		&& Tcl_ListObjIndex(NULL, targetObj, 0, &cmdObj) == TCL_OK
+		&& cmdObj != NULL) {
+	    Tcl_Command implToken = Tcl_FindCommand(fPtr->interp,
+		    Tcl_GetString(cmdObj), NULL, TCL_GLOBAL_ONLY);
+
+	    if (implToken != NULL) {
+		nameId = CprofNameFold(fPtr->namingPtr, namePtr->nameId,
+			token, implToken);
+	    }
+	}
+    } else if (namePtr->flags & (CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT)) {
+	nameId = CprofNameArgument(fPtr->namingPtr, namePtr, objc, objv);
+    }
+    if (nameId < 0) {
+	nameId = namePtr->nameId;
+    }
+    CprofNameHold(&fPtr->refs, nameId);
+    return nameId;
+}
+
+/*
  * A command invoked from bytecode: the first word of its source, as the
  * command it names now (its name as the wrapper gives it), or the word.
  * 0: no name (not a plain word), -1: the code is not this interpreter's
@@ -780,9 +902,9 @@ CommandName(
 		|| copy.numCodeBytes <= 0
 		|| pc < (const char *) copy.codeStart
 		|| pc >= (const char *) copy.codeStart + copy.numCodeBytes
-		|| (const char *) copy.codeStart < (const char *) codePtr
+		|| (const char *) copy.codeStart <= (const char *) codePtr
 		|| (const char *) copy.codeStart
-			>= (const char *) codePtr + copy.structureSize) {
+			> (const char *) codePtr + sizeof(ByteCode) + 64) {
 	    return -1;
 	}
 	LetGoIfFull(fPtr);
@@ -806,15 +928,29 @@ CommandName(
     }
     if (cf.cmd != NULL && cf.len > 0 && Tcl_ParseCommand(NULL, cf.cmd,
 	    cf.len, 0, &parse) == TCL_OK) {
-	if (parse.numWords > 0
-		&& parse.tokenPtr[0].type == TCL_TOKEN_SIMPLE_WORD) {
-	    Tcl_Token *tokPtr = &parse.tokenPtr[1];
-	    Tcl_DString ds;
+	Tcl_Obj *words[4];
+	Tcl_Token *tokPtr = parse.tokenPtr;
+	int objc = 0, w;
 
-	    Tcl_DStringInit(&ds);
-	    Tcl_DStringAppend(&ds, tokPtr->start, tokPtr->size);
-	    nameId = NameOfCommand(fPtr, Tcl_DStringValue(&ds), &kind) + 1;
-	    Tcl_DStringFree(&ds);
+	/*
+	 * The literal words the command starts with (up to four: enough for
+	 * a method's, a subcommand's or a script's name).
+	 */
+
+	for (w = 0; w < parse.numWords && objc < 4; w++) {
+	    if (tokPtr->type != TCL_TOKEN_SIMPLE_WORD) {
+		break;
+	    }
+	    words[objc] = Tcl_NewStringObj(tokPtr[1].start, tokPtr[1].size);
+	    Tcl_IncrRefCount(words[objc]);
+	    objc++;
+	    tokPtr += tokPtr->numComponents + 1;
+	}
+	if (objc > 0) {
+	    nameId = NameOfCall(fPtr, objc, words, &kind) + 1;
+	}
+	while (objc-- > 0) {
+	    Tcl_DecrRefCount(words[objc]);
 	}
 	Tcl_FreeParse(&parse);
     }
@@ -892,6 +1028,20 @@ CprofFramesResolve(
     }
     if (n > 0 && n < nIn && (in[nIn - 1].flags & CPROF_REF_CURRENT)) {
 	out[n - 1].flags |= CPROF_REF_CURRENT;
+    }
+
+    /*
+     * A command resuming a coroutine is named after the code the
+     * coroutine runs (its outermost frame, next), as the wrapper names it.
+     */
+
+    for (i = 0; i + 1 < n; i++) {
+	if (out[i].nameId == CprofNameCoroutine(fPtr->namingPtr, -1)
+		&& out[i + 1].interpId == out[i].interpId) {
+	    out[i].nameId = CprofNameCoroutine(fPtr->namingPtr,
+		    out[i + 1].nameId);
+	    CprofNameHold(&fPtr->refs, out[i].nameId);
+	}
     }
     return n;
 }

@@ -974,8 +974,16 @@ CprofAddSampleTo(
      */
 
     if (samplePtr->flags & CPROF_SAMPLE_RAW) {
+	CprofNativeStack native;
+
+	native.ip = samplePtr->ip;
+	native.cfa = samplePtr->cfa;
+	native.n = samplePtr->nNative;
+	native.trampStart = statePtr->calib.trampStart;
+	native.trampEnd = statePtr->calib.trampEnd;
 	nTcl = (statePtr->framesPtr == NULL) ? 0
-		: CprofFramesResolve(statePtr->framesPtr, tcl, nTcl, rawTcl);
+		: CprofFramesResolve(statePtr->framesPtr, tcl, nTcl, &native,
+		rawTcl);
 	tcl = rawTcl;
     }
 

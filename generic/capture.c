@@ -22,6 +22,7 @@
 
 #include <tclInt.h>
 #include "captureInt.h"
+#include "frames.h"
 #include <string.h>
 #include <stdio.h>
 
@@ -433,6 +434,21 @@ CprofCaptureStatus(
     if (capPtr != NULL) {
 	CprofWrapStatus(capPtr, dictObj);
 	CprofMethodsStatus(capPtr, dictObj);
+    }
+    if (statePtr->framesPtr != NULL || statePtr->framesUsed) {
+	/*
+	 * -capture frames: what the handler read, what it left out as torn,
+	 * how the drain named it.
+	 */
+
+	CprofFramesCounters counters;
+
+	if (statePtr->framesPtr != NULL) {
+	    CprofFramesCounts(statePtr->framesPtr, &counters);
+	} else {
+	    memcpy(&counters, statePtr->framesCounts, sizeof(counters));
+	}
+	PUT(dictObj, "frames", CprofFramesStatus(&counters));
     }
     CprofThunkCounts(&inUse, &total);
     PUT(dictObj, "thunks", Tcl_NewWideIntObj((Tcl_WideInt) inUse));

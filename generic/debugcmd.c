@@ -226,7 +226,7 @@ DebugFrames(
     }
     CprofFramesCounts(fPtr, &before);
     n = CprofFramesRead(fPtr, raw, CPROF_TCL_MAX, &flags);
-    n = CprofFramesResolve(fPtr, raw, n, named);
+    n = CprofFramesResolve(fPtr, raw, n, NULL, named);
     CprofFramesCounts(fPtr, &after);
     if (n > 0) {
 	const char *last = CprofNameString(named[n - 1].nameId);

@@ -183,24 +183,39 @@ typedef struct TEBCdata {
 
 /*
  * Whether objv, the words of a frame's call, lies in the operand stack of
- * the level whose CmdFrame this is: then that level invoked it, and this
- * CmdFrame is its call site; otherwise the level invoked a command of its
- * own (a C command that called the frame's code through Tcl_EvalObjv...).
+ * the level whose CmdFrame this is, and objc is the number of words its
+ * invoke instruction passes (INST_INVOKE_STK1/4 at the pc; any other
+ * instruction, {*} for one, is not checked): then that level invoked it,
+ * and this CmdFrame is its call site; otherwise the level invoked a
+ * command of its own (a C command that called the frame's code through
+ * Tcl_EvalObjv, even with its own words).
  */
 
 static inline int
 InvokedFrom(
     const CmdFrame *cfPtr,
+    int objc,
     Tcl_Obj *const *objv)
 {
     const TEBCdata *tdPtr = (const TEBCdata *) ((const char *) cfPtr
 	    - offsetof(TEBCdata, cmdFrame));
     const ByteCode *codePtr = (const ByteCode *) cfPtr->data.tebc.codePtr;
+    const unsigned char *pc = (const unsigned char *) cfPtr->data.tebc.pc;
     const void *start = &tdPtr->stack[0];
     const void *end = &tdPtr->stack[codePtr->maxExceptDepth
 	    + codePtr->maxStackDepth + 1];
 
-    return (const void *) objv >= start && (const void *) objv < end;
+    if ((const void *) objv < start || (const void *) objv >= end) {
+	return 0;
+    }
+    if (pc[0] == INST_INVOKE_STK1) {
+	return objc == pc[1];
+    }
+    if (pc[0] == INST_INVOKE_STK4) {
+	return objc == (int) (((unsigned) pc[1] << 24)
+		| ((unsigned) pc[2] << 16) | ((unsigned) pc[3] << 8) | pc[4]);
+    }
+    return 1;
 }
 
 static inline void
@@ -266,11 +281,12 @@ ReadInterp(
     CprofTclRef *callPtr = NULL;	/* The frame just emitted whose call
 					 * site is still to be found, */
     Tcl_Obj *const *callObjv = NULL;	/* and the words of its call. */
+    int callObjc = 0;
     const CallContext *lastCtxPtr = NULL;
     int lastIndex = 0;		/* A method frame's context and index in
 				 * its chain: the frames of [next] share
 				 * the context, each one index up. */
-    int n = 0, hops = 0, steps = 0;
+    int n = 0, hops = 0, steps = 0, resumed = 0;
 
     while (1) {
 	CallFrame *contextFramePtr = framePtr;
@@ -296,7 +312,7 @@ ReadInterp(
 
 		    callPtr = NULL;
 		} else {
-		    if (callPtr != NULL && InvokedFrom(cfPtr, callObjv)) {
+		    if (callPtr != NULL && InvokedFrom(cfPtr, callObjc, callObjv)) {
 			SetSite(callPtr, cfPtr);
 			callPtr = NULL;
 		    } else {
@@ -304,13 +320,15 @@ ReadInterp(
 
 			callPtr = NULL;
 			refPtr = NewRef(out, &n, room, interpId,
-				CPROF_RAW_CMD, cfPtr->data.tebc.codePtr, NULL,
+				CPROF_RAW_CMD, cfPtr->data.tebc.codePtr,
+				resumed ? CPROF_RAW_RESUME : NULL,
 				(int) (cfPtr->data.tebc.pc
 				- (const char *) cfPtr->data.tebc.codePtr));
 			if (refPtr == NULL) {
 			    goto full;
 			}
 			SetSite(refPtr, cfPtr);
+			resumed = 0;
 		    }
 		}
 		cfPtr = cfPtr->nextPtr;
@@ -345,6 +363,7 @@ ReadInterp(
 			goto full;
 		    }
 		    callObjv = framePtr->objv;
+		    callObjc = framePtr->objc;
 		}
 	    } else if (flags & FRAME_IS_PROC) {
 		Proc *procPtr = framePtr->procPtr;
@@ -361,6 +380,7 @@ ReadInterp(
 			goto full;
 		    }
 		    callObjv = framePtr->objv;
+		    callObjc = framePtr->objc;
 		}
 	    }
 	    framePtr = framePtr->callerPtr;
@@ -389,6 +409,7 @@ ReadInterp(
 	    goto cut;
 	}
 	callPtr = NULL;
+	resumed = 1;
 	framePtr = corPtr->caller.framePtr;
 	cfPtr = corPtr->caller.cmdFramePtr;
 	eePtr = corPtr->callerEEPtr;
@@ -820,12 +841,15 @@ NameOfCall(
     CprofFrames *fPtr,
     int objc,
     Tcl_Obj *const objv[],
-    int *kindPtr)
+    int *kindPtr,
+    int *nestsPtr)
 {
     Tcl_Command token = Tcl_FindCommand(fPtr->interp,
 	    Tcl_GetString(objv[0]), NULL, TCL_GLOBAL_ONLY);
     const CprofCmdName *namePtr;
     int nameId = -1;
+
+    *nestsPtr = 0;
 
     if (token == NULL) {
 	*kindPtr = CPROF_KIND_CMD;
@@ -837,6 +861,14 @@ NameOfCall(
 	return CprofNameInternIn(&fPtr->refs, Tcl_GetString(objv[0]), -1);
     }
     *kindPtr = namePtr->kind;
+    *nestsPtr = (((Command *) token)->nreProc == NULL);
+    if (namePtr->flags & CPROF_NAME_COROUTINE) {
+	/*
+	 * Named after its body once the frames are known (Resolve).
+	 */
+
+	return CprofNameCoroutine(fPtr->namingPtr, -1);
+    }
     if ((namePtr->flags & CPROF_NAME_OBJECT) && objc > 1) {
 	const void *method;
 	int fresh;
@@ -861,6 +893,7 @@ NameOfCall(
 	    if (implToken != NULL) {
 		nameId = CprofNameFold(fPtr->namingPtr, namePtr->nameId,
 			token, implToken);
+		*nestsPtr = (((Command *) implToken)->nreProc == NULL);
 	    }
 	}
     } else if (namePtr->flags & (CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT)) {
@@ -884,15 +917,26 @@ static int
 CommandName(
     CprofFrames *fPtr,
     const CprofTclRef *refPtr,
-    int *kindPtr)
+    int *kindPtr,
+    int *nestsPtr)
 {
     ByteCode *codePtr = (ByteCode *) refPtr->anchor;
     const char *pc = (const char *) codePtr + refPtr->node;
     Tcl_HashEntry *hPtr;
     CmdFrame cf;
     Tcl_Parse parse;
-    int isNew, nameId = 0, kind = CPROF_KIND_CMD;
+    int isNew, nameId = 0, kind = CPROF_KIND_CMD, nests = 0;
 
+    *nestsPtr = 0;
+    if (refPtr->ident == CPROF_RAW_RESUME) {
+	/*
+	 * It resumed the coroutine above it (the coroutine may be gone by
+	 * now): named after its body (Resolve).
+	 */
+
+	*kindPtr = CPROF_KIND_CMD;
+	return CprofNameCoroutine(fPtr->namingPtr, -1);
+    }
     if (Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) == NULL) {
 	ByteCode copy;
 
@@ -915,7 +959,8 @@ CommandName(
     if (!isNew) {
 	int v = PTR2INT(Tcl_GetHashValue(hPtr));
 
-	*kindPtr = v >> 24;
+	*kindPtr = (v >> 24) & 0xf;
+	*nestsPtr = (v >> 28) & 1;
 	return (v & 0xffffff) - 1;
     }
     memset(&cf, 0, sizeof(cf));
@@ -947,19 +992,71 @@ CommandName(
 	    tokPtr += tokPtr->numComponents + 1;
 	}
 	if (objc > 0) {
-	    nameId = NameOfCall(fPtr, objc, words, &kind) + 1;
+	    nameId = NameOfCall(fPtr, objc, words, &kind, &nests) + 1;
 	}
 	while (objc-- > 0) {
 	    Tcl_DecrRefCount(words[objc]);
 	}
 	Tcl_FreeParse(&parse);
     }
-    if (nameId > 0xffffff || kind > 0x7f) {
+    if (nameId > 0xffffff || kind > 0xf) {
 	nameId = 0;
     }
-    Tcl_SetHashValue(hPtr, INT2PTR((kind << 24) | nameId));
+    Tcl_SetHashValue(hPtr, INT2PTR((nests << 28) | (kind << 24) | nameId));
     *kindPtr = kind;
+    *nestsPtr = nests;
     return nameId - 1;
+}
+
+/*
+ * Anchors for the splice (splice.c), from the nesting of trampolines: a
+ * command with no NRE entry (a plain objProc, Command.nreProc NULL) can
+ * run Tcl code only through Tcl_Eval*, which starts a trampoline of its
+ * own (TclNRRunCallbacks); NRE commands (procs, methods, eval, uplevel,
+ * catch, ensembles...) run theirs in the trampoline that invoked them.
+ * So the frames of the sampler's interpreter go, outermost first, in the
+ * outermost trampoline of the native stack, one trampoline further in
+ * after each such command. When the native stack has fewer trampolines
+ * than that needs (Tcl code run from C with no Tcl frame of its own to
+ * show it), the frames keep no anchor: the splice puts them after the
+ * innermost trampoline, and counts them unmatched.
+ */
+
+static void
+Anchor(
+    CprofFrames *fPtr,
+    CprofTclRef *out,
+    int n,
+    const unsigned char *nest,
+    const CprofNativeStack *nativePtr)
+{
+    int tramps[CPROF_NATIVE_MAX], k = 0, need = 1, i, j, t = 0;
+
+    for (j = nativePtr->n - 1; j >= 0; j--) {
+	uintptr_t pc = (j == 0) ? nativePtr->ip[0] : nativePtr->ip[j] - 1;
+
+	if (pc >= nativePtr->trampStart && pc < nativePtr->trampEnd) {
+	    tramps[k++] = j;
+	}
+    }
+    for (i = 0; i + 1 < n; i++) {
+	if (out[i].interpId < 0 && nest[i]) {
+	    need++;
+	}
+    }
+    if (k == 0 || need > k) {
+	fPtr->counters.unanchored++;
+	return;
+    }
+    for (i = 0; i < n; i++) {
+	if (out[i].interpId >= 0) {
+	    continue;
+	}
+	out[i].anchor = nativePtr->cfa[tramps[t]];
+	if (nest[i] && t + 1 < k) {
+	    t++;
+	}
+    }
 }
 
 int
@@ -967,9 +1064,11 @@ CprofFramesResolve(
     CprofFrames *fPtr,
     const CprofTclRef *in,
     int nIn,
+    const CprofNativeStack *nativePtr,
     CprofTclRef *out)
 {
-    int i, n = 0;
+    int i, n = 0, nests = 0;
+    unsigned char nest[CPROF_TCL_MAX];
 
     for (i = 0; i < nIn; i++) {
 	const CprofTclRef *refPtr = &in[i];
@@ -992,7 +1091,7 @@ CprofFramesResolve(
 	    kind = CPROF_KIND_METHOD;
 	    break;
 	case CPROF_RAW_CMD:
-	    nameId = CommandName(fPtr, refPtr, &kind);
+	    nameId = CommandName(fPtr, refPtr, &kind, &nests);
 	    if (nameId == -1 && refPtr->anchor != 0) {
 		/*
 		 * Code that could not be found (no longer live): the frame
@@ -1024,7 +1123,9 @@ CprofFramesResolve(
 	out[n].node = -1;
 	out[n].anchor = 0;
 	out[n].ident = NULL;
+	nest[n] = (refPtr->kind == CPROF_RAW_CMD) && nests;
 	n++;
+	nests = 0;
     }
     if (n > 0 && n < nIn && (in[nIn - 1].flags & CPROF_REF_CURRENT)) {
 	out[n - 1].flags |= CPROF_REF_CURRENT;
@@ -1042,6 +1143,9 @@ CprofFramesResolve(
 		    out[i + 1].nameId);
 	    CprofNameHold(&fPtr->refs, out[i].nameId);
 	}
+    }
+    if (nativePtr != NULL) {
+	Anchor(fPtr, out, n, nest, nativePtr);
     }
     return n;
 }
@@ -1081,6 +1185,7 @@ CprofFramesStatus(
     PUT("named", cPtr->named);
     PUT("stale", cPtr->stale);
     PUT("unnamed", cPtr->unnamed);
+    PUT("unanchored", cPtr->unanchored);
 #undef PUT
     return dictObj;
 }

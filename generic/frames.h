@@ -31,8 +31,12 @@ enum CprofRawKind {
     CPROF_RAW_METHOD,		/* anchor Method*, ident its namePtr, node
 				 * the chain's CONSTRUCTOR|DESTRUCTOR. */
     CPROF_RAW_CMD		/* A command invoked from bytecode: anchor
-				 * its ByteCode, node the pc's offset. */
+				 * its ByteCode, node the pc's offset, ident
+				 * CPROF_RAW_RESUME when it resumed the
+				 * coroutine whose frames are above it. */
 };
+
+#define CPROF_RAW_RESUME	((const void *) 1)
 
 /*
  * The interpreters read (the sampler's own first, then its scope's others
@@ -53,7 +57,12 @@ typedef struct CprofFramesCounters {
 				 * shown as "[stale]"). */
     uint64_t unnamed;		/* Drain: commands whose bytecode was not
 				 * found (frame left out). */
+    uint64_t unanchored;	/* Drain: samples whose frames found too
+				 * few trampolines to anchor them. */
 } CprofFramesCounters;
+
+typedef char CprofFramesCountersFit[
+	sizeof(CprofFramesCounters) <= 12 * sizeof(uint64_t) ? 1 : -1];
 
 typedef struct CprofFrames CprofFrames;
 
@@ -66,8 +75,20 @@ MODULE_SCOPE void	CprofFramesRemoveInterp(CprofFrames *fPtr,
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofFramesRead(CprofFrames *fPtr, CprofTclRef *out,
 			    int max, uint32_t *flagsPtr);
+/*
+ * A sample's native stack, for the anchors of the frames named.
+ */
+
+typedef struct CprofNativeStack {
+    const uintptr_t *ip;
+    const uintptr_t *cfa;
+    int n;
+    uintptr_t trampStart, trampEnd;
+} CprofNativeStack;
+
 MODULE_SCOPE int	CprofFramesResolve(CprofFrames *fPtr,
-			    const CprofTclRef *in, int nIn, CprofTclRef *out);
+			    const CprofTclRef *in, int nIn,
+			    const CprofNativeStack *nativePtr, CprofTclRef *out);
 MODULE_SCOPE void	CprofFramesCounts(CprofFrames *fPtr,
 			    CprofFramesCounters *countersPtr);
 MODULE_SCOPE Tcl_Obj *	CprofFramesStatus(const CprofFramesCounters *cPtr);

@@ -1349,7 +1349,7 @@ typedef struct CprofState {
 				 * frames read by the handler, named at the
 				 * drain (frames.c); or NULL. */
     int framesUsed;		/* The last run read Tcl's frames. */
-    uint64_t framesCounts[8];	/* (CprofFramesCounters) */	/* Its CprofFramesCounters, kept after
+    uint64_t framesCounts[12];	/* (CprofFramesCounters, frames.h) */	/* Its CprofFramesCounters, kept after
 				 * stop. */
     int lastCapture;		/* The capture of the last run, and its
 				 * check figures, kept after stop. */

@@ -377,6 +377,7 @@ SpoolMerge(
 	ref.interpId = samplePtr->tcl[i].interpId;
 	ref.anchor = samplePtr->tcl[i].anchor;
 	ref.siteCode = samplePtr->tcl[i].siteCode;
+	ref.ident = samplePtr->tcl[i].ident;
 	memcpy(p + len, &ref, sizeof(ref));
 	len += sizeof(ref);
     }

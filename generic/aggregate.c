@@ -904,6 +904,90 @@ TclFrameLine(
 }
 
 /*
+ * -capture check: the procedures of a sample's level stack (the wrapper's)
+ * against those read from Tcl's own frames (frames.c), which follow them
+ * in tcl[]: they agree, or differ by the one innermost frame that one saw
+ * before the other (a proc being entered or left). tclcprof's own procs
+ * are left out (the wrapper does not push them). Counted apart from the
+ * wrapper's checks against the trace (status: capture check frames_*),
+ * the first disagreement kept. Returns the number of the level stack's
+ * frames.
+ */
+
+static int
+ProcIds(
+    const CprofTclRef *refs,
+    int n,
+    int *ids)
+{
+    int i, k = 0;
+
+    for (i = 0; i < n; i++) {
+	const char *name;
+
+	if (refs[i].interpId >= 0 || refs[i].kind != CPROF_KIND_PROC) {
+	    continue;
+	}
+	name = CprofNameString(refs[i].nameId);
+	if (name != NULL && strncmp(name, "::tclcprof::", 12) == 0) {
+	    continue;
+	}
+	ids[k++] = refs[i].nameId;
+    }
+    return k;
+}
+
+static int
+CheckFrames(
+    CprofState *statePtr,
+    const CprofTclRef *tcl,
+    int nTcl,
+    int truncated)
+{
+    CprofTclRef named[CPROF_TCL_MAX];
+    int a[CPROF_TCL_MAX], b[CPROF_TCL_MAX];
+    int nWrap = 0, nNamed, na, nb, agree;
+
+    while (nWrap < nTcl && tcl[nWrap].nameId != CPROF_FRAMES_RAW) {
+	nWrap++;
+    }
+    if (statePtr->framesPtr == NULL || truncated) {
+	return nWrap;
+    }
+    nNamed = CprofFramesResolve(statePtr->framesPtr, tcl + nWrap,
+	    nTcl - nWrap, NULL, named);
+    na = ProcIds(tcl, nWrap, a);
+    nb = ProcIds(named, nNamed, b);
+    agree = (na == nb && memcmp(a, b, na * sizeof(int)) == 0)
+	    || (na == nb + 1 && memcmp(a, b, nb * sizeof(int)) == 0)
+	    || (nb == na + 1 && memcmp(a, b, na * sizeof(int)) == 0);
+    statePtr->framesChecks++;
+    if (!agree) {
+	statePtr->framesDisagreements++;
+	if (statePtr->framesFirst[0] == '\0') {
+	    Tcl_DString ds;
+	    int i;
+
+	    Tcl_DStringInit(&ds);
+	    Tcl_DStringAppend(&ds, "wrap:", -1);
+	    for (i = 0; i < na; i++) {
+		Tcl_DStringAppend(&ds, " ", 1);
+		Tcl_DStringAppend(&ds, CprofNameString(a[i]), -1);
+	    }
+	    Tcl_DStringAppend(&ds, "; frames:", -1);
+	    for (i = 0; i < nb; i++) {
+		Tcl_DStringAppend(&ds, " ", 1);
+		Tcl_DStringAppend(&ds, CprofNameString(b[i]), -1);
+	    }
+	    snprintf(statePtr->framesFirst, sizeof(statePtr->framesFirst),
+		    "%s", Tcl_DStringValue(&ds));
+	    Tcl_DStringFree(&ds);
+	}
+    }
+    return nWrap;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofAddSample, CprofAddSampleTo --
@@ -973,7 +1057,16 @@ CprofAddSampleTo(
      * -capture frames: the handler's raw references named (frames.c).
      */
 
-    if (samplePtr->flags & CPROF_SAMPLE_RAW) {
+    if ((samplePtr->flags & CPROF_SAMPLE_RAW)
+	    && (samplePtr->flags & CPROF_SAMPLE_FRAMES_CHECK)) {
+	/*
+	 * -capture check: the level stack's frames are the sample's, Tcl's
+	 * own frames (after them) are compared with them.
+	 */
+
+	nTcl = CheckFrames(statePtr, tcl, nTcl,
+		(samplePtr->flags & CPROF_SAMPLE_TCL_TRUNC) != 0);
+    } else if (samplePtr->flags & CPROF_SAMPLE_RAW) {
 	CprofNativeStack native;
 
 	native.ip = samplePtr->ip;

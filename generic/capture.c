@@ -471,6 +471,12 @@ CprofCaptureStatus(
 		(dis[CPROF_CHECK_PUSH] + dis[CPROF_CHECK_POP]
 		+ dis[CPROF_CHECK_SAMPLE])));
 	PUT(checkObj, "first", firstObj ? firstObj : Tcl_NewObj());
+	PUT(checkObj, "frames_checks",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->framesChecks));
+	PUT(checkObj, "frames_disagreements", Tcl_NewWideIntObj(
+		(Tcl_WideInt) statePtr->framesDisagreements));
+	PUT(checkObj, "frames_first",
+		Tcl_NewStringObj(statePtr->framesFirst, -1));
 	PUT(dictObj, "check", checkObj);
     }
 #undef PUT

@@ -98,6 +98,18 @@
 
 #define MAX_HELD	16384
 
+/*
+ * The NRE callback a coroutine's resume queues on its resumer's stack
+ * (NRCoroutineCallerCallback, tclBasic.c:8837, static in libtcl): learnt
+ * once per process by ProbeCoroutineCaller. With it the handler knows a
+ * resume half done (the coroutine's context restored, the environment not
+ * yet switched, tclBasic.c:8849-8852) and finds its resumer.
+ */
+
+static Tcl_NRPostProc *volatile coroCallerCb = NULL;
+static int coroProbed = 0;
+TCL_DECLARE_MUTEX(probeMutex)
+
 typedef struct FramesInterp {
     Interp *volatile iPtr;	/* NULL: free slot. */
     int interpId;		/* Its frames' CprofTclRef.interpId. */
@@ -287,6 +299,8 @@ ReadInterp(
 				 * its chain: the frames of [next] share
 				 * the context, each one index up. */
     int n = 0, hops = 0, steps = 0, resumed = 0;
+    ExecEnv *firstEePtr = eePtr;
+    Tcl_NRPostProc *callerCb = coroCallerCb;
 
     while (1) {
 	CallFrame *contextFramePtr = framePtr;
@@ -391,6 +405,29 @@ ReadInterp(
 	 * resumer's.
 	 */
 
+	if (hops == 0 && callerCb != NULL && firstEePtr != NULL
+		&& firstEePtr->callbackPtr != NULL
+		&& firstEePtr->callbackPtr->procPtr == callerCb) {
+	    CoroutineData *resPtr = (CoroutineData *)
+		    firstEePtr->callbackPtr->data[0];
+
+	    if (resPtr != NULL && resPtr->eePtr != firstEePtr
+		    && resPtr->running.framePtr == contextFramePtr
+		    && resPtr->running.cmdFramePtr == contextCfPtr) {
+		/*
+		 * Half resumed: what was walked is the coroutine's; its
+		 * resumer's context is saved already.
+		 */
+
+		fPtr->counters.tornCoro++;
+		hops++;
+		callPtr = NULL;
+		resumed = 1;
+		framePtr = resPtr->caller.framePtr;
+		cfPtr = resPtr->caller.cmdFramePtr;
+		continue;
+	    }
+	}
 	corPtr = (eePtr != NULL) ? eePtr->corPtr : NULL;
 	if (corPtr == NULL || corPtr->eePtr != eePtr) {
 	    break;
@@ -512,6 +549,47 @@ NameOfCommand(
     return CprofNameInternIn(&fPtr->refs, name, -1);
 }
 
+static int
+ProbeCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Interp *iPtr = (Interp *) interp;
+    CoroutineData *corPtr = iPtr->execEnvPtr->corPtr;
+
+    if (corPtr != NULL && corPtr->callerEEPtr != NULL
+	    && corPtr->callerEEPtr->callbackPtr != NULL) {
+	coroCallerCb = corPtr->callerEEPtr->callbackPtr->procPtr;
+    }
+    return TCL_OK;
+}
+
+static void
+ProbeCoroutineCaller(
+    Tcl_Interp *interp)
+{
+    Tcl_InterpState saved;
+
+    Tcl_MutexLock(&probeMutex);
+    if (coroProbed) {
+	Tcl_MutexUnlock(&probeMutex);
+	return;
+    }
+    coroProbed = 1;
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    Tcl_CreateObjCommand(interp, "::tclcprof::FramesProbe", ProbeCmd, NULL,
+	    NULL);
+    (void) Tcl_EvalEx(interp, "::coroutine ::tclcprof::FramesProbeCoro"
+	    " ::apply {{} {::yield; ::tclcprof::FramesProbe}}\n"
+	    "::tclcprof::FramesProbeCoro", -1, TCL_EVAL_GLOBAL);
+    Tcl_DeleteCommand(interp, "::tclcprof::FramesProbe");
+    Tcl_DeleteCommand(interp, "::tclcprof::FramesProbeCoro");
+    Tcl_RestoreInterpState(interp, saved);
+    Tcl_MutexUnlock(&probeMutex);
+}
+
 CprofFrames *
 CprofFramesNew(
     Tcl_Interp *interp,
@@ -519,6 +597,7 @@ CprofFramesNew(
 {
     CprofFrames *fPtr = (CprofFrames *) ckalloc(sizeof(CprofFrames));
 
+    ProbeCoroutineCaller(interp);
     memset(fPtr, 0, sizeof(CprofFrames));
     fPtr->interp = interp;
     fPtr->namingPtr = namingPtr;

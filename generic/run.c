@@ -248,7 +248,10 @@ StartFrames(
 	StopFrames(statePtr);
     }
     statePtr->framesUsed = 0;
-    if (CprofUsesFrames(&statePtr->options)
+    statePtr->framesFirst[0] = '\0';
+    statePtr->framesChecks = statePtr->framesDisagreements = 0;
+    if ((CprofUsesFrames(&statePtr->options)
+	    || CprofChecksFrames(&statePtr->options))
 	    && statePtr->hostPtr == NULL) {
 	statePtr->framesPtr = CprofFramesNew(statePtr->interp,
 		&statePtr->naming);
@@ -317,6 +320,7 @@ StartSampling(
 	}
     }
     sPtr->framesPtr = statePtr->framesPtr;
+    sPtr->framesCheck = CprofChecksFrames(&statePtr->options);
     statePtr->samplerPtr = sPtr;
 
     /*

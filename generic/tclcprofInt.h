@@ -616,6 +616,9 @@ enum CprofMode {
     ((optsPtr)->capture == CPROF_CAPTURE_FRAMES \
 	&& ((optsPtr)->mode == CPROF_MODE_SAMPLE \
 	|| (optsPtr)->mode == CPROF_MODE_MEMORY))
+#define CprofChecksFrames(optsPtr) \
+    ((optsPtr)->capture == CPROF_CAPTURE_CHECK \
+	&& (optsPtr)->mode == CPROF_MODE_SAMPLE)
 #define CprofModeExact(m) \
     ((m) == CPROF_MODE_EXACT || (m) == CPROF_MODE_BOTH)
 
@@ -733,6 +736,10 @@ typedef char CprofTclRefBits[(CPROF_KIND_COUNT <= 16
 						 * holds raw references,
 						 * named at the drain
 						 * (frames.c). */
+#define CPROF_SAMPLE_FRAMES_CHECK	0x20	/* -capture check: the raw
+						 * references follow the
+						 * level stack's frames, to
+						 * be compared with them. */
 
 typedef struct CprofSample {
     uint32_t weight;		/* 1 + timer overruns. */
@@ -1174,6 +1181,9 @@ typedef struct CprofSampler {
 				/* -capture frames: Tcl's frames are read
 				 * (frames.c) instead of the level stacks;
 				 * or NULL. */
+    int framesCheck;		/* -capture check: they are read besides
+				 * the level stack, in the second half of
+				 * tcl[], for the drain to compare. */
     const int *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
     int lines;			/* Sampled lines: copy each frame's call
 				 * site. */
@@ -1378,6 +1388,13 @@ typedef struct CprofState {
     int hasData;		/* Something was collected since reset. */
     uint64_t sampleChecks;	/* -capture check: samples compared, and */
     uint64_t sampleDisagreements;
+    uint64_t framesChecks;	/* -capture check: samples whose frames read
+				 * from Tcl were compared with the level
+				 * stack's (this run), and */
+    uint64_t framesDisagreements;
+    char framesFirst[200];	/* -capture check: the first sample whose
+				 * procs read from Tcl's frames differed
+				 * from the wrapper's, or "". */
 				/* those whose two stacks differed. */
     CprofSamplerCounters lastCounters;
 				/* Counters of the last sampler, kept after

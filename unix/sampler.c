@@ -1396,8 +1396,8 @@ CopyStack(
     return live - first;
 }
 
-int
-CprofCopyTclFrames(
+static int
+CopyLevelStacks(
     CprofSampler *sPtr,
     CprofTclRef *out,
     int max,
@@ -1405,16 +1405,7 @@ CprofCopyTclFrames(
     uint64_t *check)
 {
     int n, i, numExtra, truncated = 0;
-    struct CprofFrames *framesPtr = __atomic_load_n(&sPtr->framesPtr,
-	    __ATOMIC_ACQUIRE);
 
-    if (framesPtr != NULL) {
-	/*
-	 * -capture frames: Tcl's own frames, read raw (frames.c).
-	 */
-
-	return CprofFramesRead(framesPtr, out, max, flagsPtr);
-    }
     numExtra = __atomic_load_n(&sPtr->numExtra, __ATOMIC_ACQUIRE);
 
     /*
@@ -1460,6 +1451,35 @@ CprofCopyTclFrames(
 	}
     }
     return n;
+}
+
+int
+CprofCopyTclFrames(
+    CprofSampler *sPtr,
+    CprofTclRef *out,
+    int max,
+    uint32_t *flagsPtr,
+    uint64_t *check)
+{
+    struct CprofFrames *framesPtr = __atomic_load_n(&sPtr->framesPtr,
+	    __ATOMIC_ACQUIRE);
+    int n;
+
+    if (framesPtr == NULL) {
+	return CopyLevelStacks(sPtr, out, max, flagsPtr, check);
+    }
+
+    /*
+     * -capture frames: Tcl's own frames, read raw (frames.c); with
+     * -capture check, after the level stack's, in the second half.
+     */
+
+    if (!sPtr->framesCheck) {
+	return CprofFramesRead(framesPtr, out, max, flagsPtr);
+    }
+    n = CopyLevelStacks(sPtr, out, max / 2, flagsPtr, check);
+    *flagsPtr |= CPROF_SAMPLE_FRAMES_CHECK;
+    return n + CprofFramesRead(framesPtr, out + n, max - n, flagsPtr);
 }
 
 /*

@@ -907,7 +907,8 @@ TclFrameLine(
  * -capture check: the procedures of a sample's level stack (the wrapper's)
  * against those read from Tcl's own frames (frames.c), which follow them
  * in tcl[]: they agree, or differ by the one innermost frame that one saw
- * before the other (a proc being entered or left). tclcprof's own procs
+ * before the other (a proc being entered or left), Tcl's going on outside
+ * the wrapper's (procs already running at start). tclcprof's own procs
  * are left out (the wrapper does not push them). Counted apart from the
  * wrapper's checks against the trace (status: capture check frames_*),
  * the first disagreement kept. Returns the number of the level stack's
@@ -937,6 +938,21 @@ ProcIds(
     return k;
 }
 
+/*
+ * Whether b[0..nb) ends with a[0..na): Tcl's frames go on outside what
+ * the wrapper saw (procs already running at start).
+ */
+
+static int
+EndsWith(
+    const int *b,
+    int nb,
+    const int *a,
+    int na)
+{
+    return nb >= na && memcmp(a, b + nb - na, na * sizeof(int)) == 0;
+}
+
 static int
 CheckFrames(
     CprofState *statePtr,
@@ -958,9 +974,8 @@ CheckFrames(
 	    nTcl - nWrap, NULL, named);
     na = ProcIds(tcl, nWrap, a);
     nb = ProcIds(named, nNamed, b);
-    agree = (na == nb && memcmp(a, b, na * sizeof(int)) == 0)
-	    || (na == nb + 1 && memcmp(a, b, nb * sizeof(int)) == 0)
-	    || (nb == na + 1 && memcmp(a, b, na * sizeof(int)) == 0);
+    agree = EndsWith(b, nb, a, na) || (na > 0 && EndsWith(b, nb, a, na - 1))
+	    || (nb > 0 && EndsWith(b, nb - 1, a, na));
     statePtr->framesChecks++;
     if (!agree) {
 	statePtr->framesDisagreements++;

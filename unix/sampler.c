@@ -1385,6 +1385,7 @@ CopyStack(
 	refPtr->interpId = interpId;
 	refPtr->anchor = frames[i].anchor;
 	refPtr->siteCode = NULL;
+	refPtr->ident = NULL;
 	refPtr->siteOffset = 0;
 	if (sites && frames[i].siteCode != NULL
 		&& frames[i].siteOffset > 0

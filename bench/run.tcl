@@ -255,6 +255,8 @@ if {$haveCb} {
 lappend configs \
     stack {tclcprof::start -mode stack} {tclcprof::stop} \
     sample {tclcprof::start -mode sample -clock cpu} {tclcprof::stop} \
+    sample-frames {tclcprof::start -mode sample -clock cpu -capture frames} \
+	{tclcprof::stop} \
     sample-lines {tclcprof::start -mode sample -clock cpu -lines 1} \
 	{tclcprof::stop} \
     sample-wall {tclcprof::start -mode sample -clock wall} {tclcprof::stop} \
@@ -275,9 +277,10 @@ foreach mode {sample exact} {
 	    [list tclcprof::start -mode $mode -db $dbFile {*}$extra] $dbOff
     }
 }
-set columns {emptytrace stack sample sample-lines sample-wall exact
-    exact-lines coverage sample-trace exact-trace}
+set columns {emptytrace stack sample sample-frames sample-lines sample-wall
+    exact exact-lines coverage sample-trace exact-trace}
 set colTitle {emptytrace {empty trace} stack stack sample sample
+    sample-frames {sample frames}
     sample-lines {sample lines} sample-wall {sample wall} exact exact
     exact-lines {exact lines}
     coverage coverage sample-trace {sample trace} exact-trace {exact trace}}
@@ -668,6 +671,7 @@ if {"distortion" in $sections && $haveCb} {
     set drounds [expr {[dict get $opts -quick] ? 25 : 50}]
     set dcfgs {
 	sample {-mode sample} both {-mode both}
+	sample-frames {-mode sample -capture frames}
 	sample-wall {-mode sample -clock wall -rate 1000}
 	sample-trace {-mode sample -capture trace}
 	both-trace {-mode both -capture trace}

@@ -31,6 +31,7 @@
 #   define _GNU_SOURCE
 #endif
 #include "tclcprofInt.h"
+#include "frames.h"
 #include <dlfcn.h>
 #include <stddef.h>
 #include <string.h>
@@ -903,6 +904,105 @@ TclFrameLine(
 }
 
 /*
+ * -capture check: the procedures of a sample's level stack (the wrapper's)
+ * against those read from Tcl's own frames (frames.c), which follow them
+ * in tcl[]: they agree, or differ by the one innermost frame that one saw
+ * before the other (a proc being entered or left), Tcl's going on outside
+ * the wrapper's (procs already running at start). tclcprof's own procs
+ * are left out (the wrapper does not push them). Counted apart from the
+ * wrapper's checks against the trace (status: capture check frames_*),
+ * the first disagreement kept. Returns the number of the level stack's
+ * frames.
+ */
+
+static int
+ProcIds(
+    const CprofTclRef *refs,
+    int n,
+    int *ids)
+{
+    int i, k = 0;
+
+    for (i = 0; i < n; i++) {
+	const char *name;
+
+	if (refs[i].interpId >= 0 || refs[i].kind != CPROF_KIND_PROC) {
+	    continue;
+	}
+	name = CprofNameString(refs[i].nameId);
+	if (name != NULL && strncmp(name, "::tclcprof::", 12) == 0) {
+	    continue;
+	}
+	ids[k++] = refs[i].nameId;
+    }
+    return k;
+}
+
+/*
+ * Whether b[0..nb) ends with a[0..na): Tcl's frames go on outside what
+ * the wrapper saw (procs already running at start).
+ */
+
+static int
+EndsWith(
+    const int *b,
+    int nb,
+    const int *a,
+    int na)
+{
+    return nb >= na && memcmp(a, b + nb - na, na * sizeof(int)) == 0;
+}
+
+static int
+CheckFrames(
+    CprofState *statePtr,
+    const CprofTclRef *tcl,
+    int nTcl,
+    int truncated)
+{
+    CprofTclRef named[CPROF_TCL_MAX];
+    int a[CPROF_TCL_MAX], b[CPROF_TCL_MAX];
+    int nWrap = 0, nNamed, na, nb, agree;
+
+    while (nWrap < nTcl && tcl[nWrap].nameId != CPROF_FRAMES_RAW) {
+	nWrap++;
+    }
+    if (statePtr->framesPtr == NULL || truncated) {
+	return nWrap;
+    }
+    nNamed = CprofFramesResolve(statePtr->framesPtr, tcl + nWrap,
+	    nTcl - nWrap, NULL, named);
+    na = ProcIds(tcl, nWrap, a);
+    nb = ProcIds(named, nNamed, b);
+    agree = EndsWith(b, nb, a, na) || (na > 0 && EndsWith(b, nb, a, na - 1))
+	    || (nb > 0 && EndsWith(b, nb - 1, a, na));
+    statePtr->framesChecks++;
+    if (!agree) {
+	statePtr->framesDisagreements++;
+	if (statePtr->framesFirst[0] == '\0') {
+	    Tcl_DString ds;
+	    int i;
+
+	    Tcl_DStringInit(&ds);
+	    Tcl_DStringAppend(&ds, "wrap:", -1);
+	    for (i = 0; i < na; i++) {
+		Tcl_DStringAppend(&ds, " ", 1);
+		Tcl_DStringAppend(&ds, CprofNameString(a[i]), -1);
+	    }
+	    Tcl_DStringAppend(&ds, "; frames:", -1);
+	    for (i = 0; i < nb; i++) {
+		Tcl_DStringAppend(&ds, " ", 1);
+		Tcl_DStringAppend(&ds, CprofNameString(b[i]), -1);
+	    }
+	    snprintf(statePtr->framesFirst, sizeof(statePtr->framesFirst),
+		    "%s", Tcl_DStringValue(&ds));
+	    Tcl_DStringFree(&ds);
+	}
+    }
+    return nWrap;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofAddSample, CprofAddSampleTo --
@@ -946,6 +1046,7 @@ CprofAddSampleTo(
     int nTcl = samplePtr->nTcl;
     CprofTclRef *keptTcl = NULL;
     CprofTclRef sortedTcl[CPROF_TCL_MAX];
+    CprofTclRef rawTcl[CPROF_TCL_MAX];
     int idleOn = (statePtr->options.clock == CPROF_CLOCK_WALL
 	    && treePtr == &statePtr->tree);
     int idleNode = -1;		/* Exact node of an [idle] frame pushed
@@ -966,6 +1067,33 @@ CprofAddSampleTo(
     }
 
     InitIds();
+
+    /*
+     * -capture frames: the handler's raw references named (frames.c).
+     */
+
+    if ((samplePtr->flags & CPROF_SAMPLE_RAW)
+	    && (samplePtr->flags & CPROF_SAMPLE_FRAMES_CHECK)) {
+	/*
+	 * -capture check: the level stack's frames are the sample's, Tcl's
+	 * own frames (after them) are compared with them.
+	 */
+
+	nTcl = CheckFrames(statePtr, tcl, nTcl,
+		(samplePtr->flags & CPROF_SAMPLE_TCL_TRUNC) != 0);
+    } else if (samplePtr->flags & CPROF_SAMPLE_RAW) {
+	CprofNativeStack native;
+
+	native.ip = samplePtr->ip;
+	native.cfa = samplePtr->cfa;
+	native.n = samplePtr->nNative;
+	native.trampStart = statePtr->calib.trampStart;
+	native.trampEnd = statePtr->calib.trampEnd;
+	nTcl = (statePtr->framesPtr == NULL) ? 0
+		: CprofFramesResolve(statePtr->framesPtr, tcl, nTcl, &native,
+		rawTcl);
+	tcl = rawTcl;
+    }
 
     /*
      * Frames of several interpreters (child interpreters, sampled with

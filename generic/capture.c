@@ -22,6 +22,7 @@
 
 #include <tclInt.h>
 #include "captureInt.h"
+#include "frames.h"
 #include <string.h>
 #include <stdio.h>
 
@@ -90,6 +91,31 @@ CprofCaptureInstall(
      * bindings: nothing of that is to be captured).
      */
 
+    if (kind == CPROF_CAPTURE_FRAMES) {
+	if (CprofUsesFrames(&statePtr->options)) {
+	    /*
+	     * Tcl's own frames, read at each sample (frames.c): nothing to
+	     * install, nothing runs per command.
+	     */
+
+	    capPtr->kind = kind;
+	    if (statePtr->calib.trampEnd == 0) {
+		/*
+		 * The splice needs the trampoline's range (the frames have
+		 * no anchors yet: they go after the innermost one).
+		 */
+
+		(void) CprofTrampolineRange(&statePtr->calib.trampStart,
+			&statePtr->calib.trampEnd, statePtr->calib.message,
+			sizeof(statePtr->calib.message));
+	    }
+	    return TCL_OK;
+	}
+	snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
+		"%s", "frames are read only for samples (modes sample and"
+		" memory): exact timing, coverage and stack use wrap");
+	kind = CPROF_CAPTURE_WRAP;
+    }
     CprofEventsInstall(capPtr);
     if (kind != CPROF_CAPTURE_TRACE) {
 	Tcl_InterpState saved = Tcl_SaveInterpState(statePtr->interp, TCL_OK);
@@ -409,6 +435,21 @@ CprofCaptureStatus(
 	CprofWrapStatus(capPtr, dictObj);
 	CprofMethodsStatus(capPtr, dictObj);
     }
+    if (statePtr->framesPtr != NULL || statePtr->framesUsed) {
+	/*
+	 * -capture frames: what the handler read, what it left out as torn,
+	 * how the drain named it.
+	 */
+
+	CprofFramesCounters counters;
+
+	if (statePtr->framesPtr != NULL) {
+	    CprofFramesCounts(statePtr->framesPtr, &counters);
+	} else {
+	    memcpy(&counters, statePtr->framesCounts, sizeof(counters));
+	}
+	PUT(dictObj, "frames", CprofFramesStatus(&counters));
+    }
     CprofThunkCounts(&inUse, &total);
     PUT(dictObj, "thunks", Tcl_NewWideIntObj((Tcl_WideInt) inUse));
     PUT(dictObj, "thunks_made", Tcl_NewWideIntObj((Tcl_WideInt) total));
@@ -430,6 +471,12 @@ CprofCaptureStatus(
 		(dis[CPROF_CHECK_PUSH] + dis[CPROF_CHECK_POP]
 		+ dis[CPROF_CHECK_SAMPLE])));
 	PUT(checkObj, "first", firstObj ? firstObj : Tcl_NewObj());
+	PUT(checkObj, "frames_checks",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->framesChecks));
+	PUT(checkObj, "frames_disagreements", Tcl_NewWideIntObj(
+		(Tcl_WideInt) statePtr->framesDisagreements));
+	PUT(checkObj, "frames_first",
+		Tcl_NewStringObj(statePtr->framesFirst, -1));
 	PUT(dictObj, "check", checkObj);
     }
 #undef PUT

@@ -27,7 +27,7 @@
 #include <stdio.h>
 
 static const char *const captureNames[] = {
-    "wrap", "trace", "check", NULL
+    "wrap", "trace", "check", "frames", NULL
 };
 
 /*
@@ -44,7 +44,7 @@ const char *
 CprofCaptureName(
     int kind)
 {
-    return (kind >= 0 && kind <= CPROF_CAPTURE_CHECK) ? captureNames[kind]
+    return (kind >= 0 && kind <= CPROF_CAPTURE_FRAMES) ? captureNames[kind]
 	    : "?";
 }
 

@@ -12,6 +12,7 @@
  */
 
 #include "cmdInt.h"
+#include "frames.h"
 #include <string.h>
 
 /*
@@ -23,6 +24,7 @@
  *	tclcprof::debug cfas
  *	tclcprof::debug dbbusy ms
  *	tclcprof::debug dblimit pages
+ *	tclcprof::debug frames
  *	tclcprof::debug memstacks max
  *	tclcprof::debug memwalk check
  *	tclcprof::debug names ?pattern?
@@ -200,6 +202,65 @@ DebugAggregate(
     return TCL_ERROR;
 }
 
+/*
+ * tclcprof::debug frames: Tcl's frames read here as the signal handler of
+ * -capture frames reads them (frames.c), named as the drain names them,
+ * outermost first ("name/kind"), without this command's own frame; and
+ * what the read and the naming counted.
+ */
+
+static int
+DebugFrames(
+    Tcl_Interp *interp,
+    CprofState *statePtr)
+{
+    CprofFrames *fPtr = statePtr->framesPtr;
+    CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+    CprofFramesCounters before, after;
+    uint32_t flags = 0;
+    Tcl_Obj *listObj = Tcl_NewObj(), *resultObj = Tcl_NewDictObj();
+    int n, i, own = (fPtr == NULL);
+
+    if (own) {
+	fPtr = CprofFramesNew(interp, &statePtr->naming);
+    }
+    CprofFramesCounts(fPtr, &before);
+    n = CprofFramesRead(fPtr, raw, CPROF_TCL_MAX, &flags);
+    n = CprofFramesResolve(fPtr, raw, n, NULL, named);
+    CprofFramesCounts(fPtr, &after);
+    if (n > 0) {
+	const char *last = CprofNameString(named[n - 1].nameId);
+
+	if (last != NULL && (strcmp(last, "tclcprof::debug") == 0
+		|| strcmp(last, "::tclcprof::debug") == 0)) {
+	    n--;
+	}
+    }
+    for (i = 0; i < n; i++) {
+	const char *name = CprofNameString(named[i].nameId);
+
+	Tcl_ListObjAppendElement(NULL, listObj, Tcl_ObjPrintf("%s/%s",
+		name ? name : "?", CprofKindName(named[i].kind)));
+    }
+#define FRAMES_PUT(k, v) Tcl_DictObjPut(NULL, resultObj, \
+	Tcl_NewStringObj((k), -1), (v))
+    FRAMES_PUT("stack", listObj);
+    FRAMES_PUT("torn_proc", Tcl_NewWideIntObj(
+	    (Tcl_WideInt) (after.tornProc - before.tornProc)));
+    FRAMES_PUT("torn_coroutine", Tcl_NewWideIntObj(
+	    (Tcl_WideInt) (after.tornCoro - before.tornCoro)));
+    FRAMES_PUT("stale", Tcl_NewWideIntObj(
+	    (Tcl_WideInt) (after.stale - before.stale)));
+    FRAMES_PUT("unnamed", Tcl_NewWideIntObj(
+	    (Tcl_WideInt) (after.unnamed - before.unnamed)));
+#undef FRAMES_PUT
+    if (own) {
+	CprofFramesFree(fPtr);
+    }
+    Tcl_SetObjResult(interp, resultObj);
+    return TCL_OK;
+}
+
 int
 CprofDebugObjCmd(
     ClientData clientData,
@@ -208,19 +269,19 @@ CprofDebugObjCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const subNames[] = {
-	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "memstacks",
-	"memwalk", "names", "splice", "spoollimit", "symbol", "symbols",
-	"trampolines", NULL
+	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "frames",
+	"memstacks", "memwalk", "names", "splice", "spoollimit", "symbol",
+	"symbols", "trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SPLICE, SUB_SPOOLLIMIT,
-	SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
+	SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SPLICE,
+	SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 3, 3, 2, 5, 3, 3, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 3, 3, 2, 5, 3, 3, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
-	"memstacks max", "memwalk check", "names ?pattern?",
+	"frames", "memstacks max", "memwalk check", "names ?pattern?",
 	"splice native tcl trampoline",
 	"spoollimit bytes",
 	"symbol address", "symbols addresses", "trampolines"
@@ -278,6 +339,8 @@ CprofDebugObjCmd(
     }
     case SUB_SYMBOLS:
 	return CprofSymDebug(interp, objv[2]);
+    case SUB_FRAMES:
+	return DebugFrames(interp, statePtr);
     case SUB_SPLICE:
 	return DebugSplice(interp, objv[2], objv[3], objv[4]);
     case SUB_NAMES:

@@ -229,6 +229,7 @@ CprofMemoryStart(
 		CprofNumLevelsPtr(interp), &mPtr->idlePtr) != TCL_OK) {
 	    return TCL_ERROR;
 	}
+	mPtr->idlePtr->framesPtr = statePtr->framesPtr;
 	CprofSamplerAttach(mPtr->idlePtr);
 	mPtr->drainPtr = &mPtr->idlePtr->needDrain;
     }

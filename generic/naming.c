@@ -1365,12 +1365,6 @@ CprofNameMethod(
 {
     CallContext *ctxPtr = (CallContext *) context;
     Method *mPtr;
-    Tcl_HashEntry *hPtr;
-    ContextName *cnPtr;
-    struct CprofContextFront *frontPtr;
-    Object *declObjPtr;
-    void *declPtr;
-    int isNew, flags, creation;
 
     if (ctxPtr == NULL || ctxPtr->callPtr == NULL || ctxPtr->index < 0
 	    || ctxPtr->index >= ctxPtr->callPtr->numChain) {
@@ -1381,7 +1375,36 @@ CprofNameMethod(
 	return -1;
     }
     CheckMethodEpoch(nPtr, ctxPtr->oPtr ? ctxPtr->oPtr->fPtr : NULL);
-    flags = ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
+    return CprofNameMethodRecord(nPtr, mPtr,
+	    ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR));
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofNameMethodRecord --
+ *
+ *	Name of a running method from its record and its call chain's
+ *	CONSTRUCTOR|DESTRUCTOR flags (the frames capture names a method
+ *	frame at the drain this way, its context gone by then).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofNameMethodRecord(
+    CprofNaming *nPtr,
+    void *methodPtr,
+    int flags)
+{
+    Method *mPtr = (Method *) methodPtr;
+    ContextName *cnPtr;
+    struct CprofContextFront *frontPtr;
+    Tcl_HashEntry *hPtr;
+    Object *declObjPtr;
+    void *declPtr;
+    int isNew, creation;
+
     declPtr = mPtr->declaringClassPtr ? (void *) mPtr->declaringClassPtr
 	    : (void *) mPtr->declaringObjectPtr;
     declObjPtr = mPtr->declaringObjectPtr;

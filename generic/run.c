@@ -17,6 +17,7 @@
 #   define _GNU_SOURCE		/* pthread_setname_np */
 #endif
 #include "cmdInt.h"
+#include "frames.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 static void		Poll(CprofState *statePtr);
+static void		StopFrames(CprofState *statePtr);
 static int		DoStartRun(CprofInterp *ciPtr, Tcl_Interp *interp,
 			    int objc, Tcl_Obj *const objv[],
 			    Tcl_Obj *topScriptObj);
@@ -232,6 +234,47 @@ KeepSamplerFigures(
     statePtr->lastSampledNs = (uint64_t) (secs * 1e9);
 }
 
+/*
+ * -capture frames in a sampled mode: the reader of Tcl's frames (frames.c)
+ * is made before the samplers that use it and goes after they are drained
+ * and gone, its counters kept for status.
+ */
+
+static void
+StartFrames(
+    CprofState *statePtr)
+{
+    if (statePtr->framesPtr != NULL) {
+	StopFrames(statePtr);
+    }
+    statePtr->framesUsed = 0;
+    statePtr->framesFirst[0] = '\0';
+    statePtr->framesChecks = statePtr->framesDisagreements = 0;
+    if ((CprofUsesFrames(&statePtr->options)
+	    || CprofChecksFrames(&statePtr->options))
+	    && statePtr->hostPtr == NULL) {
+	statePtr->framesPtr = CprofFramesNew(statePtr->interp,
+		&statePtr->naming);
+	statePtr->framesUsed = 1;
+	memset(statePtr->framesCounts, 0, sizeof(statePtr->framesCounts));
+    }
+}
+
+static void
+StopFrames(
+    CprofState *statePtr)
+{
+    CprofFramesCounters counters;
+
+    if (statePtr->framesPtr == NULL) {
+	return;
+    }
+    CprofFramesCounts(statePtr->framesPtr, &counters);
+    memcpy(statePtr->framesCounts, &counters, sizeof(counters));
+    CprofFramesFree(statePtr->framesPtr);
+    statePtr->framesPtr = NULL;
+}
+
 static int
 StartSampling(
     CprofState *statePtr)
@@ -276,6 +319,8 @@ StartSampling(
 	    sPtr->tebcStart = sPtr->tebcEnd = 0;
 	}
     }
+    sPtr->framesPtr = statePtr->framesPtr;
+    sPtr->framesCheck = CprofChecksFrames(&statePtr->options);
     statePtr->samplerPtr = sPtr;
 
     /*
@@ -970,9 +1015,11 @@ DoStartRun(
     if (run.duration > 0) {
 	DeadlinePrepare(ciPtr);
     }
+    StartFrames(statePtr);
     if ((CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK)
 	    || (run.memory && StartMemory(statePtr) != TCL_OK)) {
 	CprofRunStopSampling(statePtr);
+	StopFrames(statePtr);
 	statePtr->options = saved;
 	if (events != NULL) {
 	    ckfree(events);
@@ -1227,6 +1274,7 @@ CprofRunStop(
     CprofExactLeavePeers(statePtr);
     CprofMemoryStop(statePtr);
     CprofRunStopSampling(statePtr);
+    StopFrames(statePtr);
     if (statePtr->drainTimer != NULL) {
 	Tcl_DeleteTimerHandler(statePtr->drainTimer);
 	statePtr->drainTimer = NULL;

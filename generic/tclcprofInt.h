@@ -412,6 +412,8 @@ MODULE_SCOPE const char *CprofChannelShown(CprofNaming *nPtr,
 MODULE_SCOPE int	CprofNameArgument(CprofNaming *nPtr,
 			    const CprofCmdName *namePtr, int objc,
 			    Tcl_Obj *const objv[]);
+MODULE_SCOPE int	CprofNameMethodRecord(CprofNaming *nPtr,
+			    void *methodPtr, int flags);
 MODULE_SCOPE int	CprofNameFold(CprofNaming *nPtr, int ensNameId,
 			    Tcl_Command ensToken, Tcl_Command implToken);
 MODULE_SCOPE int	CprofNameCoroutine(CprofNaming *nPtr, int bodyId);
@@ -610,6 +612,13 @@ enum CprofMode {
 
 #define CprofModeSamples(m) \
     ((m) == CPROF_MODE_SAMPLE || (m) == CPROF_MODE_BOTH)
+#define CprofUsesFrames(optsPtr) \
+    ((optsPtr)->capture == CPROF_CAPTURE_FRAMES \
+	&& ((optsPtr)->mode == CPROF_MODE_SAMPLE \
+	|| (optsPtr)->mode == CPROF_MODE_MEMORY))
+#define CprofChecksFrames(optsPtr) \
+    ((optsPtr)->capture == CPROF_CAPTURE_CHECK \
+	&& (optsPtr)->mode == CPROF_MODE_SAMPLE)
 #define CprofModeExact(m) \
     ((m) == CPROF_MODE_EXACT || (m) == CPROF_MODE_BOTH)
 
@@ -633,7 +642,9 @@ enum CprofNative {
 enum CprofCaptureKind {
     CPROF_CAPTURE_WRAP = 0,	/* Wrapping commands (wrap.c). */
     CPROF_CAPTURE_TRACE,	/* Tcl's object trace (trace.c). */
-    CPROF_CAPTURE_CHECK		/* Both, compared (capture.c). */
+    CPROF_CAPTURE_CHECK,	/* Both, compared (capture.c). */
+    CPROF_CAPTURE_FRAMES	/* Tcl's own frames read at each sample
+				 * (frames.c): no hook per command. */
 };
 
 enum CprofScope {
@@ -694,6 +705,9 @@ typedef struct CprofTclRef {
     const void *siteCode;	/* Sampled lines: the frame's siteCode (a
 				 * key, never dereferenced before the drain
 				 * finds it live), or NULL. */
+    const void *ident;		/* -capture frames, a raw reference
+				 * (frames.h): a field of the object read
+				 * at the sample, checked at the drain. */
 } CprofTclRef;
 
 typedef char CprofTclRefBits[(CPROF_KIND_COUNT <= 16
@@ -722,6 +736,14 @@ typedef char CprofTclRefBits[(CPROF_KIND_COUNT <= 16
 #define CPROF_SAMPLE_CHECKED		0x8	/* -capture check: 'check'
 						 * holds the two stacks'
 						 * hashes. */
+#define CPROF_SAMPLE_RAW		0x10	/* -capture frames: tcl[]
+						 * holds raw references,
+						 * named at the drain
+						 * (frames.c). */
+#define CPROF_SAMPLE_FRAMES_CHECK	0x20	/* -capture check: the raw
+						 * references follow the
+						 * level stack's frames, to
+						 * be compared with them. */
 
 typedef struct CprofSample {
     uint32_t weight;		/* 1 + timer overruns. */
@@ -1159,6 +1181,13 @@ typedef struct CprofSampler {
     CprofStack *volatile shadowPtr;
 				/* -capture check: the trace's stack, or
 				 * NULL. */
+    struct CprofFrames *volatile framesPtr;
+				/* -capture frames: Tcl's frames are read
+				 * (frames.c) instead of the level stacks;
+				 * or NULL. */
+    int framesCheck;		/* -capture check: they are read besides
+				 * the level stack, in the second half of
+				 * tcl[], for the drain to compare. */
     const int *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
     int lines;			/* Sampled lines: copy each frame's call
 				 * site. */
@@ -1329,6 +1358,13 @@ typedef struct CprofState {
 				 * wrapper's (0). */
     intptr_t callbackOffset;	/* The wrapper's: an NRE callback's CFA to
 				 * its trampoline's stack pointer. */
+    struct CprofFrames *framesPtr;
+				/* -capture frames while sampling: Tcl's
+				 * frames read by the handler, named at the
+				 * drain (frames.c); or NULL. */
+    int framesUsed;		/* The last run read Tcl's frames. */
+    uint64_t framesCounts[12];	/* (CprofFramesCounters, frames.h) */	/* Its CprofFramesCounters, kept after
+				 * stop. */
     int lastCapture;		/* The capture of the last run, and its
 				 * check figures, kept after stop. */
     uint64_t lastChecks[3];
@@ -1356,6 +1392,13 @@ typedef struct CprofState {
     int hasData;		/* Something was collected since reset. */
     uint64_t sampleChecks;	/* -capture check: samples compared, and */
     uint64_t sampleDisagreements;
+    uint64_t framesChecks;	/* -capture check: samples whose frames read
+				 * from Tcl were compared with the level
+				 * stack's (this run), and */
+    uint64_t framesDisagreements;
+    char framesFirst[200];	/* -capture check: the first sample whose
+				 * procs read from Tcl's frames differed
+				 * from the wrapper's, or "". */
 				/* those whose two stacks differed. */
     CprofSamplerCounters lastCounters;
 				/* Counters of the last sampler, kept after

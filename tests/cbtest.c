@@ -907,6 +907,36 @@ CputimeCmd(
     return TCL_OK;
 }
 
+/*
+ * cbtest::tornframe script --
+ *
+ *	Evaluates script inside a proc call frame that has no Proc yet: what
+ *	a sample sees between TclPushProcCallFrame's push and its setting
+ *	of procPtr (tclProc.c:1608-1614), held still for the frames
+ *	capture's tests.
+ */
+
+static int
+TornFrameCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CallFrame *framePtr;
+    int code;
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "script");
+	return TCL_ERROR;
+    }
+    (void) TclPushStackFrame(interp, (Tcl_CallFrame **) &framePtr,
+	    Tcl_GetCurrentNamespace(interp), FRAME_IS_PROC);
+    code = Tcl_EvalObjEx(interp, objv[1], 0);
+    TclPopStackFrame(interp);
+    return code;
+}
+
 DLLEXPORT int
 Cbtest_Init(
     Tcl_Interp *interp)
@@ -940,6 +970,8 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::churn", ChurnCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::cmdinfo", CmdInfoCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nop", NopCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::tornframe", TornFrameCmd, NULL,
+	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::cputime", CputimeCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::callobjproc", CallObjProcCmd, NULL,
 	    NULL);

@@ -30,6 +30,7 @@
 #endif
 #include "tclcprofInt.h"
 #include "arch.h"
+#include "frames.h"
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <errno.h>
@@ -377,6 +378,7 @@ SpoolMerge(
 	ref.interpId = samplePtr->tcl[i].interpId;
 	ref.anchor = samplePtr->tcl[i].anchor;
 	ref.siteCode = samplePtr->tcl[i].siteCode;
+	ref.ident = samplePtr->tcl[i].ident;
 	memcpy(p + len, &ref, sizeof(ref));
 	len += sizeof(ref);
     }
@@ -1377,6 +1379,7 @@ CopyStack(
 	refPtr->interpId = interpId;
 	refPtr->anchor = frames[i].anchor;
 	refPtr->siteCode = NULL;
+	refPtr->ident = NULL;
 	refPtr->siteOffset = 0;
 	if (sites && frames[i].siteCode != NULL
 		&& frames[i].siteOffset > 0
@@ -1388,8 +1391,8 @@ CopyStack(
     return live - first;
 }
 
-int
-CprofCopyTclFrames(
+static int
+CopyLevelStacks(
     CprofSampler *sPtr,
     CprofTclRef *out,
     int max,
@@ -1443,6 +1446,35 @@ CprofCopyTclFrames(
 	}
     }
     return n;
+}
+
+int
+CprofCopyTclFrames(
+    CprofSampler *sPtr,
+    CprofTclRef *out,
+    int max,
+    uint32_t *flagsPtr,
+    uint64_t *check)
+{
+    struct CprofFrames *framesPtr = __atomic_load_n(&sPtr->framesPtr,
+	    __ATOMIC_ACQUIRE);
+    int n;
+
+    if (framesPtr == NULL) {
+	return CopyLevelStacks(sPtr, out, max, flagsPtr, check);
+    }
+
+    /*
+     * -capture frames: Tcl's own frames, read raw (frames.c); with
+     * -capture check, after the level stack's, in the second half.
+     */
+
+    if (!sPtr->framesCheck) {
+	return CprofFramesRead(framesPtr, out, max, flagsPtr);
+    }
+    n = CopyLevelStacks(sPtr, out, max / 2, flagsPtr, check);
+    *flagsPtr |= CPROF_SAMPLE_FRAMES_CHECK;
+    return n + CprofFramesRead(framesPtr, out + n, max - n, flagsPtr);
 }
 
 /*

@@ -895,14 +895,22 @@ CprofCfiWalkFrom(
 	 * slots (only %rbp once the marked frame is found).
 	 */
 
-	for (k = 0; k < CPROF_CFI_SAVED; k++) {
-	    if (rule.saveOff[k] != 0 && (follow || k == SAVED_RBP)) {
-		if (!StackWord(startPtr, frameCfa + (intptr_t) rule.saveOff[k],
-			&word)) {
-		    return -1;
+	if (follow) {
+	    for (k = 0; k < CPROF_CFI_SAVED; k++) {
+		if (rule.saveOff[k] != 0) {
+		    if (!StackWord(startPtr,
+			    frameCfa + (intptr_t) rule.saveOff[k], &word)) {
+			return -1;
+		    }
+		    regs[k] = word;
 		}
-		regs[k] = word;
 	    }
+	} else if (rule.saveOff[SAVED_RBP] != 0) {
+	    if (!StackWord(startPtr,
+		    frameCfa + (intptr_t) rule.saveOff[SAVED_RBP], &word)) {
+		return -1;
+	    }
+	    regs[SAVED_RBP] = word;
 	}
 	if (!StackWord(startPtr, frameCfa - 8, &pc)) {
 	    return -1;

@@ -20,7 +20,8 @@
 #	    database, staged (every 5 s, and every 200 ms) and direct.
 #	 4. Exact mode's compensated total against the unprofiled time.
 #	 5. The signal handler's time per sample at native depths ~20 and
-#	    ~60 (tclcprof::status, sampling handler).
+#	    ~60, and under Tcl procs 10, 100 and 1000 deep (tclcprof::status,
+#	    sampling handler).
 #	 6. Memory over a long run, and 7. saving live profiles: in child
 #	    processes (bench/child.tcl), run side by side.
 #	 8. Reports of large synthetic sampled profiles.
@@ -510,6 +511,40 @@ if {"handler" in $sections && $haveCb} {
     puts "  (the handler's own timing; the kernel's signal delivery, about 20 us\
 	here, comes on top)"
     dict set results handler $hresults
+
+    # The same under Tcl procs 10, 100 and 1000 deep (Tcl frames copied
+    # by the handler; the native stack stays short: Tcl 8.6 does not
+    # nest C frames for proc calls).
+    proc tclDeep {n script} {
+	if {$n <= 0} {
+	    return [uplevel #0 $script]
+	}
+	tclDeep [expr {$n - 1}] $script
+    }
+    set trows {}
+    set tresults {}
+    set oldLimit [interp recursionlimit {}]
+    interp recursionlimit {} 5000
+    foreach tdepth {10 100 1000} {
+	tclcprof::start -mode sample -clock cpu
+	tclDeep $tdepth [list cbtest::spin $spinMs]
+	set s [dict get [tclcprof::status] sampling]
+	tclcprof::stop
+	set h [dict get $s handler]
+	set d [dict create tcl_depth $tdepth \
+	    native [tclDeep $tdepth {llength [tclcprof::debug cfas]}] \
+	    samples [dict get $s samples] \
+	    median_us [expr {[dict get $h median_ns] / 1e3}] \
+	    p99_us [expr {[dict get $h p99_ns] / 1e3}] \
+	    mean_us [expr {[dict get $h mean_ns] / 1e3}]]
+	lappend tresults $d
+	lappend trows [list $tdepth [dict get $d native] [dict get $d samples] \
+	    [format %.1f [dict get $d median_us]] \
+	    [format %.1f [dict get $d p99_us]] [format %.1f [dict get $d mean_us]]]
+    }
+    interp recursionlimit {} $oldLimit
+    table [linsert $trows 0 {{Tcl depth} {native frames} samples {median us} {p99 us} {mean us}}]
+    dict set results handler_tcl $tresults
 }
 
 # --- 6, 7. memory and saves, in child processes run side by side ------------

@@ -23,6 +23,7 @@ namespace eval ::bench {
 	events {after 0/after idle handlers, vwait} w_events 75000 0
 	coro {coroutines: generators, create/resume} w_coro 2500000 0
 	oo {TclOO: objects, methods, next} w_oo 1500000 0
+	churn {commands made, called once, deleted (n thousand)} w_churn 100 1
     }
 }
 
@@ -233,4 +234,21 @@ proc w_oo {n} {
 	$s destroy
     }
     return $total
+}
+
+# --- command churn: a C command per node, as DOM bindings make them (tdom's
+# "$root childNodes" makes a domNode0x... command per child, the next call
+# deletes them): batches of 1000 commands made, each called once, deleted
+# by the next batch. The size is the number of batches (100: 100,000
+# commands, about 0.2 s unprofiled) --------------------------------------
+
+proc w_churn {n} {
+    set s 0
+    for {set i 0} {$i < $n} {incr i} {
+	foreach c [cbtest::nodes 1000] {
+	    incr s [$c]
+	}
+    }
+    cbtest::nodes 0
+    return $s
 }

@@ -1346,6 +1346,7 @@ CprofDrain(
 	t0 = CprofExactNow(statePtr);
     }
     sPtr->needDrain = 0;
+    CprofSamplerModules();
     samplePtr = CprofSamplerTakeSpooled(sPtr);
     if (samplePtr != NULL || CprofSamplerPeek(sPtr) != NULL) {
 	/*

@@ -270,19 +270,20 @@ CprofDebugObjCmd(
 {
     static const char *const subNames[] = {
 	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "frames",
-	"memstacks", "memwalk", "names", "splice", "spoollimit", "symbol",
+	"memstacks", "memwalk", "names", "samplewalk", "splice",
+	"spoollimit", "symbol",
 	"symbols", "trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SPLICE,
-	SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
+	SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SAMPLEWALK,
+	SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 2, 3, 3, 2, 5, 3, 3, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 3, 3, 2, 3, 5, 3, 3, 3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
 	"frames", "memstacks max", "memwalk check", "names ?pattern?",
-	"splice native tcl trampoline",
+	"samplewalk check", "splice native tcl trampoline",
 	"spoollimit bytes",
 	"symbol address", "symbols addresses", "trampolines"
     };
@@ -348,11 +349,15 @@ CprofDebugObjCmd(
 		? CprofNameList(Tcl_GetString(objv[2]))
 		: Tcl_NewIntObj(CprofNameCount()));
 	break;
-    case SUB_MEMWALK: {
+    case SUB_MEMWALK:
+    case SUB_SAMPLEWALK: {
 	/*
-	 * The walks of sampled allocations (memhook.c): how many were
-	 * fast, how many libgcc's; check 1 compares each fast one with
-	 * libgcc's from then on (0 stops, -1 only reads).
+	 * The walks of sampled allocations (memwalk: memhook.c) or of the
+	 * signal handler (samplewalk: sampler.c): how many were fast
+	 * (cached rules), how many libgcc's; check 1 compares each fast one
+	 * with libgcc's from then on (0 stops, -1 only reads; samplewalk 2
+	 * walks with libgcc's only). Rules: kept in the table (memwalk),
+	 * worked out in the handler (samplewalk).
 	 */
 
 	int check;
@@ -360,11 +365,16 @@ CprofDebugObjCmd(
 	Tcl_Obj *dictObj = Tcl_NewDictObj();
 
 	if (Tcl_GetIntFromObj(NULL, objv[2], &check) != TCL_OK
-		|| check < -1 || check > 1) {
+		|| check < -1 || check > (index == SUB_MEMWALK ? 1 : 2)) {
 	    return CprofBadValue(interp, subNames[index], objv[2],
-		    "expected -1, 0 or 1");
+		    index == SUB_MEMWALK ? "expected -1, 0 or 1"
+		    : "expected -1, 0, 1 or 2");
 	}
-	CprofMemWalkStats(check, counts);
+	if (index == SUB_MEMWALK) {
+	    CprofMemWalkStats(check, counts);
+	} else {
+	    CprofSampleWalkStats(check, counts);
+	}
 	PUT(dictObj, "fast", Tcl_NewWideIntObj((Tcl_WideInt) counts[0]));
 	PUT(dictObj, "libgcc", Tcl_NewWideIntObj((Tcl_WideInt) counts[1]));
 	PUT(dictObj, "checked", Tcl_NewWideIntObj((Tcl_WideInt) counts[2]));

@@ -1201,6 +1201,10 @@ typedef struct CprofSampler {
     CprofSamplerCounters counters;
     struct CprofSpool *spoolPtr;	/* Overflow of a full ring: identical
 					 * samples merged (sampler.c). */
+    uintptr_t stackLo;		/* The thread's stack (found at arm): the */
+    uintptr_t stackHi;		/* handler's cached walk reads it only. */
+    CprofSample *checkPtr;	/* Test hook: libgcc's walk of a sample, to
+				 * compare with the cached one. */
 
     /* Normal context only. */
     int clock;			/* enum CprofClock. */
@@ -1503,6 +1507,8 @@ MODULE_SCOPE void	CprofMemGuard(int on);
 MODULE_SCOPE void	CprofSymReaderStop(void);
 MODULE_SCOPE unsigned	CprofMemEpoch(void);
 MODULE_SCOPE void	CprofMemWalkStats(int check, uint64_t counts[5]);
+MODULE_SCOPE void	CprofSampleWalkStats(int check, uint64_t counts[5]);
+MODULE_SCOPE void	CprofSamplerModules(void);
 MODULE_SCOPE void	CprofMemStackStats(int max, uint32_t counts[2]);
 
 struct CprofMemory;

@@ -887,6 +887,74 @@ NopCmd(
 }
 
 /*
+ * cbtest::nodes n -- a command per node, as DOM bindings make them (tdom's
+ *	"$node childNodes"): delete the commands the last call made, make n
+ *	new C commands ::cbtest::nodeK (each returns its K) and return their
+ *	names. The command-churn benchmark: each made, called once, deleted.
+ */
+
+static int
+NodeCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_SetObjResult(interp, Tcl_NewWideIntObj((Tcl_WideInt)
+	    (intptr_t) clientData));
+    return TCL_OK;
+}
+
+static void
+NodesFree(
+    ClientData clientData,
+    Tcl_Interp *interp)
+{
+    Tcl_DecrRefCount((Tcl_Obj *) clientData);
+}
+
+static int
+NodesCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static int serial = 0;
+    Tcl_Obj *lastObj, *namesObj, **elems;
+    int n, i, numElems;
+    char name[64];
+
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "n");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[1], &n) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    lastObj = (Tcl_Obj *) Tcl_GetAssocData(interp, "cbtest::nodes", NULL);
+    if (lastObj != NULL) {
+	Tcl_ListObjGetElements(NULL, lastObj, &numElems, &elems);
+	for (i = 0; i < numElems; i++) {
+	    Tcl_DeleteCommand(interp, Tcl_GetString(elems[i]));
+	}
+	Tcl_DeleteAssocData(interp, "cbtest::nodes");
+    }
+    namesObj = Tcl_NewListObj(0, NULL);
+    for (i = 0; i < n; i++) {
+	snprintf(name, sizeof(name), "::cbtest::node%d", serial);
+	Tcl_CreateObjCommand(interp, name, NodeCmd,
+		(ClientData) (intptr_t) serial, NULL);
+	serial++;
+	Tcl_ListObjAppendElement(NULL, namesObj, Tcl_NewStringObj(name, -1));
+    }
+    Tcl_IncrRefCount(namesObj);
+    Tcl_SetAssocData(interp, "cbtest::nodes", NodesFree, namesObj);
+    Tcl_SetObjResult(interp, namesObj);
+    return TCL_OK;
+}
+
+/*
  * cbtest::cputime -- this thread's CPU time in microseconds (timings that
  *	another process on the machine does not disturb).
  */
@@ -952,6 +1020,7 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::evalobjex", EvalObjExCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nest", NestCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::nodes", NodesCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);

@@ -33,9 +33,9 @@
  * CPROF_UC_NCAND, CPROF_UC_CAND(uc, i) --
  *	The general registers of the interrupted context that may hold the
  *	bytecode engine's pc (sampled lines): how many, and the i-th.
- * CPROF_DWARF_CALLEE_SAVED --
+ * CPROF_DWARF_CALLEE_SAVED, CPROF_NSAVED --
  *	The DWARF numbers of the callee-saved general registers, which an
- *	outer frame's unwind context knows (_Unwind_GetGR).
+ *	outer frame's unwind context knows (_Unwind_GetGR), and how many.
  * CPROF_GOT_RELOC(type, addend) --
  *	Whether a relocation of this type (with a symbol) fills an 8-byte
  *	pointer to the symbol that the memory hooks may redirect: a PLT's
@@ -62,7 +62,9 @@ static const int cprofUcCandRegs[] = {
 #define CPROF_UC_CAND(uc, i) \
     ((uintptr_t) (uc)->uc_mcontext.gregs[cprofUcCandRegs[(i)]])
 #define CPROF_DWARF_CALLEE_SAVED	{3, 6, 12, 13, 14, 15}
-				/* rbx rbp r12-r15 */
+				/* rbx rbp r12-r15 (the order of
+				 * cfiwalk.h's CPROF_CFI_SAVED) */
+#define CPROF_NSAVED		6
 #define CPROF_GOT_RELOC(type, addend) \
     ((type) == R_X86_64_JUMP_SLOT || (type) == R_X86_64_GLOB_DAT)
 #define CprofPltLeafEnter(uc, ipPtr, cfaPtr)	((uintptr_t) 0)
@@ -95,6 +97,7 @@ static const int cprofUcCandRegs[] = {
     ((uintptr_t) (uc)->uc_mcontext.regs[cprofUcCandRegs[(i)]])
 #define CPROF_DWARF_CALLEE_SAVED	{19, 20, 21, 22, 23, 24, 25, 26, 27, 28}
 				/* x19-x28 */
+#define CPROF_NSAVED		10
 #define CPROF_GOT_RELOC(type, addend) \
     ((type) == R_AARCH64_JUMP_SLOT || (type) == R_AARCH64_GLOB_DAT)
 

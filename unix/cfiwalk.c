@@ -75,10 +75,25 @@ enum {
     RULE_OTHER			/* Unsupported: libgcc walks. */
 };
 
+/*
+ * The callee-saved registers a rule follows, in the order of
+ * CprofCfiStart.regs: %rbx %rbp %r12-%r15 (DWARF 3 6 12-15). Only %rbp is
+ * needed to walk; the others are the registers of the frame whose pc
+ * candidates the sampler keeps (sampled lines).
+ */
+
+#define SAVED_RBP	1
+
+static const int savedDwarf[CPROF_CFI_SAVED] = {3, 6, 12, 13, 14, 15};
+
 typedef struct WalkRule {
-    uintptr_t pc;		/* The address looked up. */
+    uintptr_t pc;		/* The address looked up; 0: empty slot.
+				 * Written last, with release order: a
+				 * reader that sees it sees the rest. */
     int32_t cfaOff;
-    int16_t rbpOff;		/* %rbp saved at CFA + rbpOff; 0: kept. */
+    int16_t saveOff[CPROF_CFI_SAVED];
+				/* Register saved at CFA + saveOff; 0: kept
+				 * (its value in the callee's frame). */
     uint8_t cfaReg;		/* 6 %rbp, 7 %rsp (DWARF numbers). */
     uint8_t kind;
 } WalkRule;
@@ -118,10 +133,17 @@ static int numRecent;		/* The last walk's rules and CFAs (under
 				 * frame's, cost some 300 ns. Stale entries
 				 * are harmless: prefetches do not fault. */
 static FindFdeProc pFindFde;
+static unsigned long long rulesSubs;
+static void		ForgetLocked(unsigned long long subs);
+static int		SubsOf(struct dl_phdr_info *info, size_t size,
+			    void *clientData);
 static int fastWalkOk;		/* The fast walk can be used. */
 static uint64_t walkFast, walkSlow, walkRulesMade;
 				/* Walks done each way (under walkMutex). */
-static unsigned walkGen;	/* Changes when the rules are forgotten. */
+static unsigned walkGen;	/* Odd while the rules are being forgotten,
+				 * changes each time they are (a seqlock for
+				 * the signal handler's walk, which reads the
+				 * table without walkMutex). */
 static int walkCheck;		/* Test hook: walk both ways, compare. */
 static uint64_t walkChecked, walkMismatch;
 
@@ -218,8 +240,10 @@ EncodedSize(
 typedef struct CfaState {
     int cfaReg;
     int64_t cfaOff;
-    int rbpHow;			/* 0 kept, 1 saved at CFA + rbpOff, 2 other */
-    int64_t rbpOff;
+    int saveHow[CPROF_CFI_SAVED];
+				/* Each followed register: 0 kept, 1 saved
+				 * at CFA + saveOff, 2 other. */
+    int64_t saveOff[CPROF_CFI_SAVED];
     int raHow;			/* 0 unset, 1 at CFA + raOff, 2 undefined,
 				 * 3 other */
     int64_t raOff;
@@ -407,27 +431,11 @@ RunCfa(
 	}
 
 	/*
-	 * A register's rule: only %rbp's and the return address's count.
+	 * A register's rule: only the followed registers' and the return
+	 * address's count.
 	 */
 
-	if (reg == 6) {
-	    switch (setReg) {
-	    case 1:
-		sPtr->rbpHow = 1;
-		sPtr->rbpOff = off;
-		break;
-	    case 4:
-		sPtr->rbpHow = initPtr->rbpHow;
-		sPtr->rbpOff = initPtr->rbpOff;
-		break;
-	    case 5:
-		sPtr->rbpHow = 0;
-		break;
-	    default:
-		sPtr->rbpHow = 2;
-		break;
-	    }
-	} else if ((int) reg == raReg) {
+	if ((int) reg == raReg) {
 	    switch (setReg) {
 	    case 1:
 		sPtr->raHow = 1;
@@ -442,6 +450,33 @@ RunCfa(
 		break;
 	    default:
 		sPtr->raHow = 3;
+		break;
+	    }
+	} else {
+	    int k;
+
+	    for (k = 0; k < CPROF_CFI_SAVED; k++) {
+		if ((int) reg == savedDwarf[k]) {
+		    break;
+		}
+	    }
+	    if (k == CPROF_CFI_SAVED) {
+		continue;
+	    }
+	    switch (setReg) {
+	    case 1:
+		sPtr->saveHow[k] = 1;
+		sPtr->saveOff[k] = off;
+		break;
+	    case 4:
+		sPtr->saveHow[k] = initPtr->saveHow[k];
+		sPtr->saveOff[k] = initPtr->saveOff[k];
+		break;
+	    case 5:
+		sPtr->saveHow[k] = 0;
+		break;
+	    default:
+		sPtr->saveHow[k] = 2;
 		break;
 	    }
 	}
@@ -465,7 +500,7 @@ ComputeRule(
     const char *aug;
     uint64_t codeAlign, augLen;
     int64_t dataAlign;
-    int raReg, ok = 1, size;
+    int raReg, ok = 1, size, k;
     uint8_t fdeEnc = 0;
     CfaState init, state;
 
@@ -569,20 +604,27 @@ ComputeRule(
 	return;
     }
     if ((state.cfaReg != 6 && state.cfaReg != 7) || state.raHow != 1
-	    || state.raOff != -8 || state.rbpHow == 2
-	    || state.cfaOff < INT32_MIN || state.cfaOff > INT32_MAX
-	    || (state.rbpHow == 1 && (state.rbpOff == 0
-	    || state.rbpOff < INT16_MIN || state.rbpOff > INT16_MAX))) {
+	    || state.raOff != -8
+	    || state.cfaOff < INT32_MIN || state.cfaOff > INT32_MAX) {
 	return;
+    }
+    for (k = 0; k < CPROF_CFI_SAVED; k++) {
+	if (state.saveHow[k] == 2 || (state.saveHow[k] == 1
+		&& (state.saveOff[k] == 0 || state.saveOff[k] < INT16_MIN
+		|| state.saveOff[k] > INT16_MAX))) {
+	    return;
+	}
+	rulePtr->saveOff[k] = (int16_t)
+		(state.saveHow[k] == 1 ? state.saveOff[k] : 0);
     }
     rulePtr->cfaReg = (uint8_t) state.cfaReg;
     rulePtr->cfaOff = (int32_t) state.cfaOff;
-    rulePtr->rbpOff = (int16_t) (state.rbpHow == 1 ? state.rbpOff : 0);
     rulePtr->kind = RULE_FRAME;
 }
 
 /*
- * The cached rule of a code address, or NULL (under walkMutex).
+ * The cached rule of a code address, or NULL (under walkMutex, or from the
+ * signal handler inside the seqlock walkGen: CprofCfiWalkFrom).
  */
 
 static inline const WalkRule *
@@ -592,10 +634,12 @@ FindRule(
     uint32_t i = RuleHash(pc), k;
 
     for (k = 0; k < WALK_PROBES; k++, i = (i + 1) & (WALK_SLOTS - 1)) {
-	if (walkRules[i].pc == pc) {
+	uintptr_t at = __atomic_load_n(&walkRules[i].pc, __ATOMIC_ACQUIRE);
+
+	if (at == pc) {
 	    return &walkRules[i];
 	}
-	if (walkRules[i].kind == RULE_NONE) {
+	if (at == 0) {
 	    return NULL;
 	}
     }
@@ -603,9 +647,15 @@ FindRule(
 }
 
 /*
- * Keep a rule (under walkMutex). Returns 0 when its probe sequence is
- * full: the address is never cached, its walks are libgcc's.
+ * Keep a rule. Returns 0 when its probe sequence is full: the address is
+ * never cached, its walks are libgcc's (memory hooks) or work the rule out
+ * each time (the signal handler). Lock-free, as the signal handler keeps
+ * the rules it works out too: a slot is claimed by swapping its empty
+ * address for RULE_CLAIMED, filled, then given its address with release
+ * order; a reader skips a claimed slot.
  */
+
+#define RULE_CLAIMED	((uintptr_t) 1)
 
 static int
 CacheRule(
@@ -614,12 +664,24 @@ CacheRule(
     uint32_t i = RuleHash(rulePtr->pc), k;
 
     for (k = 0; k < WALK_PROBES; k++, i = (i + 1) & (WALK_SLOTS - 1)) {
-	if (walkRules[i].pc == rulePtr->pc) {
+	uintptr_t at = __atomic_load_n(&walkRules[i].pc, __ATOMIC_ACQUIRE);
+
+	if (at == rulePtr->pc) {
 	    return 1;
 	}
-	if (walkRules[i].kind == RULE_NONE) {
-	    walkRules[i] = *rulePtr;
-	    return 1;
+	if (at == 0) {
+	    if (__atomic_compare_exchange_n(&walkRules[i].pc, &at,
+		    RULE_CLAIMED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		memcpy((char *) &walkRules[i] + sizeof(uintptr_t),
+			(const char *) rulePtr + sizeof(uintptr_t),
+			sizeof(WalkRule) - sizeof(uintptr_t));
+		__atomic_store_n(&walkRules[i].pc, rulePtr->pc,
+			__ATOMIC_RELEASE);
+		return 1;
+	    }
+	    if (at == rulePtr->pc) {
+		return 1;
+	    }
 	}
     }
     return 0;
@@ -688,8 +750,9 @@ FastWalk(
 	    numRecent = n + 1;
 	}
 	n++;
-	if (rPtr->rbpOff != 0) {
-	    fp = *(const uintptr_t *) (frameCfa + (intptr_t) rPtr->rbpOff);
+	if (rPtr->saveOff[SAVED_RBP] != 0) {
+	    fp = *(const uintptr_t *) (frameCfa
+		    + (intptr_t) rPtr->saveOff[SAVED_RBP]);
 	}
 	pc = *(const uintptr_t *) (frameCfa - 8);
 	sp = frameCfa;
@@ -698,6 +761,198 @@ FastWalk(
 	}
     }
     return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofCfiWalkFrom --
+ *
+ *	The sampler's walk (sampler.c SignalHandler): the same walk from
+ *	the interrupted registers, in the signal handler. It takes no lock
+ *	and allocates nothing:
+ *
+ *	- The rule table is read without walkMutex. A rule is published by
+ *	  its address, stored last with release order (CacheRule); the
+ *	  table is emptied only inside the seqlock walkGen, and a walk that
+ *	  saw it change (or odd) is thrown away and done by libgcc.
+ *	- A rule not in the table is worked out here, from the FDE libgcc's
+ *	  _Unwind_Find_FDE finds (what libgcc's own unwinder calls for every
+ *	  frame in this handler), and kept (CacheRule is lock-free). A
+ *	  module unloaded between the generation check and the store could
+ *	  leave one rule of it behind until the next drain notices the
+ *	  unload (CprofCfiModules): a wrong stack at worst, never a fault.
+ *	- Every word read is on the interrupted thread's stack, between its
+ *	  stack pointer and the top of the stack (stackHi, found at arm in
+ *	  normal context): memory that is mapped. A stale or wrong rule can
+ *	  make a wrong stack, never a fault.
+ *
+ * Results:
+ *	The number of frames (ip[0] the interrupted pc, then return
+ *	addresses; cfa[] each frame's stack pointer, as libgcc's
+ *	_Unwind_GetCFA gives them), or -1 when libgcc must walk (a signal
+ *	frame, an unsupported rule, a frame outside the stack).
+ *
+ * Signal safety:
+ *	Reads the rule table, the unwind tables and the thread's stack;
+ *	writes only to its arguments and to empty slots of the table.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline int
+StackWord(
+    const CprofCfiStart *startPtr,
+    uintptr_t addr,
+    uintptr_t *valuePtr)
+{
+    if (addr < startPtr->sp || addr > startPtr->stackHi - 8 || (addr & 7)) {
+	return 0;
+    }
+    *valuePtr = *(const uintptr_t *) addr;
+    return 1;
+}
+
+int
+CprofCfiWalkFrom(
+    CprofCfiStart *startPtr,
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max)
+{
+    uintptr_t pc = startPtr->pc, sp = startPtr->sp;
+    uintptr_t regs[CPROF_CFI_SAVED];
+    unsigned gen;
+    int n = 0, k, follow;
+
+    startPtr->mark = -1;
+    startPtr->truncated = 0;
+    if (!fastWalkOk || walkRules == NULL || sp >= startPtr->stackHi
+	    || sp < startPtr->stackLo) {
+	return -1;
+    }
+    gen = __atomic_load_n(&walkGen, __ATOMIC_ACQUIRE);
+    if (gen & 1) {
+	return -1;
+    }
+    memcpy(regs, startPtr->regs, sizeof(regs));
+    follow = (startPtr->markHi != 0);
+    while (pc != 0) {
+	uintptr_t look = (n == 0) ? pc : pc - 1, frameCfa, word;
+	const WalkRule *rPtr = FindRule(look);
+	WalkRule rule;
+
+	if (n >= max) {
+	    startPtr->truncated = 1;
+	    break;
+	}
+	if (rPtr != NULL) {
+	    rule = *rPtr;
+	    if (rule.pc != look) {
+		return -1;		/* Emptied meanwhile. */
+	    }
+	} else {
+	    ComputeRule(look, &rule);
+	    startPtr->rulesMade++;
+	    if (__atomic_load_n(&walkGen, __ATOMIC_ACQUIRE) != gen) {
+		return -1;
+	    }
+	    CacheRule(&rule);
+	}
+	if (rule.kind == RULE_END) {
+	    if (n == 0) {
+		return -1;
+	    }
+	    ip[n] = pc;
+	    cfa[n] = sp;
+	    if (follow && look >= startPtr->markLo && look < startPtr->markHi) {
+		startPtr->mark = n;
+		memcpy(startPtr->markRegs, regs, sizeof(regs));
+	    }
+	    n++;
+	    break;
+	}
+	if (rule.kind != RULE_FRAME) {
+	    return -1;
+	}
+	frameCfa = (rule.cfaReg == 7 ? sp : regs[SAVED_RBP])
+		+ (intptr_t) rule.cfaOff;
+	if (frameCfa <= sp || frameCfa >= startPtr->stackHi
+		|| (frameCfa & 7)) {
+	    return -1;
+	}
+	ip[n] = pc;
+	cfa[n] = sp;
+	if (follow && look >= startPtr->markLo && look < startPtr->markHi) {
+	    startPtr->mark = n;
+	    memcpy(startPtr->markRegs, regs, sizeof(regs));
+	    follow = 0;
+	}
+	n++;
+
+	/*
+	 * The caller's registers: those this frame saved, from their
+	 * slots (only %rbp once the marked frame is found).
+	 */
+
+	if (follow) {
+	    for (k = 0; k < CPROF_CFI_SAVED; k++) {
+		if (rule.saveOff[k] != 0) {
+		    if (!StackWord(startPtr,
+			    frameCfa + (intptr_t) rule.saveOff[k], &word)) {
+			return -1;
+		    }
+		    regs[k] = word;
+		}
+	    }
+	} else if (rule.saveOff[SAVED_RBP] != 0) {
+	    if (!StackWord(startPtr,
+		    frameCfa + (intptr_t) rule.saveOff[SAVED_RBP], &word)) {
+		return -1;
+	    }
+	    regs[SAVED_RBP] = word;
+	}
+	if (!StackWord(startPtr, frameCfa - 8, &pc)) {
+	    return -1;
+	}
+	sp = frameCfa;
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&walkGen, __ATOMIC_RELAXED) != gen) {
+	return -1;
+    }
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofCfiModules --
+ *
+ *	At a drain (normal context): forget the rules if a module was
+ *	unloaded since they were worked out, as its addresses may now be
+ *	another's (in sample mode no dlclose hook tells: until this drain a
+ *	sample may be walked with a rule of the unloaded module, which can
+ *	make a wrong stack but no fault, see CprofCfiWalkFrom).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofCfiModules(void)
+{
+    unsigned long long subs = SUBS_UNKNOWN;
+
+    if (!fastWalkOk) {
+	return;
+    }
+    dl_iterate_phdr(SubsOf, &subs);
+    pthread_mutex_lock(&walkMutex);
+    if (subs == SUBS_UNKNOWN || subs != rulesSubs) {
+	ForgetLocked(subs);
+    }
+    pthread_mutex_unlock(&walkMutex);
 }
 
 #else /* !__x86_64__ */
@@ -724,6 +979,23 @@ CacheRule(
     const WalkRule *rulePtr)
 {
     return 0;
+}
+
+int
+CprofCfiWalkFrom(
+    CprofCfiStart *startPtr,
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max)
+{
+    startPtr->mark = -1;
+    startPtr->truncated = 0;
+    return -1;
+}
+
+void
+CprofCfiModules(void)
+{
 }
 
 static int
@@ -840,11 +1112,13 @@ static void
 ForgetLocked(
     unsigned long long subs)
 {
+    __atomic_store_n(&walkGen, walkGen + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     if (walkRules != NULL) {
 	memset(walkRules, 0, WALK_SLOTS * sizeof(WalkRule));
     }
     numRecent = 0;
-    walkGen++;
+    __atomic_store_n(&walkGen, walkGen + 1, __ATOMIC_RELEASE);
     rulesSubs = subs;
 }
 
@@ -892,28 +1166,35 @@ CprofCfiRenew(void)
 
 /*
  * The rule table, and libgcc's FDE lookup, once per process (the first
- * start of a memory run).
+ * start of a memory run, or the first arm of a sampler).
  */
+
+static void
+CfiInitOnce(void)
+{
+    void *mem = mmap(NULL, WALK_SLOTS * sizeof(WalkRule),
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+    if (handle != NULL) {
+	pFindFde = (FindFdeProc) dlsym(handle, "_Unwind_Find_FDE");
+	dlclose(handle);
+    }
+    if (mem != MAP_FAILED) {
+	walkRules = (WalkRule *) mem;
+    }
+#if defined(__x86_64__)
+    __atomic_store_n(&fastWalkOk, (walkRules != NULL && pFindFde != NULL),
+	    __ATOMIC_RELEASE);
+#endif
+}
 
 void
 CprofCfiInit(void)
 {
-    if (walkRules == NULL) {
-	void *mem = mmap(NULL, WALK_SLOTS * sizeof(WalkRule),
-		PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	void *handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (handle != NULL) {
-	    pFindFde = (FindFdeProc) dlsym(handle, "_Unwind_Find_FDE");
-	    dlclose(handle);
-	}
-	if (mem != MAP_FAILED) {
-	    walkRules = (WalkRule *) mem;
-	}
-#if defined(__x86_64__)
-	fastWalkOk = (walkRules != NULL && pFindFde != NULL);
-#endif
-    }
+    pthread_once(&once, CfiInitOnce);
 }
 
 /*

@@ -31,6 +31,12 @@
 #include "tclcprofInt.h"
 #include "arch.h"
 #include "frames.h"
+#include "cfiwalk.h"
+
+#if defined(__x86_64__)
+/* The cached walk's registers are arch.h's callee-saved ones. */
+typedef char SavedRegsAgree[CPROF_NSAVED == CPROF_CFI_SAVED ? 1 : -1];
+#endif
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <errno.h>
@@ -769,8 +775,35 @@ CprofSamplerCreate(
     sPtr->clock = clock;
     sPtr->rate = rate > 0 ? rate : CprofDefaultRate(clock);
     sPtr->spoolPtr = SpoolNew();
+    sPtr->checkPtr = (CprofSample *) ckalloc(sizeof(CprofSample));
+    memset(sPtr->checkPtr, 0, sizeof(CprofSample));
     *samplerPtrPtr = sPtr;
     return TCL_OK;
+}
+
+/*
+ * The bounds of the calling thread's stack, which the handler's cached
+ * walk reads within (CprofCfiWalkFrom); none (the walk is libgcc's) when
+ * they cannot be known.
+ */
+
+static void
+ThreadStack(
+    CprofSampler *sPtr)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+
+    sPtr->stackLo = sPtr->stackHi = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+	return;
+    }
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+	sPtr->stackLo = (uintptr_t) addr;
+	sPtr->stackHi = (uintptr_t) addr + size;
+    }
+    pthread_attr_destroy(&attr);
 }
 
 /*
@@ -808,6 +841,9 @@ CprofSamplerArm(
 
     sPtr->pid = getpid();
     sPtr->tid = (pid_t) syscall(SYS_gettid);
+    ThreadStack(sPtr);
+    CprofCfiInit();
+    CprofCfiRenew();
     clockId = sPtr->clock == CPROF_CLOCK_CPU ? CLOCK_THREAD_CPUTIME_ID
 	    : CLOCK_MONOTONIC;
     memset(&sev, 0, sizeof(sev));
@@ -956,6 +992,9 @@ CprofSamplerDestroy(
     if (sPtr->slots != NULL) {
 	ckfree(sPtr->slots);
     }
+    if (sPtr->checkPtr != NULL) {
+	ckfree(sPtr->checkPtr);
+    }
     ckfree(sPtr);
 }
 
@@ -1089,41 +1128,44 @@ CprofSamplerRelease(
 
 static void
 PcCandidates(
-    Walk *wPtr,
-    struct _Unwind_Context *ctx)
+    CprofSample *samplePtr,
+    int n,			/* The frame's index. */
+    const ucontext_t *ucPtr,	/* The interrupted registers. */
+    const uintptr_t *regs,	/* Frame n > 0: its callee-saved registers
+				 * (arch.h's CPROF_DWARF_CALLEE_SAVED), or
+				 * NULL. */
+    uintptr_t frameSp)		/* Frame n > 0: its stack pointer. */
 {
 #if defined(CPROF_DWARF_CALLEE_SAVED)
-    static const int calleeSaved[] = CPROF_DWARF_CALLEE_SAVED;
-    CprofSample *samplePtr = wPtr->samplePtr;
     const uintptr_t *sp;
     int k = 0, i;
 
-    if (wPtr->n == 0) {
-	if (wPtr->ucPtr == NULL) {
+    if (n == 0) {
+	if (ucPtr == NULL) {
 	    return;
 	}
 	for (i = 0; i < CPROF_UC_NCAND; i++) {
-	    samplePtr->cand[k++] = CPROF_UC_CAND(wPtr->ucPtr, i);
+	    samplePtr->cand[k++] = CPROF_UC_CAND(ucPtr, i);
 	}
-	sp = (const uintptr_t *) CPROF_UC_SP(wPtr->ucPtr);
+	sp = (const uintptr_t *) CPROF_UC_SP(ucPtr);
     } else {
-	if (pGetGR == NULL) {
+	if (regs == NULL) {
 	    return;
 	}
-	for (i = 0; i < (int) (sizeof(calleeSaved) / sizeof(int)); i++) {
-	    samplePtr->cand[k++] = (uintptr_t) pGetGR(ctx, calleeSaved[i]);
+	for (i = 0; i < CPROF_NSAVED; i++) {
+	    samplePtr->cand[k++] = regs[i];
 	}
 
 	/*
-	 * libgcc's CFA of a frame is its stack pointer (the CFA of the
-	 * frame it called): read only when it is plausibly one, a little
-	 * above the interrupted stack pointer.
+	 * A frame's stack pointer (libgcc's CFA of the frame it called):
+	 * read only when it is plausibly one, a little above the
+	 * interrupted stack pointer.
 	 */
 
-	sp = (const uintptr_t *) wPtr->cfa[wPtr->n];
-	if (wPtr->ucPtr == NULL || ((uintptr_t) sp & 7) != 0
-		|| (uintptr_t) sp < CPROF_UC_SP(wPtr->ucPtr)
-		|| (uintptr_t) sp - CPROF_UC_SP(wPtr->ucPtr) > PC_STACK_REACH) {
+	sp = (const uintptr_t *) frameSp;
+	if (ucPtr == NULL || ((uintptr_t) sp & 7) != 0
+		|| (uintptr_t) sp < CPROF_UC_SP(ucPtr)
+		|| (uintptr_t) sp - CPROF_UC_SP(ucPtr) > PC_STACK_REACH) {
 	    sp = NULL;
 	}
     }
@@ -1132,10 +1174,13 @@ PcCandidates(
 	samplePtr->cand[k++] = sp[i];
     }
     samplePtr->nCand = (uint16_t) k;
-    samplePtr->tebcFrame = (int16_t) wPtr->n;
+    samplePtr->tebcFrame = (int16_t) n;
 #else
-    (void) wPtr;
-    (void) ctx;
+    (void) samplePtr;
+    (void) n;
+    (void) ucPtr;
+    (void) regs;
+    (void) frameSp;
 #endif
 }
 
@@ -1173,7 +1218,15 @@ WalkFrame(
 	uintptr_t at = (wPtr->n == 0) ? ip : ip - 1;
 
 	if (at >= wPtr->tebcStart && at < wPtr->tebcEnd) {
-	    PcCandidates(wPtr, ctx);
+	    static const int calleeSaved[] = CPROF_DWARF_CALLEE_SAVED;
+	    uintptr_t regs[CPROF_NSAVED];
+	    int i;
+
+	    for (i = 0; pGetGR != NULL && i < CPROF_NSAVED; i++) {
+		regs[i] = (uintptr_t) pGetGR(ctx, calleeSaved[i]);
+	    }
+	    PcCandidates(wPtr->samplePtr, wPtr->n, wPtr->ucPtr,
+		    pGetGR != NULL ? regs : NULL, wPtr->cfa[wPtr->n]);
 	}
     }
     wPtr->n++;
@@ -1530,6 +1583,246 @@ CprofSamplerRemoveStack(
     }
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * LibgccStack, CachedStack, NativeStack --
+ *
+ *	A sample's native frames, from the interrupted one outward, with
+ *	the bytecode engine's frame and its pc candidates (sampled lines).
+ *	CachedStack walks from the interrupted registers with the cached
+ *	unwind rules (cfiwalk.c CprofCfiWalkFrom: a table lookup and a few
+ *	loads a frame); LibgccStack with libgcc's _Unwind_Backtrace (some
+ *	1,600 instructions a frame), which takes what the cached walk
+ *	cannot: signal frames and unusual rules, and a fork's sample, which
+ *	starts at the fork's return address rather than at the interrupted
+ *	frame.
+ *
+ * Results:
+ *	NativeStack: the walker used, 1 cached or 0 libgcc's.
+ *
+ * Signal safety:
+ *	Both walks take no lock and allocate nothing; they write only to
+ *	the sample and to the sampler's pending rules and counters.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint64_t walksCached, walksLibgcc, walkRulesMade, walksChecked,
+	walksDiffer;		/* Process-wide (relaxed atomics), for the
+				 * test hook CprofSampleWalkStats. */
+static volatile int walkCheckOn;
+
+static void
+LibgccStack(
+    CprofSampler *sPtr,
+    CprofSample *slotPtr,
+    const ucontext_t *ucPtr)
+{
+    Walk walk;
+    uintptr_t pltPc;
+
+    walk.ip = slotPtr->ip;
+    walk.cfa = slotPtr->cfa;
+    walk.n = 0;
+    walk.max = CPROF_NATIVE_MAX;
+    walk.truncated = 0;
+    walk.started = 0;
+    walk.skipped = 0;
+    walk.pc = ucPtr ? CPROF_UC_PC(ucPtr) : 0;
+    walk.skipFirst = 0;
+    if (sPtr->forkPc != 0) {
+	/*
+	 * The fork's time, let in by AtforkParent: from fork outward (the
+	 * C library's function that runs the atfork handlers left out).
+	 */
+
+	walk.pc = sPtr->forkPc;
+	walk.skipFirst = 1;
+    }
+    walk.tebcStart = sPtr->tebcStart;
+    walk.tebcEnd = sPtr->tebcEnd;
+    walk.samplePtr = slotPtr;
+    walk.ucPtr = ucPtr;
+    slotPtr->tebcFrame = -1;
+    slotPtr->nCand = 0;
+    pltPc = (ucPtr != NULL && !walk.skipFirst)
+	    ? CprofPltLeafEnter((ucontext_t *) ucPtr, &walk.ip[0], &walk.cfa[0])
+	    : 0;
+    if (pltPc != 0) {
+	walk.n = 1;			/* A PLT stub (arch.h): its caller */
+	walk.pc = CPROF_UC_PC(ucPtr);	/* is next. */
+    }
+    pBacktrace(WalkFrame, &walk);
+    CprofPltLeafLeave((ucontext_t *) ucPtr, pltPc);
+    if (!walk.started) {
+	slotPtr->flags |= CPROF_SAMPLE_NO_SIGFRAME;
+    }
+    if (walk.truncated) {
+	slotPtr->flags |= CPROF_SAMPLE_NATIVE_TRUNC;
+    }
+    slotPtr->nNative = (uint16_t) walk.n;
+}
+
+static int
+CachedStack(
+    CprofSampler *sPtr,
+    CprofSample *slotPtr,
+    const ucontext_t *ucPtr)
+{
+#if defined(__x86_64__)
+    CprofCfiStart start;
+    int n;
+
+    if (ucPtr == NULL || sPtr->forkPc != 0) {
+	return 0;
+    }
+    start.pc = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RIP];
+    start.sp = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RSP];
+    start.regs[0] = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RBX];
+    start.regs[1] = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_RBP];
+    start.regs[2] = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_R12];
+    start.regs[3] = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_R13];
+    start.regs[4] = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_R14];
+    start.regs[5] = (uintptr_t) ucPtr->uc_mcontext.gregs[REG_R15];
+    start.stackLo = sPtr->stackLo;
+    start.stackHi = sPtr->stackHi;
+    start.markLo = sPtr->tebcStart;
+    start.markHi = sPtr->tebcEnd;
+    start.rulesMade = 0;
+    n = CprofCfiWalkFrom(&start, slotPtr->ip, slotPtr->cfa,
+	    CPROF_NATIVE_MAX);
+    if (start.rulesMade) {
+	__atomic_add_fetch(&walkRulesMade, start.rulesMade,
+		__ATOMIC_RELAXED);
+    }
+    if (n < 0) {
+	return 0;
+    }
+    slotPtr->nNative = (uint16_t) n;
+    slotPtr->tebcFrame = -1;
+    slotPtr->nCand = 0;
+    if (start.truncated) {
+	slotPtr->flags |= CPROF_SAMPLE_NATIVE_TRUNC;
+    }
+    if (start.mark >= 0) {
+	PcCandidates(slotPtr, start.mark, ucPtr, start.markRegs,
+		slotPtr->cfa[start.mark]);
+    }
+    return 1;
+#else
+    (void) sPtr;
+    (void) slotPtr;
+    (void) ucPtr;
+    return 0;
+#endif
+}
+
+static int
+NativeStack(
+    CprofSampler *sPtr,
+    CprofSample *slotPtr,
+    const ucontext_t *ucPtr)
+{
+    int cached = (walkCheckOn != 2) && CachedStack(sPtr, slotPtr, ucPtr);
+
+    if (cached) {
+	__atomic_add_fetch(&walksCached, 1, __ATOMIC_RELAXED);
+    } else {
+	LibgccStack(sPtr, slotPtr, ucPtr);
+	__atomic_add_fetch(&walksLibgcc, 1, __ATOMIC_RELAXED);
+    }
+    if (slotPtr->flags & CPROF_SAMPLE_NO_SIGFRAME) {
+	sPtr->counters.noSigframe++;
+    }
+    if (slotPtr->flags & CPROF_SAMPLE_NATIVE_TRUNC) {
+	sPtr->counters.nativeTrunc++;
+    }
+    return cached;
+}
+
+/*
+ * Test hook (CprofSampleWalkStats): walk the sample again with libgcc and
+ * compare every frame, the engine's frame and its pc candidates.
+ */
+
+static void
+CheckWalk(
+    CprofSampler *sPtr,
+    CprofSample *slotPtr,
+    const ucontext_t *ucPtr)
+{
+    CprofSample *cPtr = sPtr->checkPtr;
+    int differ;
+
+    cPtr->flags = 0;
+    LibgccStack(sPtr, cPtr, ucPtr);
+    differ = (cPtr->nNative != slotPtr->nNative
+	    || memcmp(cPtr->ip, slotPtr->ip, cPtr->nNative * sizeof(uintptr_t))
+	    || memcmp(cPtr->cfa, slotPtr->cfa,
+		    cPtr->nNative * sizeof(uintptr_t))
+	    || cPtr->tebcFrame != slotPtr->tebcFrame
+	    || cPtr->nCand != slotPtr->nCand
+	    || memcmp(cPtr->cand, slotPtr->cand,
+		    cPtr->nCand * sizeof(uintptr_t))
+	    || (cPtr->flags & (CPROF_SAMPLE_NATIVE_TRUNC
+		    | CPROF_SAMPLE_NO_SIGFRAME))
+	    != (slotPtr->flags & (CPROF_SAMPLE_NATIVE_TRUNC
+		    | CPROF_SAMPLE_NO_SIGFRAME)));
+    __atomic_add_fetch(&walksChecked, 1, __ATOMIC_RELAXED);
+    if (differ) {
+	__atomic_add_fetch(&walksDiffer, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSampleWalkStats --
+ *
+ *	Test hook: the handler's walks so far (cached, libgcc's; rules
+ *	worked out in the handler; checked and differing since the last
+ *	change of 'check'). With 'check' 1 each sample is walked both ways
+ *	and compared from now on; 2 walks with libgcc's only (to measure
+ *	the two); 0 goes back to the cached walk; -1 changes nothing.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofSampleWalkStats(
+    int check,
+    uint64_t counts[5])
+{
+    counts[0] = __atomic_load_n(&walksCached, __ATOMIC_RELAXED);
+    counts[1] = __atomic_load_n(&walksLibgcc, __ATOMIC_RELAXED);
+    counts[2] = __atomic_load_n(&walksChecked, __ATOMIC_RELAXED);
+    counts[3] = __atomic_load_n(&walksDiffer, __ATOMIC_RELAXED);
+    counts[4] = __atomic_load_n(&walkRulesMade, __ATOMIC_RELAXED);
+    if (check >= 0) {
+	walkCheckOn = check;
+	__atomic_store_n(&walksChecked, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&walksDiffer, 0, __ATOMIC_RELAXED);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSamplerModules --
+ *
+ *	At a drain (normal context): the handler's unwind rules are
+ *	forgotten if a module was unloaded since they were worked out.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofSamplerModules(void)
+{
+    CprofCfiModules();
+}
+
 static void
 SignalHandler(
     int signo,
@@ -1542,9 +1835,7 @@ SignalHandler(
     uint32_t head, weight;
     uint64_t t0, t1;
     int full;
-    Walk walk;
     ucontext_t *ucPtr = (ucontext_t *) context;
-    uintptr_t pltPc;
 
     if (sPtr != NULL && forking && infoPtr != NULL
 	    && infoPtr->si_code == SI_TIMER
@@ -1616,47 +1907,11 @@ SignalHandler(
      * Native frames, from the interrupted one outward.
      */
 
-    walk.ip = slotPtr->ip;
-    walk.cfa = slotPtr->cfa;
-    walk.n = 0;
-    walk.max = CPROF_NATIVE_MAX;
-    walk.truncated = 0;
-    walk.started = 0;
-    walk.skipped = 0;
-    walk.pc = ucPtr ? CPROF_UC_PC(ucPtr) : 0;
-    walk.skipFirst = 0;
-    if (sPtr->forkPc != 0) {
-	/*
-	 * The fork's time, let in by AtforkParent: from fork outward (the
-	 * C library's function that runs the atfork handlers left out).
-	 */
-
-	walk.pc = sPtr->forkPc;
-	walk.skipFirst = 1;
+    NativeStack(sPtr, slotPtr, ucPtr);
+    if (walkCheckOn == 1 && ucPtr != NULL && sPtr->forkPc == 0
+	    && sPtr->checkPtr != NULL) {
+	CheckWalk(sPtr, slotPtr, ucPtr);
     }
-    walk.tebcStart = sPtr->tebcStart;
-    walk.tebcEnd = sPtr->tebcEnd;
-    walk.samplePtr = slotPtr;
-    walk.ucPtr = ucPtr;
-    slotPtr->tebcFrame = -1;
-    slotPtr->nCand = 0;
-    pltPc = (ucPtr != NULL && !walk.skipFirst)
-	    ? CprofPltLeafEnter(ucPtr, &walk.ip[0], &walk.cfa[0]) : 0;
-    if (pltPc != 0) {
-	walk.n = 1;			/* A PLT stub (arch.h): its caller */
-	walk.pc = CPROF_UC_PC(ucPtr);	/* is next. */
-    }
-    pBacktrace(WalkFrame, &walk);
-    CprofPltLeafLeave(ucPtr, pltPc);
-    if (!walk.started) {
-	slotPtr->flags |= CPROF_SAMPLE_NO_SIGFRAME;
-	sPtr->counters.noSigframe++;
-    }
-    if (walk.truncated) {
-	slotPtr->flags |= CPROF_SAMPLE_NATIVE_TRUNC;
-	sPtr->counters.nativeTrunc++;
-    }
-    slotPtr->nNative = (uint16_t) walk.n;
 
     slotPtr->nTcl = (uint16_t) CprofCopyTclFrames(sPtr, slotPtr->tcl,
 	    CPROF_TCL_MAX, &slotPtr->flags, slotPtr->check);

@@ -358,6 +358,8 @@ CreateCommands(
 	    CprofNodeLinesObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::TopScript",
 	    CprofTopScriptObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::attach::Stacks",
+	    CprofRemoteStacksObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),
 	    0);
     if (ensemble == NULL) {

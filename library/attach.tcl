@@ -57,8 +57,10 @@ proc ::tclcprof::attach::FrameText {f} {
 	return "[dict get $f name] \[C\] ([dict get $f module])"
     }
     set s [dict get $f name]
-    if {[dict exists $f line]} {
+    if {[dict exists $f file]} {
 	append s " ([dict get $f file]:[dict get $f line])"
+    } elseif {[dict exists $f line]} {
+	append s " (line [dict get $f line])"
     }
     return $s
 }

@@ -72,6 +72,7 @@
 #include <sys/wait.h>
 #include <sys/procfs.h>
 #include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 
 /*
@@ -347,6 +348,57 @@ OwnLibtcl(
 /*
  *----------------------------------------------------------------------
  *
+ * SameBuildId --
+ *
+ *	Whether two ELF files have the same (non-empty) GNU build-id.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+FileBuildId(
+    const char *path,
+    unsigned char *buf,
+    int max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), n = -1;
+    Elf *elf;
+    const void *id;
+
+    if (fd < 0) {
+	return -1;
+    }
+    elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (elf) {
+	n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 0 && n <= max) {
+	    memcpy(buf, id, n);
+	} else {
+	    n = -1;
+	}
+	elf_end(elf);
+    }
+    close(fd);
+    return n;
+}
+
+static int
+SameBuildId(
+    const char *a,
+    const char *b)
+{
+    unsigned char ida[64], idb[64];
+    int na, nb;
+
+    elf_version(EV_CURRENT);
+    na = FileBuildId(a, ida, sizeof(ida));
+    nb = FileBuildId(b, idb, sizeof(idb));
+    return na > 0 && na == nb && memcmp(ida, idb, na) == 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * FindProcLibtcl --
  *
  *	The load address of the target's libtcl, from /proc/PID/maps,
@@ -390,19 +442,20 @@ FindProcLibtcl(
 	    continue;
 	}
 	if (off == 0 && !found) {
+	    char mf[128];
+
 	    found = 1;
 	    tPtr->tclBase = lo;
-	    if (inode == (unsigned long) own.st_ino) {
-		char mf[128];
-
-		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx",
-			(int) tPtr->pid, lo, hi);
-		if (stat(mf, &their) == 0) {
-		    sameFile = their.st_ino == own.st_ino
-			    && their.st_dev == own.st_dev;
-		} else {
-		    sameFile = 1;
-		}
+	    snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx",
+		    (int) tPtr->pid, lo, hi);
+	    if (stat(mf, &their) != 0 && stat(file, &their) != 0) {
+		continue;
+	    }
+	    if (their.st_ino == own.st_ino && their.st_dev == own.st_dev) {
+		sameFile = 1;
+	    } else {
+		/* Another file: the same build (a copy) is the same layout. */
+		sameFile = SameBuildId(ownPath, mf) || SameBuildId(ownPath, file);
 	    }
 	}
     }
@@ -1077,7 +1130,6 @@ ReadInterpFrames(
 
     for (i = 0; i < numFrames; i++) {
 	TFrame *fPtr = &frames[i];
-	int lined = 0;
 
 	for (j = 0; j < numCmdFrames; j++) {
 	    CmdFrame cf;
@@ -1087,12 +1139,19 @@ ReadInterpFrames(
 		    || (uintptr_t) cf.framePtr != frameAddr[i]) {
 		continue;
 	    }
-	    if (!lined) {
-		lined = 1;
-		if (cf.type == TCL_LOCATION_BC || cf.type == TCL_LOCATION_PREBC) {
-		    BcLine(tPtr, &in, (uintptr_t) cf.data.tebc.codePtr,
-			    (uintptr_t) cf.data.tebc.pc, fPtr);
+	    /*
+	     * The outermost one: the proc body's level; inner ones in the
+	     * same frame are scripts it evaluates (a C command's callback).
+	     */
+
+	    if (cf.type == TCL_LOCATION_BC || cf.type == TCL_LOCATION_PREBC) {
+		if (fPtr->file) {
+		    Tcl_DecrRefCount(fPtr->file);
+		    fPtr->file = NULL;
 		}
+		fPtr->line = 0;
+		BcLine(tPtr, &in, (uintptr_t) cf.data.tebc.codePtr,
+			(uintptr_t) cf.data.tebc.pc, fPtr);
 	    }
 	    for (k = 0; k < numOwners; k++) {
 		if (owners[k].td == cmdFrames[j]

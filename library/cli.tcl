@@ -9,6 +9,7 @@
 #	    tclcprof diff base new ?option value ...?
 #	    tclcprof merge out in ?in ...? ?-run runs? ?-label label?
 #	    tclcprof runs file
+#	    tclcprof dump pid ?-format text|json|folded?   (attach.tcl)
 #	    tclcprof help
 #
 #	"run" profiles a Tcl script in this process, as tclsh would run it

@@ -5,7 +5,7 @@
 #	unix/remote.c (::tclcprof::attach::Stacks), formatted as text, JSON
 #	or folded stacks; the "dump" subcommand of the command-line tool.
 #
-#	    tclcprof::attach::dump pid ?-format text|json|folded?
+#	    tclcprof::attach::dump pid|core ?executable? ?-format text|json|folded?
 #
 # Copyright (c) 2026 The tclcprof authors.
 #
@@ -18,7 +18,9 @@ namespace eval ::tclcprof::attach {
 
 # ::tclcprof::attach::dump --
 #
-#	The mixed Tcl and C stacks of every thread of process 'target'.
+#	The mixed Tcl and C stacks of every thread of process 'target', or
+#	of core file 'target' (of executable exe, the first argument after
+#	it when args has an odd length, else found from the core).
 #
 # Results:
 #	The stacks in the format asked for; TCLCPROF ATTACH errors when the
@@ -26,6 +28,10 @@ namespace eval ::tclcprof::attach {
 
 proc ::tclcprof::attach::dump {target args} {
     set format text
+    set exe {}
+    if {[llength $args] % 2 && ![string is integer -strict $target]} {
+	set args [lassign $args exe]
+    }
     foreach {opt value} $args {
 	switch -- $opt {
 	    -format {
@@ -45,7 +51,7 @@ proc ::tclcprof::attach::dump {target args} {
 	return -code error -errorcode {TCLCPROF USAGE} \
 	    "option \"[lindex $args end]\" has no value"
     }
-    set r [Stacks $target]
+    set r [Stacks $target {*}$exe]
     return [Format$format $target $r]
 }
 
@@ -78,12 +84,16 @@ proc ::tclcprof::attach::FrameLabel {f} {
 
 proc ::tclcprof::attach::Formattext {target r} {
     set threads [dict get $r threads]
-    set lines [list [format "Process %s: %d thread%s, %d interp%s,\
-	    stopped %.2f ms" $target [llength $threads] \
-	    [expr {[llength $threads] == 1 ? "" : "s"}] \
-	    [dict get $r interps] \
-	    [expr {[dict get $r interps] == 1 ? "" : "s"}] \
-	    [expr {[dict get $r pause] / 1000.0}]]]
+    set head [format "%d thread%s, %d interp%s" [llength $threads] \
+	[expr {[llength $threads] == 1 ? "" : "s"}] [dict get $r interps] \
+	[expr {[dict get $r interps] == 1 ? "" : "s"}]]
+    if {[dict exists $r signal]} {
+	set sig [dict get $r signal]
+	set lines [list "Core file $target: $head, signal $sig[SignalName $sig]"]
+    } else {
+	set lines [list [format "Process %s: %s, stopped %.2f ms" $target \
+	    $head [expr {[dict get $r pause] / 1000.0}]]]
+    }
     foreach t $threads {
 	lappend lines "" "Thread [dict get $t tid]:"
 	foreach f [lreverse [dict get $t frames]] {
@@ -91,6 +101,19 @@ proc ::tclcprof::attach::Formattext {target r} {
 	}
     }
     return [join $lines \n]
+}
+
+# SignalName --
+#	" (SIGSEGV)" for 11, from the signals this platform names.
+
+proc ::tclcprof::attach::SignalName {n} {
+    set names {1 SIGHUP 2 SIGINT 3 SIGQUIT 4 SIGILL 5 SIGTRAP 6 SIGABRT
+	7 SIGBUS 8 SIGFPE 9 SIGKILL 10 SIGUSR1 11 SIGSEGV 12 SIGUSR2
+	13 SIGPIPE 14 SIGALRM 15 SIGTERM 24 SIGXCPU 25 SIGXFSZ 31 SIGSYS}
+    if {[dict exists $names $n]} {
+	return " ([dict get $names $n])"
+    }
+    return ""
 }
 
 # Formatfolded --
@@ -134,6 +157,9 @@ proc ::tclcprof::attach::Formatjson {target r} {
     }
     set head [expr {[string is integer -strict $target]
 	? "\"pid\":$target" : "\"core\":[JsonString $target]"}]
+    if {[dict exists $r signal]} {
+	append head ",\"signal\":[dict get $r signal]"
+    }
     return "\{$head,\"pause_ms\":[format %.3f \
 	[expr {[dict get $r pause] / 1000.0}]],\"interps\":[dict get $r\
 	interps],\"threads\":\[[join $ts ,]\]\}"
@@ -158,10 +184,10 @@ proc ::tclcprof::attach::JsonString {s} {
 
 # ::tclcprof::cli::Dump --
 #
-#	tclcprof dump pid ?-format text|json|folded?
+#	tclcprof dump pid|core ?executable? ?-format text|json|folded?
 
 dict set ::tclcprof::cli::commands dump \
-    {Dump "dump pid ?-format text|json|folded?"}
+    {Dump "dump pid|core ?executable? ?-format text|json|folded?"}
 
 proc ::tclcprof::cli::Dump {args} {
     if {[llength $args] < 1 || [string match -* [lindex $args 0]]} {

@@ -13,7 +13,7 @@
 # this file, and for a DISCLAIMER OF ALL WARRANTIES.
 
 namespace eval ::tclcprof::attach {
-    namespace export dump
+    namespace export dump record
 }
 
 # ::tclcprof::attach::dump --
@@ -182,6 +182,234 @@ proc ::tclcprof::attach::JsonString {s} {
     return "\"$s\""
 }
 
+# ::tclcprof::attach::record --
+#
+#	tclcprof::attach::record pid ?-duration S? ?-rate HZ? ?-clock cpu|wall?
+#	    ?-label L? ?-db FILE | -file FILE -format F?
+#
+#	Sample process pid from outside: every 1/HZ s its threads are
+#	stopped, their stacks read and the threads resumed (unix/remote.c,
+#	with what does not change kept between samples). With the cpu clock
+#	(the default) a thread's stack weighs the clock ticks of CPU time
+#	it used since the previous sample (threads that used none are not
+#	counted), with the wall clock 1 a sample. Ends after S seconds, at
+#	Ctrl-C or SIGTERM (without -duration), or when the process exits,
+#	with what was collected.
+#
+# Results:
+#	The profile (a dictionary as tclcprof::data returns), after it was
+#	saved to -db or exported to -file when asked.
+
+proc ::tclcprof::attach::record {pid args} {
+    set o [dict create -duration {} -rate 100 -clock cpu -label {} -db {} \
+	-file {} -format {}]
+    if {[llength $args] % 2} {
+	return -code error -errorcode {TCLCPROF USAGE} \
+	    "option \"[lindex $args end]\" has no value"
+    }
+    foreach {opt value} $args {
+	if {![dict exists $o $opt] || $opt eq "-mode"} {
+	    if {$opt eq "-mode"} {
+		if {$value ne "sample"} {
+		    return -code error -errorcode {TCLCPROF USAGE} \
+			"bad mode \"$value\": a recording from outside\
+			samples (-mode sample)"
+		}
+		continue
+	    }
+	    return -code error -errorcode {TCLCPROF USAGE} \
+		"bad option \"$opt\": must be -clock, -db, -duration,\
+		-file, -format, -label, -mode or -rate"
+	}
+	dict set o $opt $value
+    }
+    set rate [dict get $o -rate]
+    if {![string is double -strict $rate] || !($rate > 0 && $rate <= 1000)} {
+	return -code error -errorcode {TCLCPROF VALUE -rate} \
+	    "bad -rate \"$rate\": must be a number of Hz, above 0, at most 1000"
+    }
+    set duration [dict get $o -duration]
+    if {$duration ne "" && (![string is double -strict $duration]
+	    || !($duration > 0 && $duration < 1e7))} {
+	return -code error -errorcode {TCLCPROF VALUE -duration} \
+	    "bad -duration \"$duration\": must be a number of seconds above 0"
+    }
+    if {[dict get $o -clock] ni {cpu wall}} {
+	return -code error -errorcode {TCLCPROF VALUE -clock} \
+	    "bad -clock \"[dict get $o -clock]\": must be cpu or wall"
+    }
+    if {([dict get $o -file] eq "") != ([dict get $o -format] eq "")} {
+	return -code error -errorcode {TCLCPROF USAGE} \
+	    "-file and -format go together"
+    }
+
+    # The first read checks the process (errors are the caller's).
+    set wall [expr {[dict get $o -clock] eq "wall"}]
+    set r [Stacks $pid 0 1]
+    set last {}
+    foreach t [dict get $r threads] {
+	dict set last [dict get $t tid] [dict get $t cpu]
+    }
+    set stacks {}
+    set samples 0
+    set weight 0
+    set reads 0
+    set pauses {}
+    set start [clock microseconds]
+    set end [expr {$duration eq "" ? Inf : $start + $duration * 1e6}]
+    set period [expr {1e6 / $rate}]
+    set next $start
+    set stoppedBy duration
+    if {$duration eq ""} {
+	Interrupt arm
+    }
+    try {
+	while 1 {
+	    set now [clock microseconds]
+	    if {$now >= $end} {
+		break
+	    }
+	    if {$duration eq "" && [Interrupt check]} {
+		set stoppedBy interrupt
+		break
+	    }
+	    set next [expr {max($next + $period, $now)}]
+	    set wait [expr {int(($next - $now) / 1000)}]
+	    if {$wait > 0} {
+		after $wait
+	    }
+	    try {
+		set r [Stacks $pid 0 1]
+	    } trap {TCLCPROF ATTACH} {msg opts} {
+		# The process ended (or became untraceable): what was
+		# collected is the recording.
+		set stoppedBy exit
+		break
+	    }
+	    incr reads
+	    lappend pauses [dict get $r pause]
+	    foreach t [dict get $r threads] {
+		set tid [dict get $t tid]
+		set cpu [dict get $t cpu]
+		set w 1
+		if {!$wall} {
+		    set w [expr {[dict exists $last $tid]
+			? $cpu - [dict get $last $tid] : 0}]
+		    dict set last $tid $cpu
+		    if {$w <= 0} {
+			continue
+		    }
+		}
+		set key [list $tid]
+		foreach f [dict get $t frames] {
+		    if {[dict get $f kind] eq "c"} {
+			lappend key [list c [dict get $f name] \
+			    [dict get $f module]]
+		    } else {
+			lappend key [list tcl [dict get $f name]]
+		    }
+		}
+		dict incr stacks $key $w
+		incr samples
+		incr weight $w
+	    }
+	}
+    } finally {
+	if {$duration eq ""} {
+	    Interrupt disarm
+	}
+    }
+    set elapsed [expr {([clock microseconds] - $start) / 1e6}]
+    set profile [Profile $stacks $o $elapsed $samples $weight $reads \
+	$stoppedBy $pauses]
+    if {[dict get $o -db] ne ""} {
+	::tclcprof::save [dict get $o -db] -data $profile \
+	    {*}[expr {[dict get $o -label] ne "" ?
+		[list -label [dict get $o -label]] : {}}]
+    }
+    if {[dict get $o -file] ne ""} {
+	::tclcprof::export -format [dict get $o -format] \
+	    -file [dict get $o -file] -data $profile
+    }
+    return $profile
+}
+
+# Profile --
+#	The profile of a recording: a tree of the stacks counted (threads
+#	under the root when more than one thread was sampled).
+
+proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
+	stoppedBy pauses} {
+    set tids [lsort -unique [lmap k [dict keys $stacks] {lindex $k 0}]]
+    set byThread [expr {[llength $tids] > 1}]
+    # Nodes in a flat table: id -> {name kind extra children-ids total self}
+    set nodes(0) {}
+    set kids(0) {}
+    set total(0) 0
+    set self(0) 0
+    set attrs(0) {name root kind root}
+    set ids [dict create]
+    set n 0
+    dict for {key w} $stacks {
+	set parent 0
+	incr total(0) $w
+	set path [lrange $key 1 end]
+	if {$byThread} {
+	    set path [linsert $path 0 [list thread [lindex $key 0]]]
+	}
+	foreach f $path {
+	    set k [list $parent $f]
+	    if {![dict exists $ids $k]} {
+		set id [incr n]
+		dict set ids $k $id
+		lappend kids($parent) $id
+		set kids($id) {}
+		set total($id) 0
+		set self($id) 0
+		switch -- [lindex $f 0] {
+		    c {
+			set attrs($id) [list name [lindex $f 1] kind c \
+			    module [lindex $f 2]]
+		    }
+		    tcl {
+			set attrs($id) [list name [lindex $f 1] kind tcl \
+			    tclkind proc]
+		    }
+		    thread {
+			set tid [lindex $f 1]
+			set attrs($id) [list name [expr {$tid == [lindex \
+			    $tids 0] ? "main" : $tid}] kind thread \
+			    thread $tid]
+		    }
+		}
+	    }
+	    set parent [dict get $ids $k]
+	    incr total($parent) $w
+	}
+	incr self($parent) $w
+    }
+    # Build the nested value from the leaves up.
+    for {set id $n} {$id >= 0} {incr id -1} {
+	set children {}
+	foreach c $kids($id) {
+	    lappend children $node($c)
+	    unset node($c)
+	}
+	set node($id) [dict create {*}$attrs($id) self $self($id) \
+	    total $total($id) children $children]
+    }
+    set ps [lsort -real $pauses]
+    set median [expr {[llength $ps] ? [lindex $ps [expr {[llength $ps] / 2}]] / 1e3 : 0}]
+    set meta [dict create mode sample clock [dict get $o -clock] \
+	elapsed $elapsed label [dict get $o -label] running 0 \
+	stopped_by $stoppedBy subcommands 0 \
+	rate_requested [dict get $o -rate] \
+	rate_achieved [expr {$elapsed > 0 ? $reads / $elapsed : 0}] \
+	samples $samples weight $weight native 1 sampling remote lines 0 \
+	remote_pause_median_ms $median]
+    return [dict create meta $meta tree $node(0)]
+}
+
 # ::tclcprof::cli::Dump --
 #
 #	tclcprof dump pid|core ?executable? ?-format text|json|folded?
@@ -194,5 +422,43 @@ proc ::tclcprof::cli::Dump {args} {
 	UsageError
     }
     puts [::tclcprof::attach::dump {*}$args]
+    return 0
+}
+
+# ::tclcprof::cli::Record --
+#
+#	tclcprof record -pid pid ?-duration S? ?-rate HZ? ?-clock C?
+#	    ?-label L? ?-db FILE | -o FILE -format F?
+#	(-db tclcprof.db when neither -db nor -o is given).
+
+dict set ::tclcprof::cli::commands record \
+    {Record "record -pid pid ?-duration S? ?-rate HZ? ?-mode sample? ?-clock cpu|wall? ?-db file | -o file -format format?"}
+
+proc ::tclcprof::cli::Record {args} {
+    variable defaultDb
+    if {[llength $args] % 2} {
+	UsageError
+    }
+    set pid {}
+    set opts {}
+    foreach {opt value} $args {
+	switch -- $opt {
+	    -pid {set pid $value}
+	    -o {lappend opts -file $value}
+	    default {lappend opts $opt $value}
+	}
+    }
+    if {$pid eq ""} {
+	UsageError
+    }
+    if {"-db" ni $opts && "-file" ni $opts} {
+	lappend opts -db $defaultDb
+    }
+    set p [::tclcprof::attach::record $pid {*}$opts]
+    set m [dict get $p meta]
+    puts stderr [format "tclcprof: %d samples of process %s over %.2f s\
+	(%s), median stop %.2f ms" [dict get $m samples] $pid \
+	[dict get $m elapsed] [dict get $m stopped_by] \
+	[dict get $m remote_pause_median_ms]]
     return 0
 }

@@ -1724,58 +1724,131 @@ CoreStacks(
 /*
  *----------------------------------------------------------------------
  *
- * CprofRemoteStacksObjCmd --
+ * ReadMaps --
  *
- *	::tclcprof::attach::Stacks pid ?holdMs?
- *
- *	The stacks of every thread of process pid (see ResultObj). holdMs
- *	(tests only) keeps the target stopped that long before reading.
+ *	The text of /proc/PID/maps (a new Tcl_Obj), or NULL.
  *
  *----------------------------------------------------------------------
  */
 
-int
-CprofRemoteStacksObjCmd(
-    ClientData clientData,
-    Tcl_Interp *interp,
-    int objc,
-    Tcl_Obj *const objv[])
+static Tcl_Obj *
+ReadMaps(
+    pid_t pid)
 {
-    Target target, *tPtr = &target;
+    char path[64], buf[8192];
+    int fd;
+    ssize_t n;
+    Tcl_Obj *obj;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+	return NULL;
+    }
+    obj = Tcl_NewObj();
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+	Tcl_AppendToObj(obj, buf, n);
+    }
+    close(fd);
+    return obj;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ThreadCpu --
+ *
+ *	utime + stime of a thread, in clock ticks, or -1.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static long
+ThreadCpu(
+    pid_t pid,
+    pid_t tid)
+{
+    char path[96], buf[1024], *p;
+    int fd, field;
+    ssize_t n;
+    unsigned long ut = 0, st = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int) pid,
+	    (int) tid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+	return -1;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+	return -1;
+    }
+    buf[n] = 0;
+    p = strrchr(buf, ')');
+    if (p == NULL) {
+	return -1;
+    }
+    /* Fields after the name start at 3 (state); utime is 14, stime 15. */
+    for (field = 3, p += 2; *p && field < 14; p++) {
+	if (*p == ' ') {
+	    field++;
+	}
+    }
+    if (sscanf(p, "%lu %lu", &ut, &st) != 2) {
+	return -1;
+    }
+    return (long) (ut + st);
+}
+
+/*
+ * A session: the target of the last "Stacks pid -session 1", kept between
+ * samples of a recording (its modules, unwind tables and interps), made
+ * again when the process's maps change, its interps searched again every
+ * second.
+ */
+
+typedef struct Session {
+    Target target;
+    Tcl_Obj *maps;
+    double scanned;		/* When the interps were searched (us). */
+    int attached;		/* dwfl_linux_proc_attach done. */
+    int valid;
+} Session;
+
+static Session *sessionPtr = NULL;
+static Tcl_Mutex sessionMutex;
+
+static void
+EndSession(void)
+{
+    if (sessionPtr && sessionPtr->valid) {
+	dwfl_end(sessionPtr->target.dwfl);
+	Tcl_DecrRefCount(sessionPtr->maps);
+	sessionPtr->valid = 0;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * PrepareProc --
+ *
+ *	Fill a target for process pid while it runs: libtcl, interps,
+ *	modules.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+PrepareProc(
+    Tcl_Interp *interp,
+    Target *tPtr,
+    int pid)
+{
     const char *ownPath;
     uintptr_t stubsOff, trampOff, trampSize;
-    int pid, holdMs = 0, code;
-    Tcl_Obj *resObj;
-    double t0, t1, tStopped, tRead;
-    StackBox **boxes;
 
-    (void) clientData;
-    if (objc < 2 || objc > 3) {
-	Tcl_WrongNumArgs(interp, 1, objv, "pid|core ?holdMs|executable?");
-	return TCL_ERROR;
-    }
-    if (Tcl_GetIntFromObj(NULL, objv[1], &pid) != TCL_OK) {
-	const char *s = Tcl_GetString(objv[1]);
-
-	if (*s && strspn(s, "-0123456789") != strlen(s)
-		&& access(s, F_OK) == 0) {
-	    return CoreStacks(interp, s, objc == 3
-		    ? Tcl_GetString(objv[2]) : NULL);
-	}
-	return AttachError(interp, "NOPID", "bad pid \"%s\": must be a "
-		"process id or a core file", s);
-    }
-    if (pid <= 0) {
-	return AttachError(interp, "NOPID", "bad pid \"%s\": must be a "
-		"process id", Tcl_GetString(objv[1]));
-    }
-    if (objc == 3 && Tcl_GetIntFromObj(interp, objv[2], &holdMs) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    if (pid == getpid()) {
-	return AttachError(interp, "SELF", "cannot attach to this process "
-		"itself: use tclcprof::stack");
-    }
     memset(tPtr, 0, sizeof(*tPtr));
     tPtr->pid = pid;
     tPtr->coreFd = -1;
@@ -1792,12 +1865,6 @@ CprofRemoteStacksObjCmd(
     tPtr->stubs = tPtr->tclBase + stubsOff;
     tPtr->trampStart = tPtr->tclBase + trampOff;
     tPtr->trampEnd = tPtr->trampStart + trampSize;
-
-    /*
-     * The interps live as long as the process mostly does: search for them
-     * while it runs. The modules too.
-     */
-
     ScanProcInterps(tPtr);
     tPtr->dwfl = dwfl_begin(&procCallbacks);
     if (tPtr->dwfl == NULL) {
@@ -1810,10 +1877,125 @@ CprofRemoteStacksObjCmd(
     }
     dwfl_report_end(tPtr->dwfl, NULL, NULL);
     dwfl_getmodules(tPtr->dwfl, PreloadModule, NULL, 0);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofRemoteStacksObjCmd --
+ *
+ *	::tclcprof::attach::Stacks pid ?holdMs? ?session?
+ *	::tclcprof::attach::Stacks core ?executable?
+ *
+ *	The stacks of every thread of process pid (see ResultObj), with
+ *	each thread's "cpu" (utime+stime in clock ticks). holdMs (tests
+ *	only) keeps the target stopped that long before reading. session
+ *	1 keeps what was prepared for the next call on the same pid
+ *	(recordings), 0 (the default) prepares afresh and keeps nothing.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofRemoteStacksObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Target target, *tPtr = &target;
+    int pid, holdMs = 0, session = 0, code, i;
+    Tcl_Obj *resObj, *threads;
+    double t0, t1, tStopped, tRead;
+    StackBox **boxes;
+
+    (void) clientData;
+    if (objc < 2 || objc > 4) {
+	Tcl_WrongNumArgs(interp, 1, objv,
+		"pid|core ?holdMs|executable? ?session?");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(NULL, objv[1], &pid) != TCL_OK) {
+	const char *s = Tcl_GetString(objv[1]);
+
+	if (*s && strspn(s, "-0123456789") != strlen(s)
+		&& access(s, F_OK) == 0) {
+	    return CoreStacks(interp, s, objc >= 3
+		    ? Tcl_GetString(objv[2]) : NULL);
+	}
+	return AttachError(interp, "NOPID", "bad pid \"%s\": must be a "
+		"process id or a core file", s);
+    }
+    if (pid <= 0) {
+	return AttachError(interp, "NOPID", "bad pid \"%s\": must be a "
+		"process id", Tcl_GetString(objv[1]));
+    }
+    if (objc >= 3 && Tcl_GetIntFromObj(interp, objv[2], &holdMs) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (objc == 4 && Tcl_GetBooleanFromObj(interp, objv[3], &session)
+	    != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (pid == getpid()) {
+	return AttachError(interp, "SELF", "cannot attach to this process "
+		"itself: use tclcprof::stack");
+    }
+
+    /*
+     * One session at a time, in any thread of this process.
+     */
+
+    Tcl_MutexLock(&sessionMutex);
+    if (session) {
+	Tcl_Obj *maps = ReadMaps(pid);
+
+	if (sessionPtr == NULL) {
+	    sessionPtr = (Session *) ckalloc(sizeof(Session));
+	    sessionPtr->valid = 0;
+	}
+	if (maps == NULL) {
+	    EndSession();
+	    Tcl_MutexUnlock(&sessionMutex);
+	    return AttachError(interp, "NOPID", "no such process: %d", pid);
+	}
+	if (!sessionPtr->valid || sessionPtr->target.pid != pid
+		|| strcmp(Tcl_GetString(maps),
+		    Tcl_GetString(sessionPtr->maps)) != 0) {
+	    EndSession();
+	    if (PrepareProc(interp, &sessionPtr->target, pid) != TCL_OK) {
+		Tcl_DecrRefCount(maps);
+		Tcl_MutexUnlock(&sessionMutex);
+		return TCL_ERROR;
+	    }
+	    sessionPtr->maps = maps;
+	    Tcl_IncrRefCount(maps);
+	    sessionPtr->scanned = NowUs();
+	    sessionPtr->attached = 0;
+	    sessionPtr->valid = 1;
+	} else {
+	    Tcl_DecrRefCount(maps);
+	    if (NowUs() - sessionPtr->scanned > 1e6) {
+		sessionPtr->target.numInterps = 0;
+		ScanProcInterps(&sessionPtr->target);
+		sessionPtr->scanned = NowUs();
+	    }
+	}
+	tPtr = &sessionPtr->target;
+    } else if (PrepareProc(interp, tPtr, pid) != TCL_OK) {
+	Tcl_MutexUnlock(&sessionMutex);
+	return TCL_ERROR;
+    }
 
     t0 = NowUs();
     if (StopAll(interp, tPtr) != TCL_OK) {
-	dwfl_end(tPtr->dwfl);
+	if (session) {
+	    EndSession();
+	} else {
+	    dwfl_end(tPtr->dwfl);
+	}
+	Tcl_MutexUnlock(&sessionMutex);
 	return TCL_ERROR;
     }
     if (holdMs > 0) {
@@ -1821,7 +2003,13 @@ CprofRemoteStacksObjCmd(
     }
     boxes = NewBoxes(tPtr);
     tStopped = NowUs();
-    code = dwfl_linux_proc_attach(tPtr->dwfl, pid, true);
+    code = 0;
+    if (!session || !sessionPtr->attached) {
+	code = dwfl_linux_proc_attach(tPtr->dwfl, pid, true);
+	if (session && code == 0) {
+	    sessionPtr->attached = 1;
+	}
+    }
     if (code == 0) {
 	ReadThreads(tPtr, boxes);
     }
@@ -1830,17 +2018,123 @@ CprofRemoteStacksObjCmd(
     t1 = NowUs();
     if (code != 0) {
 	FreeBoxes(boxes);
-	dwfl_end(tPtr->dwfl);
+	if (session) {
+	    EndSession();
+	} else {
+	    dwfl_end(tPtr->dwfl);
+	}
+	Tcl_MutexUnlock(&sessionMutex);
 	return AttachError(interp, "DWFL", "libdwfl cannot read process "
 		"%d: %s", pid, dwfl_errmsg(-1));
     }
     resObj = ResultObj(tPtr, boxes, t1 - t0);
+    FreeBoxes(boxes);
+    if (!session) {
+	dwfl_end(tPtr->dwfl);
+    }
+    Tcl_MutexUnlock(&sessionMutex);
+
+    /*
+     * Each thread's CPU time (after the resume: /proc reads are slow).
+     */
+
+    Tcl_ListObjIndex(NULL, resObj, 5, &threads);
+    if (threads && !Tcl_IsShared(threads)) {
+	int n;
+	Tcl_Obj **tv;
+
+	Tcl_ListObjGetElements(NULL, threads, &n, &tv);
+	for (i = 0; i < n; i++) {
+	    Tcl_Obj *tidObj;
+	    int tid;
+
+	    if (Tcl_ListObjIndex(NULL, tv[i], 1, &tidObj) == TCL_OK && tidObj
+		    && Tcl_GetIntFromObj(NULL, tidObj, &tid) == TCL_OK
+		    && !Tcl_IsShared(tv[i])) {
+		Tcl_ListObjAppendElement(NULL, tv[i],
+			Tcl_NewStringObj("cpu", -1));
+		Tcl_ListObjAppendElement(NULL, tv[i],
+			Tcl_NewWideIntObj(ThreadCpu(pid, tid)));
+	    }
+	}
+    }
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewStringObj("stopping", -1));
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewDoubleObj(tStopped - t0));
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewStringObj("reading", -1));
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewDoubleObj(tRead - tStopped));
     Tcl_SetObjResult(interp, resObj);
-    FreeBoxes(boxes);
-    dwfl_end(tPtr->dwfl);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofRemoteInterruptObjCmd --
+ *
+ *	::tclcprof::attach::Interrupt arm|check|disarm
+ *
+ *	A recording without -duration ends at Ctrl-C (SIGINT) or SIGTERM:
+ *	"arm" installs handlers that only set a flag, "check" returns it,
+ *	"disarm" puts the previous handlers back.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static volatile sig_atomic_t interrupted = 0;
+static struct sigaction oldInt, oldTerm;
+static int armed = 0;
+
+static void
+OnInterrupt(
+    int sig)
+{
+    (void) sig;
+    interrupted = 1;
+}
+
+int
+CprofRemoteInterruptObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const subs[] = {"arm", "check", "disarm", NULL};
+    int idx;
+
+    (void) clientData;
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "arm|check|disarm");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIndexFromObj(interp, objv[1], subs, "subcommand", 0, &idx)
+	    != TCL_OK) {
+	return TCL_ERROR;
+    }
+    switch (idx) {
+    case 0:
+	if (!armed) {
+	    struct sigaction sa;
+
+	    memset(&sa, 0, sizeof(sa));
+	    sa.sa_handler = OnInterrupt;
+	    sigemptyset(&sa.sa_mask);
+	    sigaction(SIGINT, &sa, &oldInt);
+	    sigaction(SIGTERM, &sa, &oldTerm);
+	    armed = 1;
+	}
+	interrupted = 0;
+	break;
+    case 1:
+	Tcl_SetObjResult(interp, Tcl_NewBooleanObj(interrupted));
+	break;
+    case 2:
+	if (armed) {
+	    sigaction(SIGINT, &oldInt, NULL);
+	    sigaction(SIGTERM, &oldTerm, NULL);
+	    armed = 0;
+	}
+	break;
+    }
     return TCL_OK;
 }

@@ -1257,7 +1257,30 @@ NativeName(
     *modPtr = Tcl_NewStringObj(modName ? modName : "[unknown]", -1);
     if (sym) {
 	*namePtr = Tcl_NewStringObj(sym, -1);
-    } else if (modName) {
+	return;
+    }
+    if (mod) {
+	/*
+	 * A stripped function: named after its start from the unwind
+	 * tables, "module!fn_0x<start>", as symbolize.c names it in
+	 * profiles made in the process.
+	 */
+
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr fstart, fend;
+
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0
+		&& dwarf_frame_info(frame, &fstart, &fend, NULL) >= 0) {
+	    *namePtr = Tcl_ObjPrintf("%s!fn_0x%llx", modName,
+		    (unsigned long long) fstart);
+	    free(frame);
+	    return;
+	}
+	free(frame);
+    }
+    if (modName) {
 	*namePtr = Tcl_ObjPrintf("%s+0x%lx", modName,
 		(unsigned long) (pc - start));
     } else {

@@ -9,7 +9,8 @@
 #	    tclcprof diff base new ?option value ...?
 #	    tclcprof merge out in ?in ...? ?-run runs? ?-label label?
 #	    tclcprof runs file
-#	    tclcprof dump pid ?-format text|json|folded?   (attach.tcl)
+#	    tclcprof dump pid|core ?executable? ?-format text|json|folded?
+#	    tclcprof record -pid pid ?option value ...?   (both in attach.tcl)
 #	    tclcprof help
 #
 #	"run" profiles a Tcl script in this process, as tclsh would run it

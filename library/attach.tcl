@@ -13,7 +13,7 @@
 # this file, and for a DISCLAIMER OF ALL WARRANTIES.
 
 namespace eval ::tclcprof::attach {
-    namespace export dump record
+    namespace export dump record top
 }
 
 # ::tclcprof::attach::dump --
@@ -460,5 +460,160 @@ proc ::tclcprof::cli::Record {args} {
 	(%s), median stop %.2f ms" [dict get $m samples] $pid \
 	[dict get $m elapsed] [dict get $m stopped_by] \
 	[dict get $m remote_pause_median_ms]]
+    return 0
+}
+
+# ::tclcprof::attach::top --
+#
+#	tclcprof::attach::top pid ?-rate HZ? ?-interval S? ?-iterations N?
+#	    ?-limit N? ?-clear 0|1? ?-channel chan?
+#
+#	A live view of process pid (py-spy top): every interval (1 s), the
+#	Tcl procs and C functions with the most samples over it, by self
+#	(the innermost frame; for a Tcl frame, the innermost Tcl frame,
+#	with the C it runs) then total (the frame on the stack), written
+#	to the channel (stdout), the terminal cleared first when -clear is
+#	1 (the default when the channel is a terminal). Runs for N
+#	intervals, else until Ctrl-C, SIGTERM or the process's exit.
+#
+# Results:
+#	The number of intervals shown.
+
+proc ::tclcprof::attach::top {pid args} {
+    set o [dict create -rate 100 -interval 1 -iterations 0 -limit 20 \
+	-clear auto -channel stdout]
+    if {[llength $args] % 2} {
+	return -code error -errorcode {TCLCPROF USAGE} \
+	    "option \"[lindex $args end]\" has no value"
+    }
+    foreach {opt value} $args {
+	if {![dict exists $o $opt]} {
+	    return -code error -errorcode {TCLCPROF USAGE} \
+		"bad option \"$opt\": must be -channel, -clear, -interval,\
+		-iterations, -limit or -rate"
+	}
+	dict set o $opt $value
+    }
+    foreach {opt lo hi} {-rate 0 1000 -interval 0 3600} {
+	set v [dict get $o $opt]
+	if {![string is double -strict $v] || !($v > $lo && $v <= $hi)} {
+	    return -code error -errorcode [list TCLCPROF VALUE $opt] \
+		"bad $opt \"$v\": must be a number above $lo, at most $hi"
+	}
+    }
+    foreach opt {-iterations -limit} {
+	set v [dict get $o $opt]
+	if {![string is integer -strict $v] || $v < 0} {
+	    return -code error -errorcode [list TCLCPROF VALUE $opt] \
+		"bad $opt \"$v\": must be a non-negative integer"
+	}
+    }
+    set chan [dict get $o -channel]
+    set clear [dict get $o -clear]
+    if {$clear eq "auto"} {
+	set clear [expr {![catch {fconfigure $chan -mode}]}]
+    }
+    Stacks $pid 0 1
+    set period [expr {1e6 / [dict get $o -rate]}]
+    set shown 0
+    Interrupt arm
+    try {
+	while {[dict get $o -iterations] == 0
+		|| $shown < [dict get $o -iterations]} {
+	    set end [expr {[clock microseconds] + [dict get $o -interval] * 1e6}]
+	    set self {}
+	    set total {}
+	    set n 0
+	    set gone 0
+	    while {[clock microseconds] < $end} {
+		if {[Interrupt check]} {
+		    return $shown
+		}
+		set t0 [clock microseconds]
+		try {
+		    set r [Stacks $pid 0 1]
+		} trap {TCLCPROF ATTACH} {} {
+		    set gone 1
+		    break
+		}
+		foreach t [dict get $r threads] {
+		    set frames [dict get $t frames]
+		    if {![llength $frames]} {
+			continue
+		    }
+		    incr n
+		    set seen {}
+		    set tcl {}
+		    foreach f $frames {
+			set name [dict get $f name]
+			if {[dict get $f kind] eq "c"} {
+			    append name " \[C\]"
+			} else {
+			    set tcl $name
+			}
+			if {![dict exists $seen $name]} {
+			    dict set seen $name 1
+			    dict incr total $name
+			}
+		    }
+		    # Self: the innermost frame, and the innermost Tcl frame
+		    # (with the C functions it runs) for Tcl rows.
+		    dict incr self $name
+		    if {$tcl ne ""} {
+			dict incr self $tcl
+		    }
+		}
+		set wait [expr {int(($t0 + $period - [clock microseconds]) / 1000)}]
+		if {$wait > 0} {
+		    after $wait
+		}
+	    }
+	    incr shown
+	    set lines {}
+	    if {$clear} {
+		lappend lines "\033\[H\033\[2J"
+	    }
+	    lappend lines [format "tclcprof top: process %s, %d samples in the\
+		last %.1f s" $pid $n [dict get $o -interval]] \
+		[format "%7s %7s  %s" Total% Self% Frame]
+	    # By self, then by total (py-spy top's order).
+	    set rows {}
+	    dict for {name w} $total {
+		lappend rows [list $name $w [expr {[dict exists $self $name]
+		    ? [dict get $self $name] : 0}]]
+	    }
+	    set rows [lsort -index 2 -integer -decreasing \
+		[lsort -index 1 -integer -decreasing $rows]]
+	    foreach row [lrange $rows 0 [dict get $o -limit]-1] {
+		lassign $row name w s
+		lappend lines [format "%6.1f%% %6.1f%%  %s" \
+		    [expr {100.0 * $w / max($n, 1)}] \
+		    [expr {100.0 * $s / max($n, 1)}] $name]
+	    }
+	    puts $chan [join $lines \n]
+	    flush $chan
+	    if {$gone} {
+		puts $chan "tclcprof top: process $pid has exited"
+		break
+	    }
+	}
+    } finally {
+	Interrupt disarm
+    }
+    return $shown
+}
+
+# ::tclcprof::cli::Top --
+#
+#	tclcprof top -pid pid ?-rate HZ? ?-interval S? ?-iterations N? ?-limit N?
+
+dict set ::tclcprof::cli::commands top \
+    {Top "top -pid pid ?-rate HZ? ?-interval S? ?-iterations N? ?-limit N?"}
+
+proc ::tclcprof::cli::Top {args} {
+    if {[llength $args] % 2 || [lindex $args 0] ne "-pid"} {
+	UsageError
+    }
+    ::tclcprof::attach::top {*}[lrange $args 1 end]
     return 0
 }

@@ -655,6 +655,36 @@ ResumeAll(
     }
 }
 
+/*
+ * ProcessGone --
+ *
+ *	Whether the process has exited (a zombie, or no more), which makes
+ *	PTRACE_SEIZE fail with EPERM too.
+ */
+
+static int
+ProcessGone(
+    pid_t pid)
+{
+    char path[64], buf[512], *p;
+    int fd;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+	return 1;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+	return 1;
+    }
+    buf[n] = 0;
+    p = strrchr(buf, ')');
+    return p == NULL || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
+}
+
 static int
 StopAll(
     Tcl_Interp *interp,
@@ -688,6 +718,10 @@ StopAll(
 		    continue;		/* The thread ended. */
 		}
 		ResumeAll(tPtr);
+		if (err == EPERM && ProcessGone(tPtr->pid)) {
+		    return AttachError(interp, "NOPID", "process %d has "
+			    "exited", (int) tPtr->pid);
+		}
 		if (err == EPERM || err == EACCES) {
 		    return AttachError(interp, "PERM", "cannot trace process "
 			    "%d: %s (already traced, or not permitted: "
@@ -1877,6 +1911,9 @@ PrepareProc(
     tPtr->coreFd = -1;
     if (kill(pid, 0) != 0 && errno == ESRCH) {
 	return AttachError(interp, "NOPID", "no such process: %d", pid);
+    }
+    if (ProcessGone(pid)) {
+	return AttachError(interp, "NOPID", "process %d has exited", pid);
     }
     if (!OwnLibtcl(interp, &ownPath, &stubsOff, &trampOff, &trampSize)) {
 	return AttachError(interp, "LAYOUT", "cannot locate this process's "

@@ -3,9 +3,12 @@
 #	Profiling a process from outside (attach layer, Tcl side): the
 #	stacks of a running process that never loaded tclcprof, read by
 #	unix/remote.c (::tclcprof::attach::Stacks), formatted as text, JSON
-#	or folded stacks; the "dump" subcommand of the command-line tool.
+#	or folded stacks; profiles sampled from outside; a live view; the
+#	"dump", "record" and "top" subcommands of the command-line tool.
 #
 #	    tclcprof::attach::dump pid|core ?executable? ?-format text|json|folded?
+#	    tclcprof::attach::record pid ?option value ...?
+#	    tclcprof::attach::top pid ?option value ...?
 #
 # Copyright (c) 2026 The tclcprof authors.
 #

@@ -1262,8 +1262,69 @@ ReadInterpFrames(
  *----------------------------------------------------------------------
  */
 
+/*
+ * The names of a session's addresses (pc -> {name module}), so that each
+ * sample names only the addresses it has not seen. NULL outside one.
+ */
+
+static Tcl_HashTable *nameCachePtr = NULL;
+
+static void NativeNameUncached(Dwfl *dwfl, NFrame *nPtr, Tcl_Obj **namePtr,
+			    Tcl_Obj **modPtr);
+
 static void
 NativeName(
+    Dwfl *dwfl,
+    NFrame *nPtr,
+    Tcl_Obj **namePtr,
+    Tcl_Obj **modPtr)
+{
+    Tcl_HashEntry *hPtr;
+    Tcl_Obj **pair;
+    int isNew;
+
+    if (nameCachePtr == NULL) {
+	NativeNameUncached(dwfl, nPtr, namePtr, modPtr);
+	return;
+    }
+    hPtr = Tcl_CreateHashEntry(nameCachePtr, (char *) (nPtr->pc
+	    - (nPtr->activation ? 0 : 1)), &isNew);
+    if (isNew) {
+	pair = (Tcl_Obj **) ckalloc(2 * sizeof(Tcl_Obj *));
+	NativeNameUncached(dwfl, nPtr, &pair[0], &pair[1]);
+	Tcl_IncrRefCount(pair[0]);
+	Tcl_IncrRefCount(pair[1]);
+	Tcl_SetHashValue(hPtr, pair);
+    }
+    pair = (Tcl_Obj **) Tcl_GetHashValue(hPtr);
+    *namePtr = pair[0];
+    *modPtr = pair[1];
+}
+
+static void
+ClearNameCache(void)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    if (nameCachePtr == NULL) {
+	return;
+    }
+    for (hPtr = Tcl_FirstHashEntry(nameCachePtr, &search); hPtr;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Tcl_Obj **pair = (Tcl_Obj **) Tcl_GetHashValue(hPtr);
+
+	Tcl_DecrRefCount(pair[0]);
+	Tcl_DecrRefCount(pair[1]);
+	ckfree(pair);
+    }
+    Tcl_DeleteHashTable(nameCachePtr);
+    ckfree(nameCachePtr);
+    nameCachePtr = NULL;
+}
+
+static void
+NativeNameUncached(
     Dwfl *dwfl,
     NFrame *nPtr,
     Tcl_Obj **namePtr,
@@ -1879,6 +1940,7 @@ static Tcl_Mutex sessionMutex;
 static void
 EndSession(void)
 {
+    ClearNameCache();
     if (sessionPtr && sessionPtr->valid) {
 	dwfl_end(sessionPtr->target.dwfl);
 	Tcl_DecrRefCount(sessionPtr->maps);
@@ -2087,7 +2149,19 @@ CprofRemoteStacksObjCmd(
 	return AttachError(interp, "DWFL", "libdwfl cannot read process "
 		"%d: %s", pid, dwfl_errmsg(-1));
     }
-    resObj = ResultObj(tPtr, boxes, t1 - t0);
+    if (session && nameCachePtr == NULL) {
+	nameCachePtr = (Tcl_HashTable *) ckalloc(sizeof(Tcl_HashTable));
+	Tcl_InitHashTable(nameCachePtr, TCL_ONE_WORD_KEYS);
+    }
+    if (session) {
+	resObj = ResultObj(tPtr, boxes, t1 - t0);
+    } else {
+	Tcl_HashTable *saved = nameCachePtr;	/* Another process's. */
+
+	nameCachePtr = NULL;
+	resObj = ResultObj(tPtr, boxes, t1 - t0);
+	nameCachePtr = saved;
+    }
     FreeBoxes(boxes);
     if (!session) {
 	dwfl_end(tPtr->dwfl);

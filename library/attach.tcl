@@ -188,16 +188,16 @@ proc ::tclcprof::attach::JsonString {s} {
 # ::tclcprof::attach::record --
 #
 #	tclcprof::attach::record pid ?-duration S? ?-rate HZ? ?-clock cpu|wall?
-#	    ?-label L? ?-db FILE | -file FILE -format F?
+#	    ?-samples N? ?-label L? ?-db FILE | -file FILE -format F?
 #
 #	Sample process pid from outside: every 1/HZ s its threads are
 #	stopped, their stacks read and the threads resumed (unix/remote.c,
 #	with what does not change kept between samples). With the cpu clock
 #	(the default) a thread's stack weighs the clock ticks of CPU time
 #	it used since the previous sample (threads that used none are not
-#	counted), with the wall clock 1 a sample. Ends after S seconds, at
-#	Ctrl-C or SIGTERM (without -duration), or when the process exits,
-#	with what was collected.
+#	counted), with the wall clock 1 a sample. Ends after S seconds or N
+#	samples, at Ctrl-C or SIGTERM (without -duration), or when the
+#	process exits, with what was collected.
 #
 # Results:
 #	The profile (a dictionary as tclcprof::data returns), after it was
@@ -205,7 +205,7 @@ proc ::tclcprof::attach::JsonString {s} {
 
 proc ::tclcprof::attach::record {pid args} {
     set o [dict create -duration {} -rate 100 -clock cpu -label {} -db {} \
-	-file {} -format {}]
+	-file {} -format {} -samples 0]
     if {[llength $args] % 2} {
 	return -code error -errorcode {TCLCPROF USAGE} \
 	    "option \"[lindex $args end]\" has no value"
@@ -222,7 +222,7 @@ proc ::tclcprof::attach::record {pid args} {
 	    }
 	    return -code error -errorcode {TCLCPROF USAGE} \
 		"bad option \"$opt\": must be -clock, -db, -duration,\
-		-file, -format, -label, -mode or -rate"
+		-file, -format, -label, -mode, -rate or -samples"
 	}
 	dict set o $opt $value
     }
@@ -236,6 +236,11 @@ proc ::tclcprof::attach::record {pid args} {
 	    || !($duration > 0 && $duration < 1e7))} {
 	return -code error -errorcode {TCLCPROF VALUE -duration} \
 	    "bad -duration \"$duration\": must be a number of seconds above 0"
+    }
+    set maxSamples [dict get $o -samples]
+    if {![string is integer -strict $maxSamples] || $maxSamples < 0} {
+	return -code error -errorcode {TCLCPROF VALUE -samples} \
+	    "bad -samples \"$maxSamples\": must be a non-negative integer"
     }
     if {[dict get $o -clock] ni {cpu wall}} {
 	return -code error -errorcode {TCLCPROF VALUE -clock} \
@@ -270,6 +275,10 @@ proc ::tclcprof::attach::record {pid args} {
 	while 1 {
 	    set now [clock microseconds]
 	    if {$now >= $end} {
+		break
+	    }
+	    if {$maxSamples && $samples >= $maxSamples} {
+		set stoppedBy samples
 		break
 	    }
 	    if {$duration eq "" && [Interrupt check]} {
@@ -435,7 +444,7 @@ proc ::tclcprof::cli::Dump {args} {
 #	(-db tclcprof.db when neither -db nor -o is given).
 
 dict set ::tclcprof::cli::commands record \
-    {Record "record -pid pid ?-duration S? ?-rate HZ? ?-mode sample? ?-clock cpu|wall? ?-db file | -o file -format format?"}
+    {Record "record -pid pid ?-duration S? ?-samples N? ?-rate HZ? ?-mode sample? ?-clock cpu|wall? ?-db file | -o file -format format?"}
 
 proc ::tclcprof::cli::Record {args} {
     variable defaultDb

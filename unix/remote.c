@@ -120,6 +120,8 @@ typedef struct Target {
     int numTids;
     pid_t tids[MAX_THREADS];
     int seized[MAX_THREADS];
+    int stopSig[MAX_THREADS];	/* Signal of a signal-delivery-stop, given
+				 * back at detach. */
     uintptr_t fsBase[MAX_THREADS];	/* Thread pointer of each. */
 } Target;
 
@@ -649,7 +651,8 @@ ResumeAll(
 
     for (i = 0; i < tPtr->numTids; i++) {
 	if (tPtr->seized[i]) {
-	    ptrace(PTRACE_DETACH, tPtr->tids[i], NULL, NULL);
+	    ptrace(PTRACE_DETACH, tPtr->tids[i], NULL,
+		    (void *) (intptr_t) tPtr->stopSig[i]);
 	    tPtr->seized[i] = 0;
 	}
     }
@@ -733,6 +736,7 @@ StopAll(
 	    }
 	    tPtr->tids[tPtr->numTids] = now[i];
 	    tPtr->seized[tPtr->numTids] = 1;
+	    tPtr->stopSig[tPtr->numTids] = 0;
 	    tPtr->numTids++;
 	    ptrace(PTRACE_INTERRUPT, now[i], NULL, NULL);
 	    added = 1;
@@ -750,14 +754,19 @@ StopAll(
 	struct user_regs_struct regs;
 
 	/*
-	 * Wait for the interrupt's stop. Other stops (a signal arriving
-	 * meanwhile) are stops too; the signal is delivered at detach.
+	 * Wait for the interrupt's stop. A signal that arrived first stops
+	 * the thread too (a signal-delivery-stop, no event in the status):
+	 * it is the program's, and is given back at detach, not dropped.
 	 */
 
+	tPtr->stopSig[i] = 0;
 	if (waitpid(tPtr->tids[i], &status, __WALL) < 0
 		|| !WIFSTOPPED(status)) {
 	    tPtr->seized[i] = 0;	/* Exited. */
 	    continue;
+	}
+	if ((status >> 16) == 0) {
+	    tPtr->stopSig[i] = WSTOPSIG(status);
 	}
 	if (ptrace(PTRACE_GETREGS, tPtr->tids[i], NULL, &regs) == 0) {
 	    tPtr->fsBase[i] = regs.fs_base;

@@ -629,3 +629,10 @@ proc ::tclcprof::cli::Top {args} {
     ::tclcprof::attach::top {*}[lrange $args 1 end]
     return 0
 }
+
+# help stays the last subcommand listed.
+apply {{} {
+    set help [dict get $::tclcprof::cli::commands help]
+    dict unset ::tclcprof::cli::commands help
+    dict set ::tclcprof::cli::commands help $help
+}}

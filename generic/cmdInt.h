@@ -192,6 +192,8 @@ MODULE_SCOPE void	CprofRunSetDeadline(CprofInterp *ciPtr,
 MODULE_SCOPE void	CprofRunStopSampling(CprofState *statePtr);
 MODULE_SCOPE Tcl_ObjCmdProc CprofStartObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofTopScriptObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofRemoteStacksObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofRemoteInterruptObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofStopObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofPauseObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofResumeObjCmd;

@@ -360,6 +360,10 @@ CreateCommands(
 	    CprofServeSpawnObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::TopScript",
 	    CprofTopScriptObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::attach::Stacks",
+	    CprofRemoteStacksObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::attach::Interrupt",
+	    CprofRemoteInterruptObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),
 	    0);
     if (ensemble == NULL) {

@@ -9,6 +9,9 @@
 #	    tclcprof diff base new ?option value ...?
 #	    tclcprof merge out in ?in ...? ?-run runs? ?-label label?
 #	    tclcprof runs file
+#	    tclcprof dump pid|core ?executable? ?-format text|json|folded?
+#	    tclcprof record -pid pid ?option value ...?
+#	    tclcprof top -pid pid ?option value ...?   (these three in attach.tcl)
 #	    tclcprof help
 #
 #	"run" profiles a Tcl script in this process, as tclsh would run it

@@ -654,6 +654,8 @@ typedef struct CprofOptions {
     double rate;		/* Requested samples per second; 0: default
 				 * of the clock. */
     int lines;			/* Per call-site records (exact, coverage). */
+    int seed;			/* -seed: the frames running at start go on
+				 * the stack (seed.c). */
     int compensate;		/* Subtract the profiler's own cost. */
     int events;			/* Record enter/leave events (exact). */
     int eventLimit;		/* Most events kept. */
@@ -1641,6 +1643,9 @@ MODULE_SCOPE void	CprofCaptureForgetState(CprofState *statePtr);
 MODULE_SCOPE Tcl_Obj *	CprofCaptureStatus(CprofState *statePtr);
 MODULE_SCOPE const char *CprofCaptureName(int kind);
 MODULE_SCOPE const char *const *CprofCaptureNames(void);
+MODULE_SCOPE void	CprofSeedPrepare(Tcl_Interp *interp);
+MODULE_SCOPE int	CprofSeedFrames(CprofState *statePtr);
+MODULE_SCOPE const char *CprofSeedNote(void);
 
 /*
  * Thunks (unix/thunk.c): per-command entry points into the wrapper.

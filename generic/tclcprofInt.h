@@ -1039,6 +1039,11 @@ typedef struct CprofExact {
 
     uint64_t openFrames;	/* Frames still running at stop or pause. */
     uint64_t suspendedNs;	/* Coroutines' suspended time. */
+    uint64_t captureNs;		/* The capture's own work while frames ran
+				 * (wrapping new commands, naming a
+				 * command at its first call, releasing
+				 * deleted ones' entry points), taken out of
+				 * the frames' time (wrap.c, CprofWrapOwn). */
     uint64_t calls;		/* Completed calls, all nodes. */
     int hasData;
 

@@ -761,6 +761,47 @@ CallObjProcCmd(
 }
 
 /*
+ * cbtest::makecmds prefix n -- make n commands prefix0 .. prefix<n-1> at
+ *	once (as tdom's childNodes makes a command per node), each
+ *	cbtest::nop's code; cbtest::delcmds prefix n deletes them.
+ */
+
+static int
+MakeCmdsCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int n, i;
+    Tcl_CmdInfo info;
+
+    if (objc != 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "prefix n");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[2], &n) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (!Tcl_GetCommandInfo(interp, "::cbtest::nop", &info)) {
+	return TCL_ERROR;
+    }
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *nameObj = Tcl_ObjPrintf("%s%d", Tcl_GetString(objv[1]), i);
+
+	Tcl_IncrRefCount(nameObj);
+	if (clientData == NULL) {
+	    Tcl_CreateObjCommand(interp, Tcl_GetString(nameObj), info.objProc,
+		    NULL, NULL);
+	} else {
+	    Tcl_DeleteCommand(interp, Tcl_GetString(nameObj));
+	}
+	Tcl_DecrRefCount(nameObj);
+    }
+    return TCL_OK;
+}
+
+/*
  * cbtest::callobjprocn n name ?arg ...? -- call a command's objProc
  *	directly n times, as tdom's SAX parser calls its handlers: the
  *	command info fetched once with Tcl_GetCommandInfo. Returns the last
@@ -978,6 +1019,10 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::cputime", CputimeCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::callobjproc", CallObjProcCmd, NULL,
 	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::makecmds", MakeCmdsCmd, NULL,
+	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::delcmds", MakeCmdsCmd,
+	    (ClientData) 1, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::callobjprocn", CallObjProcNCmd,
 	    NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::setinfo", SetInfoCmd, NULL, NULL);

@@ -363,6 +363,7 @@ CprofExactClear(
     exactPtr->slowCalls = 0;
     exactPtr->openFrames = 0;
     exactPtr->suspendedNs = 0;
+    exactPtr->captureNs = 0;
     exactPtr->calls = 0;
     exactPtr->hasData = 0;
     exactPtr->numLinks = 0;

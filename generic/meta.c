@@ -157,6 +157,8 @@ CprofExactDict(
 	    Tcl_NewWideIntObj((Tcl_WideInt) exactPtr->openFrames));
     PUT(dictObj, "suspended_ns", Tcl_NewWideIntObj(CprofExactTicksToNs(
 	    statePtr, (int64_t) exactPtr->suspendedNs)));
+    PUT(dictObj, "capture_ns", Tcl_NewWideIntObj(CprofExactTicksToNs(
+	    statePtr, (int64_t) exactPtr->captureNs)));
     PUT(dictObj, "sites", Tcl_NewIntObj(exactPtr->numSites));
     PUT(dictObj, "site_keys", Tcl_NewIntObj(exactPtr->numHeld));
     PUT(dictObj, "no_location",

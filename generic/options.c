@@ -25,7 +25,7 @@ const char *const cprofOptionNames[] = {
     "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
     "-duration", "-eventlimit", "-events", "-exclude", "-flush", "-include",
     "-instances", "-label", "-lines", "-memrate", "-mode", "-native", "-onslow", "-rate",
-    "-scope",
+    "-scope", "-seed",
     "-slow",
     "-subcommands", "-test", NULL
 };
@@ -210,6 +210,7 @@ CprofParseOptions(
 	case OPT_EVENTS:
 	case OPT_INSTANCES:
 	case OPT_LINES:
+	case OPT_SEED:
 	    if (Tcl_GetBooleanFromObj(NULL, objv[i+1], &value) != TCL_OK) {
 		return CprofBadValue(interp, cprofOptionNames[index], objv[i+1],
 			"expected a boolean");
@@ -222,6 +223,8 @@ CprofParseOptions(
 		optsPtr->events = value;
 	    } else if (index == OPT_INSTANCES) {
 		optsPtr->instances = value;
+	    } else if (index == OPT_SEED) {
+		optsPtr->seed = value;
 	    } else {
 		optsPtr->lines = value;
 	    }
@@ -362,6 +365,8 @@ CprofParseOptions(
 	    which = "-lines";
 	} else if (optsPtr->instances != before.instances) {
 	    which = "-instances";
+	} else if (optsPtr->seed != before.seed) {
+	    which = "-seed";
 	} else if (optsPtr->events != before.events) {
 	    which = "-events";
 	} else if (optsPtr->eventLimit != before.eventLimit) {
@@ -513,6 +518,8 @@ CprofOptionValue(
 	return Tcl_NewDoubleObj(optsPtr->slowMs);
     case OPT_SCOPE:
 	return Tcl_NewStringObj(cprofScopeNames[optsPtr->scope], -1);
+    case OPT_SEED:
+	return Tcl_NewBooleanObj(optsPtr->seed);
     }
     return Tcl_NewObj();
 }

@@ -1063,9 +1063,19 @@ DoStartRun(
     statePtr->eventsOn = (run.mode != CPROF_MODE_COVERAGE);
     below = (run.scope != CPROF_SCOPE_INTERP && run.mode != CPROF_MODE_STACK)
 	    ? CprofScopeListBelow(interp) : NULL;
+    CprofSeedPrepare(interp);
     CprofCaptureInstall(statePtr);
     if (topScriptObj != NULL && !ciPtr->member) {
 	PushTopScript(statePtr, topScriptObj);
+    }
+
+    /*
+     * The frames running already (start called from inside procs, or
+     * from an event handler) go on the stack, above the main script's.
+     */
+
+    if (run.seed) {
+	CprofSeedFrames(statePtr);
     }
     CprofSetObjs(ciPtr->objs, objs);
     statePtr->running = 1;

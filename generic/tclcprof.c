@@ -267,6 +267,7 @@ CprofInterpFor(
     statePtr->options.eventLimit = DEFAULT_EVENT_LIMIT;
     statePtr->options.scope = CPROF_SCOPE_TREE;
     statePtr->options.memRate = DEFAULT_MEMRATE;
+    statePtr->options.seed = 1;
     ciPtr->defaults = statePtr->options;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     for (i = 0; i < OBJ_COUNT; i++) {

@@ -665,6 +665,8 @@ typedef struct CprofOptions {
     double rate;		/* Requested samples per second; 0: default
 				 * of the clock. */
     int lines;			/* Per call-site records (exact, coverage). */
+    int seed;			/* -seed: the frames running at start go on
+				 * the stack (seed.c). */
     int compensate;		/* Subtract the profiler's own cost. */
     int events;			/* Record enter/leave events (exact). */
     int eventLimit;		/* Most events kept. */
@@ -1063,6 +1065,11 @@ typedef struct CprofExact {
 
     uint64_t openFrames;	/* Frames still running at stop or pause. */
     uint64_t suspendedNs;	/* Coroutines' suspended time. */
+    uint64_t captureNs;		/* The capture's own work while frames ran
+				 * (wrapping new commands, naming a
+				 * command at its first call, releasing
+				 * deleted ones' entry points), taken out of
+				 * the frames' time (wrap.c, CprofWrapOwn). */
     uint64_t calls;		/* Completed calls, all nodes. */
     int hasData;
 
@@ -1694,6 +1701,9 @@ MODULE_SCOPE void	CprofCaptureForgetState(CprofState *statePtr);
 MODULE_SCOPE Tcl_Obj *	CprofCaptureStatus(CprofState *statePtr);
 MODULE_SCOPE const char *CprofCaptureName(int kind);
 MODULE_SCOPE const char *const *CprofCaptureNames(void);
+MODULE_SCOPE void	CprofSeedPrepare(Tcl_Interp *interp);
+MODULE_SCOPE int	CprofSeedFrames(CprofState *statePtr);
+MODULE_SCOPE const char *CprofSeedNote(void);
 
 /*
  * Thunks (unix/thunk.c): per-command entry points into the wrapper.

@@ -513,11 +513,67 @@ ExpectCoroutine(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * OwnBegin, OwnEnd --
+ *
+ *	Around the capture's own work done on the way into a command
+ *	(wrapping the commands made since the last look, which releases the
+ *	entry points of deleted ones, and naming a command at its first
+ *	call): it runs before the command's frame is pushed, so it would be
+ *	the time of the frame on top, which may be a call that has already
+ *	returned (a lazy frame, popped by this push), or the caller. A sample
+ *	landing in it is the profiler's (status: drops profiler); in exact
+ *	timing its time is taken out of the running frames' and counted as
+ *	the run's capture_ns.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline uint64_t
+OwnBegin(
+    CprofState *statePtr,
+    int *heldPtr)
+{
+    *heldPtr = CprofSamplerOwn(statePtr->samplerPtr);
+    return statePtr->exact.on ? CprofExactNow(statePtr) : 0;
+}
+
+static inline void
+OwnEnd(
+    CprofState *statePtr,
+    uint64_t t0,
+    int held)
+{
+    if (statePtr->exact.on) {
+	uint64_t dt = CprofExactNow(statePtr) - t0;
+
+	CprofExactShift(statePtr, dt);
+	statePtr->exact.captureNs += dt;
+    }
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
+}
+
+/*
  * Wrap what was created since the last look; drop the one-shot trace.
  */
 
+static void LookNowWork(CprofWrap *wrapPtr);
+
 static void __attribute__((noinline))
 LookNow(
+    CprofWrap *wrapPtr)
+{
+    CprofState *statePtr = wrapPtr->capPtr->statePtr;
+    int held;
+    uint64_t t0 = OwnBegin(statePtr, &held);
+
+    LookNowWork(wrapPtr);
+    OwnEnd(statePtr, t0, held);
+}
+
+static void
+LookNowWork(
     CprofWrap *wrapPtr)
 {
     Tcl_Interp *interp = wrapPtr->interp;
@@ -648,6 +704,22 @@ NameRec(
     }
 }
 
+/*
+ * A command's name learned at its call: the capture's own work.
+ */
+
+static void __attribute__((noinline))
+NameRecOwn(
+    WrapRec *recPtr)
+{
+    CprofState *statePtr = recPtr->capPtr->statePtr;
+    int held;
+    uint64_t t0 = OwnBegin(statePtr, &held);
+
+    NameRec(recPtr);
+    OwnEnd(statePtr, t0, held);
+}
+
 static void __attribute__((noinline))
 WrapPush(
     WrapRec *recPtr,
@@ -670,7 +742,7 @@ WrapPush(
 	return;
     }
     if (recPtr->epoch != recPtr->cmdPtr->cmdEpoch) {
-	NameRec(recPtr);
+	NameRecOwn(recPtr);
     }
     if (capPtr->coverage) {
 	CprofCoverageOf(statePtr, (Tcl_Command) recPtr->cmdPtr,
@@ -764,7 +836,7 @@ WrapSlow(
 	LookNow(capPtr->wrapPtr);
     }
     if (recPtr->epoch != recPtr->cmdPtr->cmdEpoch) {
-	NameRec(recPtr);
+	NameRecOwn(recPtr);
     }
     if ((recPtr->flags & REC_EAGER) && objc >= 3) {
 	ExpectCoroutine(capPtr->wrapPtr, objv[1]);

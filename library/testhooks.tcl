@@ -224,7 +224,9 @@ proc ::tclcprof::tcltest::Begin {} {
 	dict lappend opts -exclude ::tcltest::EvalTest_tclcprof_user
     }
     set file [TestFile]
-    if {[catch {::tclcprof::start {*}$opts -test [list $file $name]} msg]} {
+    # tcltest's own procs run the body: not the test's frames (-seed 0,
+    # unless the options say otherwise).
+    if {[catch {::tclcprof::start -seed 0 {*}$opts -test [list $file $name]} msg]} {
 	if {!$warned} {
 	    puts stderr "tclcprof: cannot profile test $name: $msg"
 	    set warned 1

@@ -761,6 +761,82 @@ CallObjProcCmd(
 }
 
 /*
+ * cbtest::makecmds prefix n -- make n commands prefix0 .. prefix<n-1> at
+ *	once (as tdom's childNodes makes a command per node), each
+ *	cbtest::nop's code; cbtest::delcmds prefix n deletes them.
+ */
+
+static int
+MakeCmdsCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int n, i;
+    Tcl_CmdInfo info;
+
+    if (objc != 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "prefix n");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[2], &n) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (!Tcl_GetCommandInfo(interp, "::cbtest::nop", &info)) {
+	return TCL_ERROR;
+    }
+    for (i = 0; i < n; i++) {
+	Tcl_Obj *nameObj = Tcl_ObjPrintf("%s%d", Tcl_GetString(objv[1]), i);
+
+	Tcl_IncrRefCount(nameObj);
+	if (clientData == NULL) {
+	    Tcl_CreateObjCommand(interp, Tcl_GetString(nameObj), info.objProc,
+		    NULL, NULL);
+	} else {
+	    Tcl_DeleteCommand(interp, Tcl_GetString(nameObj));
+	}
+	Tcl_DecrRefCount(nameObj);
+    }
+    return TCL_OK;
+}
+
+/*
+ * cbtest::callobjprocn n name ?arg ...? -- call a command's objProc
+ *	directly n times, as tdom's SAX parser calls its handlers: the
+ *	command info fetched once with Tcl_GetCommandInfo. Returns the last
+ *	result.
+ */
+
+static int
+CallObjProcNCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_CmdInfo info;
+    int n, i, code = TCL_OK;
+
+    if (objc < 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "n name ?arg ...?");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[1], &n) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (!Tcl_GetCommandInfo(interp, Tcl_GetString(objv[2]), &info)) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("no such command", -1));
+	return TCL_ERROR;
+    }
+    for (i = 0; i < n && code == TCL_OK; i++) {
+	Tcl_ResetResult(interp);
+	code = info.objProc(info.objClientData, interp, objc - 2, objv + 2);
+    }
+    return code;
+}
+
+/*
  * cbtest::setinfo name -- Tcl_SetCommandInfo with another objProc (one that
  *	returns "replaced" and its argument count), the clientData kept.
  */
@@ -1044,6 +1120,12 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::cputime", CputimeCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::callobjproc", CallObjProcCmd, NULL,
 	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::makecmds", MakeCmdsCmd, NULL,
+	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::delcmds", MakeCmdsCmd,
+	    (ClientData) 1, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::callobjprocn", CallObjProcNCmd,
+	    NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::setinfo", SetInfoCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::makeandrun", MakeAndRunCmd, NULL,
 	    NULL);

@@ -36,6 +36,11 @@ testConstraint notValgrind [expr {![info exists ::env(TCLCPROF_VALGRIND)]}]
 set ::tclcprofCapture [expr {[info exists ::env(TCLCPROF_TEST_CAPTURE)]
         ? $::env(TCLCPROF_TEST_CAPTURE) : "wrap"}]
 tclcprof::configure -capture $::tclcprofCapture
+
+# tcltest runs each test's body inside its own procs (::tcltest::test,
+# RunTest): a run started there would have them below every frame (-seed,
+# the frames running at start). The tests of seeding turn it on.
+tclcprof::configure -seed 0
 testConstraint captureWrap [expr {$::tclcprofCapture eq "wrap"}]
 testConstraint captureTrace [expr {$::tclcprofCapture eq "trace"}]
 testConstraint captureCheck [expr {$::tclcprofCapture eq "check"}]

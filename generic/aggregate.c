@@ -589,7 +589,8 @@ CprofNodeLinesObjCmd(
     Tcl_Obj *const objv[])
 {
     Tcl_Obj **nodes, *keys[2], *resultObj;
-    int n, i, k;
+    int i, k;
+    Tcl_Size n;
 
     if (objc != 2) {
 	CprofWrongArgs(interp, 1, objv, "nodes");

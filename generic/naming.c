@@ -122,7 +122,8 @@ static const struct {
  * CprofCheckTclVersion --
  *
  *	The capture reads private interpreter fields whose layout is fixed
- *	within Tcl 8.6. Refuse any other runtime.
+ *	within one Tcl minor version: that of the headers this library was
+ *	built with (8.6 or 9.0). Refuse any other runtime.
  *
  * Results:
  *	TCL_OK, or TCL_ERROR with a message and {TCLCPROF VERSION ...}.
@@ -137,9 +138,10 @@ CprofCheckTclVersion(
     int major, minor, patch, type;
 
     Tcl_GetVersion(&major, &minor, &patch, &type);
-    if (major != 8 || minor != 6) {
+    if (major != TCL_MAJOR_VERSION || minor != TCL_MINOR_VERSION) {
 	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
-		"tclcprof needs Tcl 8.6, this is Tcl %d.%d", major, minor));
+		"tclcprof needs Tcl %d.%d, this is Tcl %d.%d",
+		TCL_MAJOR_VERSION, TCL_MINOR_VERSION, major, minor));
 	Tcl_SetErrorCode(interp, "TCLCPROF", "VERSION", NULL);
 	return TCL_ERROR;
     }
@@ -557,7 +559,7 @@ CprofNameCommandUncached(
     const CprofTclInternals *inPtr = nPtr->internals;
     Tcl_Obj *nameObj;
     const char *name;
-    int length;
+    Tcl_Size length;
 
     nameObj = Tcl_NewObj();
     Tcl_IncrRefCount(nameObj);
@@ -759,7 +761,8 @@ MatchesSubcommands(
     const char *shown)
 {
     Tcl_Obj **patterns;
-    int n, i;
+    int i;
+    Tcl_Size n;
 
     if (nPtr->subcmdPatterns == NULL || Tcl_ListObjGetElements(NULL,
 	    nPtr->subcmdPatterns, &n, &patterns) != TCL_OK) {
@@ -859,7 +862,8 @@ ScriptNameId(
     struct CprofSubFront *frontPtr = SubFrontSlot(nPtr, baseId, fileObj);
     const char *file, *tail;
     Tcl_DString ds;
-    int len, id;
+    int id;
+    Tcl_Size len;
 
     file = Tcl_GetStringFromObj(fileObj, &len);
     if (SubFrontHit(frontPtr, baseId, fileObj, file, len)) {
@@ -888,7 +892,7 @@ SubcommandNameId(
 {
     struct CprofSubFront *frontPtr = SubFrontSlot(nPtr, baseId, argObj);
     const char *arg;
-    int len;
+    Tcl_Size len;
 
     arg = Tcl_GetStringFromObj(argObj, &len);
     if (len == 0 || len > 40 || strchr(arg, ' ') != NULL) {
@@ -1181,7 +1185,8 @@ ObjectNameId(
     Tcl_Obj *nameObj = Tcl_NewObj();
     Tcl_DString ds;
     const char *name;
-    int length, id;
+    int id;
+    Tcl_Size length;
 
     Tcl_IncrRefCount(nameObj);
     Tcl_DStringInit(&ds);
@@ -1221,7 +1226,8 @@ CprofNameMethodCall(
     char keyBuf[64];
     Tcl_DString key;
     Tcl_HashEntry *hPtr;
-    int isNew, id, perObject, i, mlen;
+    int isNew, id, perObject, i;
+    Tcl_Size mlen;
     Class *declPtr = NULL;
     struct CprofMethodFront *frontPtr = NULL;
     const char *mname;
@@ -1287,8 +1293,8 @@ CprofNameMethodCall(
 	 * creation epoch tells them apart.
 	 */
 
-	snprintf(keyBuf, sizeof(keyBuf), "%p.%d.%d.%p ", (void *) oPtr,
-		oPtr->epoch, oPtr->creationEpoch, (void *) oPtr->selfCls);
+	snprintf(keyBuf, sizeof(keyBuf), "%p.%" TCL_SIZE_MODIFIER "d.%"
+		TCL_SIZE_MODIFIER "d.%p ", (void *) oPtr, oPtr->epoch, oPtr->creationEpoch, (void *) oPtr->selfCls);
     } else {
 	snprintf(keyBuf, sizeof(keyBuf), "%p ", (void *) oPtr->selfCls);
     }
@@ -1625,7 +1631,7 @@ CprofResolveSite(
 {
     if (siteKind == CPROF_SITE_SOURCE) {
 	Tcl_Obj *pathObj = (Tcl_Obj *) sitePtr;
-	int length;
+	Tcl_Size length;
 	const char *path = Tcl_GetStringFromObj(pathObj, &length);
 
 	if (length == 0 || siteOffset <= 0) {
@@ -1658,7 +1664,7 @@ CprofResolveSite(
 	if (cf.type == TCL_LOCATION_SOURCE) {
 	    if (cf.line != NULL && cf.nline > 0 && cf.line[0] > 0
 		    && cf.data.eval.path != NULL) {
-		int length;
+		Tcl_Size length;
 		const char *path = Tcl_GetStringFromObj(cf.data.eval.path,
 			&length);
 

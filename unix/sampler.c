@@ -729,7 +729,7 @@ int
 CprofSamplerCreate(
     Tcl_Interp *interp,
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     int clock,
     double rate,
     int slots,			/* Ring slots, a power of two; 0: the
@@ -976,7 +976,7 @@ int
 CprofSamplerCreateIdle(
     Tcl_Interp *interp,
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     CprofSampler **samplerPtrPtr)
 {
     CprofSampler *sPtr;
@@ -1353,7 +1353,7 @@ StackHash(
 static inline int
 CopyStack(
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     int interpId,
     int sites,
     CprofTclRef *out,
@@ -1467,7 +1467,7 @@ int
 CprofSamplerAddStack(
     CprofSampler *sPtr,
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     int interpId)
 {
     int i;

@@ -215,6 +215,19 @@ InternPair(
  *----------------------------------------------------------------------
  */
 
+#if TCL_MAJOR_VERSION >= 9
+static int
+ProbeCmd2(
+    void *clientData,
+    Tcl_Interp *interp,
+    Tcl_Size objc,
+    Tcl_Obj *const objv[])
+{
+    (void) clientData; (void) interp; (void) objc; (void) objv;
+    return TCL_OK;
+}
+#endif
+
 const CprofTclInternals *
 CprofProbeInternals(
     Tcl_Interp *interp)
@@ -274,6 +287,14 @@ CprofProbeInternals(
     if (cmdPtr) {
 	internals.unloadObjProc = cmdPtr->objProc;
     }
+#if TCL_MAJOR_VERSION >= 9
+    cmdPtr = (Command *) Tcl_CreateObjCommand2(interp,
+	    "::tclcprof::ProbeCmd2", ProbeCmd2, NULL, NULL);
+    if (cmdPtr) {
+	internals.cmd2ObjProc = cmdPtr->objProc;
+	Tcl_DeleteCommandFromToken(interp, (Tcl_Command) cmdPtr);
+    }
+#endif
     cmdPtr = (Command *) Tcl_FindCommand(interp, "::coroutine", NULL,
 	    TCL_GLOBAL_ONLY);
     if (cmdPtr) {
@@ -539,6 +560,32 @@ CprofChannelShown(
 /*
  *----------------------------------------------------------------------
  *
+ * CmdCode --
+ *
+ *	The C function that implements a command, for telling commands of
+ *	one name stem apart by their code. Tcl 9 gives every command made
+ *	with Tcl_CreateObjCommand2 one objProc, CmdWrapperProc, whose
+ *	clientData is a CmdWrapperInfo (tclBasic.c) that starts with the
+ *	command's own Tcl_ObjCmdProc2: that one, then.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void *
+CmdCode(
+    const CprofTclInternals *inPtr,
+    Command *cmdPtr)
+{
+    if (inPtr->cmd2ObjProc != NULL && cmdPtr->objProc == inPtr->cmd2ObjProc
+	    && cmdPtr->objClientData != NULL) {
+	return *(void **) cmdPtr->objClientData;
+    }
+    return (void *) cmdPtr->objProc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofNameCommandUncached --
  *
  *	Name a command: its display name, kind and the CPROF_NAME_* flags
@@ -688,10 +735,9 @@ CprofNameCommandUncached(
 		hPtr = Tcl_CreateHashEntry(&nPtr->instCache,
 			Tcl_DStringValue(&inst), &isNew);
 		if (isNew) {
-		    Tcl_SetHashValue(hPtr, (ClientData) origPtr->objProc);
+		    Tcl_SetHashValue(hPtr, CmdCode(inPtr, origPtr));
 		}
-		if ((Tcl_ObjCmdProc *) Tcl_GetHashValue(hPtr)
-			== origPtr->objProc) {
+		if (Tcl_GetHashValue(hPtr) == CmdCode(inPtr, origPtr)) {
 		    shown = Tcl_DStringValue(&inst);
 		    shownLen = Tcl_DStringLength(&inst);
 		}

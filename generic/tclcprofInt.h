@@ -280,6 +280,9 @@ typedef struct CprofTclInternals {
 					 * they have none, compiled or not. */
     const void *procMethodType;		/* Procedure-bodied methods'
 					 * Tcl_MethodType. */
+    Tcl_ObjCmdProc *cmd2ObjProc;	/* Tcl 9: the objProc every command
+					 * made with Tcl_CreateObjCommand2
+					 * shares (CmdWrapperProc). */
 } CprofTclInternals;
 
 /*

@@ -590,7 +590,8 @@ CprofNodeLinesObjCmd(
     Tcl_Obj *const objv[])
 {
     Tcl_Obj **nodes, *keys[2], *resultObj;
-    int n, i, k;
+    int i, k;
+    Tcl_Size n;
 
     if (objc != 2) {
 	CprofWrongArgs(interp, 1, objv, "nodes");
@@ -722,6 +723,9 @@ static struct {
     int main;			/* "main" */
     int libcStart[3];		/* the functions of libc that call main */
     int idle;			/* "[idle]" */
+    int tclpWait;		/* "TclpWaitForEvent": Tcl 9's
+				 * Tcl_WaitForEvent tail-calls it, so the
+				 * wait's stack shows it instead. */
 } ids;
 
 static void
@@ -734,6 +738,7 @@ InitIds(void)
 	ids.libcStart[1] = CprofNameIntern("__libc_start_main", -1);
 	ids.libcStart[2] = CprofNameIntern("__libc_start_main_impl", -1);
 	ids.idle = CprofNameIntern("[idle]", -1);
+	ids.tclpWait = CprofNameIntern("TclpWaitForEvent", -1);
 	ids.ready = 1;
     }
 }
@@ -1195,7 +1200,8 @@ CprofAddSampleTo(
 	    }
 	    CprofSymResolve(statePtr->symPtr, addr, &info);
 	    if (idleOn && info.funcStart != 0
-		    && info.funcStart == (uintptr_t) Tcl_WaitForEvent) {
+		    && (info.funcStart == (uintptr_t) Tcl_WaitForEvent
+		    || (info.inTcl && info.nameId == ids.tclpWait))) {
 		if (native == CPROF_NATIVE_ALL) {
 		    exact[kept] = -1;
 		    lines[kept] = 0;

@@ -53,7 +53,8 @@ DebugSplice(
     CprofTclRef tcl[CPROF_TCL_MAX];
     CprofSpliceEntry out[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
     Tcl_Obj **nv, **tv, **ev, *nativeLabels, *tclLabels, *resultObj;
-    int nn, nt, ne, i, n, unmatched;
+    int i, n, unmatched;
+    Tcl_Size nn, nt, ne;
     Tcl_WideInt w[3];
 
     if (Tcl_ListObjGetElements(interp, nativeObj, &nn, &nv) != TCL_OK
@@ -72,7 +73,7 @@ DebugSplice(
     Tcl_IncrRefCount(tclLabels);
     for (i = 0; i < nn; i++) {
 	Tcl_Obj **fv;
-	int fc;
+	Tcl_Size fc;
 
 	if (Tcl_ListObjGetElements(NULL, nv[i], &fc, &fv) != TCL_OK
 		|| fc != 3 || Tcl_GetWideIntFromObj(NULL, fv[1], &w[2])
@@ -88,7 +89,7 @@ DebugSplice(
     }
     for (i = 0; i < nt; i++) {
 	Tcl_Obj **fv;
-	int fc;
+	Tcl_Size fc;
 
 	if (Tcl_ListObjGetElements(NULL, tv[i], &fc, &fv) != TCL_OK
 		|| fc != 2 || Tcl_GetWideIntFromObj(NULL, fv[1], &w[2])
@@ -135,7 +136,8 @@ DebugAggregate(
 {
     CprofTree tree;
     Tcl_Obj **sv;
-    int ns, i;
+    int i;
+    Tcl_Size ns;
     Tcl_WideInt sum = 0;	/* The root's total: no node has more. */
 
     if (Tcl_ListObjGetElements(interp, stacksObj, &ns, &sv) != TCL_OK) {
@@ -144,7 +146,8 @@ DebugAggregate(
     CprofTreeInit(&tree);
     for (i = 0; i < ns; i++) {
 	Tcl_Obj **pv, **fv;
-	int pc, fc, j, frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+	int j, frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+	Tcl_Size pc, fc;
 	Tcl_WideInt weight;
 
 	if (Tcl_ListObjGetElements(NULL, sv[i], &pc, &pv) != TCL_OK
@@ -168,7 +171,8 @@ DebugAggregate(
 	sum += weight;
 	for (j = 0; j < fc; j++) {
 	    Tcl_Obj **kv;
-	    int kc, isC;
+	    int isC;
+	    Tcl_Size kc;
 	    const char *kind, *name;
 
 	    if (Tcl_ListObjGetElements(NULL, fv[j], &kc, &kv) != TCL_OK

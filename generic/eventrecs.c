@@ -211,7 +211,7 @@ ScriptHead(
 {
     static const Tcl_ObjType *listType = NULL;
     const char *script, *word;
-    int length, wordLen = 0;
+    Tcl_Size length, wordLen = 0;
     Tcl_Parse parse;
 
     if (listType == NULL) {
@@ -1074,7 +1074,8 @@ CprofEvRecordBind(
     Tcl_HashEntry *hPtr;
     BindRec *recPtr;
     const char *script, *first;
-    int length, firstLen, isNew;
+    int firstLen, isNew;
+    Tcl_Size length;
 
     script = Tcl_GetStringFromObj(scriptObj, &length);
     Tcl_DStringInit(&ds);
@@ -1230,7 +1231,8 @@ CprofEvLookBinds(
     Tcl_Interp *interp = evPtr->statePtr->interp;
     Tcl_InterpState saved;
     Tcl_Obj **objv;
-    int objc, i;
+    int i;
+    Tcl_Size objc;
 
     if (Tcl_FindCommand(interp, "::bind", NULL, TCL_GLOBAL_ONLY) == NULL
 	    || Tcl_FindCommand(interp, "::bindtags", NULL, TCL_GLOBAL_ONLY)

@@ -553,7 +553,7 @@ static int
 FileKind(
     Tcl_Obj *objPtr)
 {
-    int len;
+    Tcl_Size len;
     const char *s = Tcl_GetStringFromObj(objPtr, &len);
 
     if (len > 0 && strncmp(s, "readable", len) == 0) {

@@ -526,7 +526,7 @@ CprofExactSetFilters(
     Tcl_Obj *excludeObj)
 {
     CprofExact *exactPtr = &statePtr->exact;
-    int n;
+    Tcl_Size n;
 
     if (includeObj != NULL && (Tcl_ListObjLength(NULL, includeObj, &n)
 	    != TCL_OK || n == 0)) {
@@ -565,7 +565,8 @@ MatchesAny(
     const char *name)
 {
     Tcl_Obj **pv;
-    int pc, i;
+    int i;
+    Tcl_Size pc;
 
     if (Tcl_ListObjGetElements(NULL, listObj, &pc, &pv) != TCL_OK) {
 	return 0;
@@ -1598,7 +1599,7 @@ CprofExactReportSlow(
 	    Tcl_Obj *lineObj = Tcl_ObjPrintf("tclcprof: slow call %s %.3f ms",
 		    name ? name : "?", callNs / 1e6);
 	    Tcl_Obj **sv;
-	    int sc;
+	    Tcl_Size sc;
 
 	    Tcl_ListObjGetElements(NULL, stackObj, &sc, &sv);
 	    Tcl_AppendToObj(lineObj, " (", 2);

@@ -91,7 +91,7 @@ LayoutUnique(
     Tcl_InitHashTable(&seen, TCL_STRING_KEYS);
     Tcl_DStringInit(&key);
     for (i = first; i < first + n && unique; i++) {
-	int kl;
+	Tcl_Size kl;
 	const char *k = Tcl_GetStringFromObj(kinds[i], &kl);
 	char len[32];
 
@@ -100,7 +100,7 @@ LayoutUnique(
 	 */
 
 	Tcl_DStringSetLength(&key, 0);
-	snprintf(len, sizeof(len), "%d:", kl);
+	snprintf(len, sizeof(len), "%d:", (int) kl);
 	Tcl_DStringAppend(&key, len, -1);
 	Tcl_DStringAppend(&key, k, kl);
 	Tcl_DStringAppend(&key, Tcl_GetString(names[i]), -1);
@@ -152,7 +152,8 @@ CprofLayoutObjCmd(
     }
     for (i = 0; i < nodes.n && ok; i++) {
 	Tcl_Obj *node = nodes.v[i], *v[K_CALLS + 1], **children;
-	int nc, c;
+	int c;
+	Tcl_Size nc;
 	Tcl_WideInt w;
 
 	for (k = 0; k <= K_CALLS && ok; k++) {
@@ -338,7 +339,8 @@ CprofFlatSumsObjCmd(
     Tcl_Obj *const objv[])
 {
     Tcl_Obj **rowV, **selfV, **totalV, **kidsV, **figV, *resultObj;
-    int numNodes, nr, ns, nt, nk, nf, numRows, i, ok = 1, withFig;
+    int numNodes, numRows, i, ok = 1, withFig;
+    Tcl_Size nr, ns, nt, nk, nf;
     int *row = NULL, *onPath = NULL, *stack = NULL, depth = 0, cap = 0;
     Tcl_WideInt *rowSelf = NULL, *rowTotal = NULL, *rowFig = NULL;
     char *figSet = NULL;
@@ -394,7 +396,8 @@ CprofFlatSumsObjCmd(
 
     if (ok && numNodes > 0) {
 	Tcl_Obj **cv;
-	int nc, c, id;
+	int c, id;
+	Tcl_Size nc;
 
 	ok = (Tcl_ListObjGetElements(NULL, kidsV[0], &nc, &cv) == TCL_OK);
 	for (c = 0; c < nc && ok; c++) {
@@ -406,7 +409,8 @@ CprofFlatSumsObjCmd(
 	}
     }
     while (ok && depth > 0) {
-	int id = stack[--depth], k, outer, nc, c, child;
+	int id = stack[--depth], k, outer, c, child;
+	Tcl_Size nc;
 	Tcl_WideInt s, t;
 	Tcl_Obj **cv;
 
@@ -426,7 +430,8 @@ CprofFlatSumsObjCmd(
 	}
 	if (withFig) {
 	    Tcl_Obj **fv;
-	    int n, f;
+	    int f;
+	    Tcl_Size n;
 	    Tcl_WideInt v[5], *rf = &rowFig[k * FS_FIG];
 
 	    if (Tcl_ListObjGetElements(NULL, figV[id], &n, &fv) != TCL_OK

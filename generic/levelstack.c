@@ -200,7 +200,7 @@ CprofLevelsLiveDepth(
     return depth;
 }
 
-const int *
+const Tcl_Size *
 CprofNumLevelsPtr(
     Tcl_Interp *interp)
 {

@@ -122,7 +122,8 @@ static const struct {
  * CprofCheckTclVersion --
  *
  *	The capture reads private interpreter fields whose layout is fixed
- *	within Tcl 8.6. Refuse any other runtime.
+ *	within one Tcl minor version: that of the headers this library was
+ *	built with (8.6 or 9.0). Refuse any other runtime.
  *
  * Results:
  *	TCL_OK, or TCL_ERROR with a message and {TCLCPROF VERSION ...}.
@@ -137,9 +138,10 @@ CprofCheckTclVersion(
     int major, minor, patch, type;
 
     Tcl_GetVersion(&major, &minor, &patch, &type);
-    if (major != 8 || minor != 6) {
+    if (major != TCL_MAJOR_VERSION || minor != TCL_MINOR_VERSION) {
 	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
-		"tclcprof needs Tcl 8.6, this is Tcl %d.%d", major, minor));
+		"tclcprof needs Tcl %d.%d, this is Tcl %d.%d",
+		TCL_MAJOR_VERSION, TCL_MINOR_VERSION, major, minor));
 	Tcl_SetErrorCode(interp, "TCLCPROF", "VERSION", NULL);
 	return TCL_ERROR;
     }
@@ -213,6 +215,19 @@ InternPair(
  *----------------------------------------------------------------------
  */
 
+#if TCL_MAJOR_VERSION >= 9
+static int
+ProbeCmd2(
+    void *clientData,
+    Tcl_Interp *interp,
+    Tcl_Size objc,
+    Tcl_Obj *const objv[])
+{
+    (void) clientData; (void) interp; (void) objc; (void) objv;
+    return TCL_OK;
+}
+#endif
+
 const CprofTclInternals *
 CprofProbeInternals(
     Tcl_Interp *interp)
@@ -272,6 +287,14 @@ CprofProbeInternals(
     if (cmdPtr) {
 	internals.unloadObjProc = cmdPtr->objProc;
     }
+#if TCL_MAJOR_VERSION >= 9
+    cmdPtr = (Command *) Tcl_CreateObjCommand2(interp,
+	    "::tclcprof::ProbeCmd2", ProbeCmd2, NULL, NULL);
+    if (cmdPtr) {
+	internals.cmd2ObjProc = cmdPtr->objProc;
+	Tcl_DeleteCommandFromToken(interp, (Tcl_Command) cmdPtr);
+    }
+#endif
     cmdPtr = (Command *) Tcl_FindCommand(interp, "::coroutine", NULL,
 	    TCL_GLOBAL_ONLY);
     if (cmdPtr) {
@@ -537,6 +560,32 @@ CprofChannelShown(
 /*
  *----------------------------------------------------------------------
  *
+ * CmdCode --
+ *
+ *	The C function that implements a command, for telling commands of
+ *	one name stem apart by their code. Tcl 9 gives every command made
+ *	with Tcl_CreateObjCommand2 one objProc, CmdWrapperProc, whose
+ *	clientData is a CmdWrapperInfo (tclBasic.c) that starts with the
+ *	command's own Tcl_ObjCmdProc2: that one, then.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void *
+CmdCode(
+    const CprofTclInternals *inPtr,
+    Command *cmdPtr)
+{
+    if (inPtr->cmd2ObjProc != NULL && cmdPtr->objProc == inPtr->cmd2ObjProc
+	    && cmdPtr->objClientData != NULL) {
+	return *(void **) cmdPtr->objClientData;
+    }
+    return (void *) cmdPtr->objProc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofNameCommandUncached --
  *
  *	Name a command: its display name, kind and the CPROF_NAME_* flags
@@ -557,7 +606,7 @@ CprofNameCommandUncached(
     const CprofTclInternals *inPtr = nPtr->internals;
     Tcl_Obj *nameObj;
     const char *name;
-    int length;
+    Tcl_Size length;
 
     nameObj = Tcl_NewObj();
     Tcl_IncrRefCount(nameObj);
@@ -686,10 +735,9 @@ CprofNameCommandUncached(
 		hPtr = Tcl_CreateHashEntry(&nPtr->instCache,
 			Tcl_DStringValue(&inst), &isNew);
 		if (isNew) {
-		    Tcl_SetHashValue(hPtr, (ClientData) origPtr->objProc);
+		    Tcl_SetHashValue(hPtr, CmdCode(inPtr, origPtr));
 		}
-		if ((Tcl_ObjCmdProc *) Tcl_GetHashValue(hPtr)
-			== origPtr->objProc) {
+		if (Tcl_GetHashValue(hPtr) == CmdCode(inPtr, origPtr)) {
 		    shown = Tcl_DStringValue(&inst);
 		    shownLen = Tcl_DStringLength(&inst);
 		}
@@ -759,7 +807,8 @@ MatchesSubcommands(
     const char *shown)
 {
     Tcl_Obj **patterns;
-    int n, i;
+    int i;
+    Tcl_Size n;
 
     if (nPtr->subcmdPatterns == NULL || Tcl_ListObjGetElements(NULL,
 	    nPtr->subcmdPatterns, &n, &patterns) != TCL_OK) {
@@ -859,7 +908,8 @@ ScriptNameId(
     struct CprofSubFront *frontPtr = SubFrontSlot(nPtr, baseId, fileObj);
     const char *file, *tail;
     Tcl_DString ds;
-    int len, id;
+    int id;
+    Tcl_Size len;
 
     file = Tcl_GetStringFromObj(fileObj, &len);
     if (SubFrontHit(frontPtr, baseId, fileObj, file, len)) {
@@ -888,7 +938,7 @@ SubcommandNameId(
 {
     struct CprofSubFront *frontPtr = SubFrontSlot(nPtr, baseId, argObj);
     const char *arg;
-    int len;
+    Tcl_Size len;
 
     arg = Tcl_GetStringFromObj(argObj, &len);
     if (len == 0 || len > 40 || strchr(arg, ' ') != NULL) {
@@ -1181,7 +1231,8 @@ ObjectNameId(
     Tcl_Obj *nameObj = Tcl_NewObj();
     Tcl_DString ds;
     const char *name;
-    int length, id;
+    int id;
+    Tcl_Size length;
 
     Tcl_IncrRefCount(nameObj);
     Tcl_DStringInit(&ds);
@@ -1221,7 +1272,8 @@ CprofNameMethodCall(
     char keyBuf[64];
     Tcl_DString key;
     Tcl_HashEntry *hPtr;
-    int isNew, id, perObject, i, mlen;
+    int isNew, id, perObject, i;
+    Tcl_Size mlen;
     Class *declPtr = NULL;
     struct CprofMethodFront *frontPtr = NULL;
     const char *mname;
@@ -1287,8 +1339,8 @@ CprofNameMethodCall(
 	 * creation epoch tells them apart.
 	 */
 
-	snprintf(keyBuf, sizeof(keyBuf), "%p.%d.%d.%p ", (void *) oPtr,
-		oPtr->epoch, oPtr->creationEpoch, (void *) oPtr->selfCls);
+	snprintf(keyBuf, sizeof(keyBuf), "%p.%" TCL_SIZE_MODIFIER "d.%"
+		TCL_SIZE_MODIFIER "d.%p ", (void *) oPtr, oPtr->epoch, oPtr->creationEpoch, (void *) oPtr->selfCls);
     } else {
 	snprintf(keyBuf, sizeof(keyBuf), "%p ", (void *) oPtr->selfCls);
     }
@@ -1648,7 +1700,7 @@ CprofResolveSite(
 {
     if (siteKind == CPROF_SITE_SOURCE) {
 	Tcl_Obj *pathObj = (Tcl_Obj *) sitePtr;
-	int length;
+	Tcl_Size length;
 	const char *path = Tcl_GetStringFromObj(pathObj, &length);
 
 	if (length == 0 || siteOffset <= 0) {
@@ -1681,7 +1733,7 @@ CprofResolveSite(
 	if (cf.type == TCL_LOCATION_SOURCE) {
 	    if (cf.line != NULL && cf.nline > 0 && cf.line[0] > 0
 		    && cf.data.eval.path != NULL) {
-		int length;
+		Tcl_Size length;
 		const char *path = Tcl_GetStringFromObj(cf.data.eval.path,
 			&length);
 

@@ -139,7 +139,8 @@ CprofParseOptions(
     int running,
     int *givenPtr)
 {
-    int i, index, value, n;
+    int i, index, value;
+    Tcl_Size n;
     double number;
     CprofOptions before = *optsPtr;
 

@@ -1047,7 +1047,7 @@ DoStartRun(
 	statePtr->exact.onSlowObj = NULL;
     }
     if (run.slowMs > 0) {
-	int n;
+	Tcl_Size n;
 
 	Tcl_ListObjLength(NULL, objs[OBJ_ONSLOW], &n);
 	if (n > 0) {
@@ -1706,7 +1706,7 @@ CprofConfigureObjCmd(
 		    objs[OBJ_EXCLUDE]);
 	}
 	if (given & ((1 << OPT_SLOW) | (1 << OPT_ONSLOW))) {
-	    int n;
+	    Tcl_Size n;
 
 	    CprofExactSetSlow(statePtr, opts.slowMs);
 	    if (statePtr->exact.onSlowObj != NULL) {

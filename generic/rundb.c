@@ -92,7 +92,7 @@ CprofRunDbInfo(
     }
     {
 	Tcl_Obj **tv;
-	int tc;
+	Tcl_Size tc;
 
 	if (Tcl_ListObjGetElements(NULL, objs[OBJ_TEST], &tc, &tv)
 		== TCL_OK && tc == 2) {

@@ -567,7 +567,8 @@ ListBelow(
 {
     Tcl_InterpState saved = Tcl_SaveInterpState(interp, TCL_OK);
     Tcl_Obj *listObj, **elems;
-    int n, i, first;
+    int i, first;
+    Tcl_Size n;
 
     if (Tcl_EvalEx(interp, "::interp slaves", -1, TCL_EVAL_GLOBAL) != TCL_OK) {
 	Tcl_RestoreInterpState(interp, saved);
@@ -680,7 +681,7 @@ static char *
 Publish(
     Tcl_Obj *valueObj)
 {
-    int length;
+    Tcl_Size length;
     const char *bytes;
     char *copy;
 
@@ -1153,7 +1154,7 @@ CprofThreadnameObjCmd(
     Tcl_ThreadId self = Tcl_GetCurrentThread();
     ThreadName *nPtr;
     const char *name;
-    int length;
+    Tcl_Size length;
 
     if (objc > 2) {
 	CprofWrongArgs(interp, 1, objv, "?name?");

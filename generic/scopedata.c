@@ -109,7 +109,7 @@ Kids(
     Tcl_Obj ***kidsPtr)
 {
     Tcl_Obj *kidsObj = CprofDictGet(nodeObj, "children");
-    int n = 0;
+    Tcl_Size n = 0;
 
     if (kidsObj == NULL
 	    || Tcl_ListObjGetElements(NULL, kidsObj, &n, kidsPtr) != TCL_OK) {
@@ -150,7 +150,8 @@ CollectLinks(
 	Tcl_Obj *graftsObj = NULL;	/* Set: a link's children, to add. */
 	Tcl_HashEntry *hPtr;
 	char key[48];
-	int np, ng = 0, isNew, target[2];
+	int isNew, target[2];
+	Tcl_Size np, ng = 0;
 
 	if (wPtr->i >= wPtr->n) {
 	    top--;
@@ -322,7 +323,7 @@ Emit(
 	    continue;
 	} else if (ePtr->graftsObj != NULL) {
 	    Tcl_Obj *pairObj, *itemObj = NULL;
-	    int ng;
+	    Tcl_Size ng;
 
 	    Tcl_ListObjLength(NULL, ePtr->graftsObj, &ng);
 	    if (ePtr->g < ng) {
@@ -379,7 +380,8 @@ JoinExact(
     Tcl_HashEntry *hPtr;
     Tcl_Obj *rootObj, *kidsObj, **items, *keyObj;
     Tcl_WideInt total = 0;
-    int mainSerial = (int) CprofDictGetWide(mainObj, "serial"), i, n, k;
+    int mainSerial = (int) CprofDictGetWide(mainObj, "serial"), i, k;
+    Tcl_Size n;
 
     Tcl_InitHashTable(&join.grafts, TCL_STRING_KEYS);
     join.loose = Tcl_NewListObj(0, NULL);
@@ -388,7 +390,7 @@ JoinExact(
     for (i = 0; i < numOthers; i++) {
 	int serial = (int) CprofDictGetWide(others[i], "serial");
 	Tcl_Obj *kids2 = CprofDictGet(others[i], "children"), **ks;
-	int nk;
+	Tcl_Size nk;
 
 	CollectLinks(&join, others[i], serial);
 	if (kids2 != NULL
@@ -509,7 +511,8 @@ MergeSides(
     Tcl_Interp *interp = ciPtr->state.interp;
     Tcl_InterpState saved;
     Tcl_Obj *objv[3], *resultObj = ownObj;
-    int n = 0, i;
+    int i;
+    Tcl_Size n = 0;
 
     if (interp == NULL || Tcl_InterpDeleted(interp)
 	    || Tcl_ListObjLength(NULL, sidesObj, &n) != TCL_OK || n == 0) {

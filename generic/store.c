@@ -1520,7 +1520,7 @@ CprofDbBindObj(
     int index,
     Tcl_Obj *objPtr)
 {
-    int length;
+    Tcl_Size length;
     const char *text;
 
     if (objPtr == NULL) {

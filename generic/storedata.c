@@ -207,7 +207,8 @@ DataTree(
     Tcl_HashTable onPath;	/* Frame id -> nodes of the path with it. */
     Tcl_HashEntry *hPtr;
     Tcl_Obj *nodeObj = rootObj, *childrenObj;
-    int depth = 0, cap = 0, rc = SQLITE_OK, isNew, k;
+    int depth = 0, cap = 0, rc = SQLITE_OK, isNew;
+    Tcl_Size k;
     int64_t nextId = 0, parent = -1, frame = 0;
 
     Tcl_InitHashTable(&onPath, TCL_ONE_WORD_KEYS);
@@ -353,7 +354,8 @@ DataNodeLines(
     sqlite3_stmt *stmt = storePtr->stmts[memory ? ST_MEM_NODE_LINE
 	    : ST_NODE_LINE];
     Tcl_Obj **v;
-    int n, i, rc;
+    int i, rc;
+    Tcl_Size n;
 
     if (listObj == NULL
 	    || Tcl_ListObjGetElements(NULL, listObj, &n, &v) != TCL_OK) {
@@ -396,7 +398,8 @@ DataHandlers(
     CprofStore *storePtr = wPtr->storePtr;
     Tcl_Obj *listObj = CprofDbMetaGet(profileObj, "handlers", NULL), **v;
     sqlite3_stmt *stmt;
-    int n, i, k, rc;
+    int i, k, rc;
+    Tcl_Size n;
 
     if (listObj == NULL
 	    || Tcl_ListObjGetElements(NULL, listObj, &n, &v) != TCL_OK
@@ -438,7 +441,7 @@ static void
 DataList(
     Tcl_Obj *dictObj,
     const char *key,
-    int *countPtr,
+    Tcl_Size *countPtr,
     Tcl_Obj ***elemsPtr)
 {
     Tcl_Obj *listObj = dictObj ? CprofDbMetaGet(dictObj, key, NULL) : NULL;
@@ -479,7 +482,8 @@ DataThreadEvents(
     sqlite3_stmt *stmt;
     char *used;
     int64_t frame;
-    int numEntries, numThreads, n, i, j, m, place, rc;
+    int i, j, m, place, rc;
+    Tcl_Size numEntries, numThreads, n;
 
     DataList(profileObj, "thread_events", &numEntries, &entries);
     if (numEntries == 0) {
@@ -544,7 +548,8 @@ DataBody(
     Tcl_Obj **rows, *covObj, *rowObj;
     sqlite3_stmt *stmt;
     int64_t frame;
-    int n, i, rc;
+    int i, rc;
+    Tcl_Size n;
 
     rc = DataTree(wPtr, 0, strcmp(mode, "memory") == 0,
 	    CprofDbMetaGet(profileObj, "tree", NULL));

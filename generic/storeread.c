@@ -212,7 +212,8 @@ LoadTree(
     Tcl_HashEntry *hPtr;
     Tcl_Obj *rootObj = NULL;
     Shared shared;
-    int rc, isNew, k;
+    int rc, isNew;
+    Tcl_Size k;
 
     SharedInit(&shared);
 
@@ -567,7 +568,8 @@ LoadThreadEvents(
     Tcl_Obj *threadsObj = CprofDbMetaGet(metaObj, "threads", NULL);
     Tcl_Obj **threads, **evLists = NULL, *entryObj, *valueObj;
     sqlite3_stmt *stmt;
-    int numThreads = 0, numLists, i, k, rc;
+    int numLists, i, k, rc;
+    Tcl_Size numThreads = 0;
 
     *listPtr = NULL;
     if (threadsObj == NULL || Tcl_ListObjGetElements(NULL, threadsObj,
@@ -895,7 +897,8 @@ CprofStoreCheckRuns(
     Tcl_HashTable seen;
     Tcl_Obj **ids;
     Tcl_WideInt id = 0;
-    int n, i, isNew, dup = 0;
+    int i, isNew, dup = 0;
+    Tcl_Size n;
 
     *singlePtr = 0;
     if (strcmp(Tcl_GetString(runObj), "all") == 0) {
@@ -945,7 +948,8 @@ CprofStoreRead(
     Tcl_StatBuf *statPtr = Tcl_AllocStatBuf();
     Tcl_Obj *fileObj = dbObj, **files, *cmd[3], *resultObj;
     Tcl_WideInt runId = 0;
-    int exists, n, code;
+    int exists, code;
+    Tcl_Size n;
 
     if (runObj != NULL
 	    && CprofStoreCheckRuns(interp, runObj, &runId) != TCL_OK) {

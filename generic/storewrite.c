@@ -610,7 +610,7 @@ FlushCoverage(
 	Tcl_Obj *procsObj = CprofDefinedProcs(statePtr->interp), **pv;
 	sqlite3_stmt *ins = NULL;
 	char *sql;
-	int pc;
+	Tcl_Size pc;
 
 	Tcl_IncrRefCount(procsObj);
 	Tcl_ListObjGetElements(NULL, procsObj, &pc, &pv);
@@ -839,7 +839,8 @@ FlushThreads(
     Tcl_Obj *listObj = CprofDbMetaGet(metaObj, "threads", NULL), **v;
     sqlite3_stmt *stmt;
     char *sql;
-    int n, i, k, rc;
+    int i, k, rc;
+    Tcl_Size n;
 
     sql = sqlite3_mprintf("DELETE FROM threads WHERE run = %lld",
 	    (long long) storePtr->runId);

@@ -23,9 +23,27 @@
 #include <tcl.h>
 #include <tclOO.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+
+/*
+ * One source for Tcl 8.6 and Tcl 9.0.  Counts the Tcl API passes by
+ * pointer are Tcl_Size (ptrdiff_t) in Tcl 9, int in 8.6, whose tcl.h has
+ * no Tcl_Size.  Two names Tcl 9 changed keep their 8.6 spelling in our
+ * sources (the macros expand where they are used, after tclInt.h).
+ */
+
+#ifndef TCL_SIZE_MAX
+typedef int Tcl_Size;
+#   define TCL_SIZE_MAX INT_MAX
+#   define TCL_SIZE_MODIFIER ""
+#endif
+#if TCL_MAJOR_VERSION >= 9
+#   define CMD_IS_DELETED CMD_DYING	/* Command.flags bit. */
+#   define tcl_CreateSlave tcl_CreateChild	/* TclStubs member (97). */
+#endif
 
 #ifndef MODULE_SCOPE
 #   define MODULE_SCOPE extern __attribute__((__visibility__("hidden")))
@@ -262,6 +280,9 @@ typedef struct CprofTclInternals {
 					 * they have none, compiled or not. */
     const void *procMethodType;		/* Procedure-bodied methods'
 					 * Tcl_MethodType. */
+    Tcl_ObjCmdProc *cmd2ObjProc;	/* Tcl 9: the objProc every command
+					 * made with Tcl_CreateObjCommand2
+					 * shares (CmdWrapperProc). */
 } CprofTclInternals;
 
 /*
@@ -593,7 +614,7 @@ MODULE_SCOPE void	CprofLevelsDropSaved(CprofLevels *lvPtr,
 MODULE_SCOPE void	CprofLevelsCoroutines(CprofLevels *lvPtr,
 			    void (*proc)(void *corKey, int saved, void *data),
 			    void *data);
-MODULE_SCOPE const int *CprofNumLevelsPtr(Tcl_Interp *interp);
+MODULE_SCOPE const Tcl_Size *CprofNumLevelsPtr(Tcl_Interp *interp);
 
 /*
  * Profiling modes.
@@ -1156,7 +1177,7 @@ MODULE_SCOPE void	CprofHistBounds(int bucket, double *loPtr,
 
 typedef struct CprofExtraStack {
     CprofStack *volatile stackPtr;
-    const int *numLevelsPtr;	/* &iPtr->numLevels of its interpreter. */
+    const Tcl_Size *numLevelsPtr;	/* &iPtr->numLevels of its interpreter. */
     int interpId;		/* Its frames' CprofTclRef.interpId. */
 } CprofExtraStack;
 
@@ -1195,7 +1216,7 @@ typedef struct CprofSampler {
     int framesCheck;		/* -capture check: they are read besides
 				 * the level stack, in the second half of
 				 * tcl[], for the drain to compare. */
-    const int *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
+    const Tcl_Size *numLevelsPtr;	/* &iPtr->numLevels of that interpreter. */
     int lines;			/* Sampled lines: copy each frame's call
 				 * site. */
     uintptr_t tebcStart;	/* Sampled lines: [start, end) of Tcl's */
@@ -1267,14 +1288,14 @@ CprofSamplerOwnEnd(
 }
 
 MODULE_SCOPE int	CprofSamplerCreate(Tcl_Interp *interp,
-			    CprofStack *stackPtr, const int *numLevelsPtr,
+			    CprofStack *stackPtr, const Tcl_Size *numLevelsPtr,
 			    int clock, double rate, int slots,
 			    CprofSampler **samplerPtrPtr);
 MODULE_SCOPE int	CprofSamplerArm(Tcl_Interp *interp,
 			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDisarm(CprofSampler *samplerPtr);
 MODULE_SCOPE int	CprofSamplerAddStack(CprofSampler *samplerPtr,
-			    CprofStack *stackPtr, const int *numLevelsPtr,
+			    CprofStack *stackPtr, const Tcl_Size *numLevelsPtr,
 			    int interpId);
 MODULE_SCOPE void	CprofSamplerRemoveStack(CprofSampler *samplerPtr,
 			    CprofStack *stackPtr);
@@ -1296,7 +1317,7 @@ MODULE_SCOPE int	CprofCopyTclFrames(CprofSampler *samplerPtr,
 			    CprofTclRef *out, int max, uint32_t *flagsPtr,
 			    uint64_t *check);
 MODULE_SCOPE int	CprofSamplerCreateIdle(Tcl_Interp *interp,
-			    CprofStack *stackPtr, const int *numLevelsPtr,
+			    CprofStack *stackPtr, const Tcl_Size *numLevelsPtr,
 			    CprofSampler **samplerPtrPtr);
 MODULE_SCOPE void	CprofSamplerAttach(CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDetach(CprofSampler *samplerPtr);

@@ -682,14 +682,21 @@ proc ::tclcprof::reportlib::Output {o lines {done 1}} {
 #
 #	Fail before anything is written when a frame name is too long for
 #	a line of text (more than maxName bytes): the line would exceed
-#	the size of a Tcl value. Errors: TCLCPROF LIMIT text.
+#	the size of a Tcl value. Errors: TCLCPROF LIMIT text. Bytes of
+#	UTF-8 (Tcl 9 has no string bytelength); a name of at most maxName/4
+#	characters is short enough without encoding it.
 
 proc ::tclcprof::reportlib::CheckNames {names} {
     variable maxName
+    set short [expr {$maxName / 4}]
     foreach name $names {
-	if {[string bytelength $name] > $maxName} {
+	if {[string length $name] <= $short} {
+	    continue
+	}
+	set bytes [string length [encoding convertto utf-8 $name]]
+	if {$bytes > $maxName} {
 	    Fail {LIMIT text} "frame name too long for a text report:\
-		    [string bytelength $name] bytes (at most $maxName)"
+		    $bytes bytes (at most $maxName)"
 	}
     }
 }

@@ -735,10 +735,16 @@ AC_DEFUN([TEA_ADD_TCL_SOURCES], [
 #	Decides how the library is linked and what it is called.  Builds
 #	always use the Tcl stubs mechanism: USE_TCL_STUBS is defined (if
 #	configure.ac has not done so already) and the stubs library is
-#	linked in, so one binary works with every Tcl 8.6.x.
+#	linked in, so one binary works with every Tcl 8.6.x (or
+#	every Tcl 9.x when built against Tcl 9).
 #
 # Results:
-#	Substitutes PKG_LIB_FILE (libNAMEVERSION.so or .a), MAKE_LIB (the
+#	Tcl 9's convention names the library of a Tcl 9 build
+#	libtcl9NAMEVERSION, so that one directory can hold both builds and
+#	pkgIndex.tcl loads the one of the running Tcl.
+#
+#	Substitutes PKG_LIB_FILE (libNAMEVERSION.so or .a, libtcl9NAME...
+#	against Tcl 9), PKG_LIB_FILE8 and PKG_LIB_FILE9 (both names), MAKE_LIB (the
 #	link command for it), MAKE_SHARED_LIB, MAKE_STATIC_LIB, and adds
 #	TCL_STUB_LIB_SPEC to PKG_LIBS.
 #------------------------------------------------------------------------
@@ -760,17 +766,26 @@ AC_DEFUN([TEA_MAKE_LIB], [
 
     AC_MSG_CHECKING([the library to build])
     if test "${SHARED_BUILD}" = "1"; then
-	PKG_LIB_FILE="lib${PACKAGE_NAME}${PACKAGE_VERSION}${SHLIB_SUFFIX}"
+	tea_libsuffix="${SHLIB_SUFFIX}"
 	MAKE_LIB="${MAKE_SHARED_LIB}"
 	RANLIB_LIB=":"
     else
-	PKG_LIB_FILE="lib${PACKAGE_NAME}${PACKAGE_VERSION}.a"
+	tea_libsuffix=".a"
 	MAKE_LIB="${MAKE_STATIC_LIB}"
 	RANLIB_LIB='${RANLIB}'
+    fi
+    PKG_LIB_FILE8="lib${PACKAGE_NAME}${PACKAGE_VERSION}${tea_libsuffix}"
+    PKG_LIB_FILE9="libtcl9${PACKAGE_NAME}${PACKAGE_VERSION}${tea_libsuffix}"
+    if test "${TCL_MAJOR_VERSION}" -ge 9; then
+	PKG_LIB_FILE="${PKG_LIB_FILE9}"
+    else
+	PKG_LIB_FILE="${PKG_LIB_FILE8}"
     fi
     AC_MSG_RESULT([${PKG_LIB_FILE}])
 
     AC_SUBST([PKG_LIB_FILE])
+    AC_SUBST([PKG_LIB_FILE8])
+    AC_SUBST([PKG_LIB_FILE9])
     AC_SUBST([MAKE_LIB])
     AC_SUBST([MAKE_SHARED_LIB])
     AC_SUBST([MAKE_STATIC_LIB])

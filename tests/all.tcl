@@ -30,7 +30,7 @@
 # See the file "LICENSE" for information on usage and redistribution of
 # this file, and for a DISCLAIMER OF ALL WARRANTIES.
 
-package require Tcl 8.6
+package require Tcl 8.6-
 package require tcltest 2.2
 
 # Not ::tclcprof: with -singleproc 1 that namespace belongs to the

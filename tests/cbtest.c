@@ -947,6 +947,60 @@ MakeAndRunCmd(
     return Tcl_EvalObjv(interp, 1, objv + 1, 0);
 }
 
+#if TCL_MAJOR_VERSION >= 9
+/*
+ * cbtest::makeandrun2 name script variant -- as cbtest::makeandrun, with
+ *	Tcl 9's Tcl_CreateObjCommand2 and one of two Tcl_ObjCmdProc2
+ *	functions (variant 0 or 1): commands whose objProc Tcl shares.
+ */
+
+static int
+Made2Cmd(
+    void *clientData,
+    Tcl_Interp *interp,
+    Tcl_Size objc,
+    Tcl_Obj *const objv[])
+{
+    (void) objc; (void) objv;
+    return Tcl_EvalObjEx(interp, (Tcl_Obj *) clientData, 0);
+}
+
+static int
+Made2OtherCmd(
+    void *clientData,
+    Tcl_Interp *interp,
+    Tcl_Size objc,
+    Tcl_Obj *const objv[])
+{
+    (void) objc; (void) objv;
+    return Tcl_EvalObjEx(interp, (Tcl_Obj *) clientData, 0);
+}
+
+static int
+MakeAndRun2Cmd(
+    void *clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int variant;
+    Tcl_Obj *scriptObj;
+
+    if (objc != 4) {
+	Tcl_WrongNumArgs(interp, 1, objv, "name script variant");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIntFromObj(interp, objv[3], &variant) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    scriptObj = Tcl_DuplicateObj(objv[2]);
+    Tcl_IncrRefCount(scriptObj);
+    Tcl_CreateObjCommand2(interp, Tcl_GetString(objv[1]),
+	    variant ? Made2OtherCmd : Made2Cmd, scriptObj, MadeDeleted);
+    return Tcl_EvalObjv(interp, 1, objv + 1, 0);
+}
+#endif
+
 /*
  * cbtest::nop ?arg ...? -- a C command that does nothing (the cost of a
  *	captured C command call, in the benchmarks).
@@ -1085,7 +1139,7 @@ DLLEXPORT int
 Cbtest_Init(
     Tcl_Interp *interp)
 {
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
+    if (Tcl_InitStubs(interp, "8.6-", 0) == NULL) {
 	return TCL_ERROR;
     }
     CbtestMemInit(interp);
@@ -1097,6 +1151,10 @@ Cbtest_Init(
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nest", NestCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nodes", NodesCmd, NULL, NULL);
+#if TCL_MAJOR_VERSION >= 9
+    Tcl_CreateObjCommand(interp, "cbtest::makeandrun2", MakeAndRun2Cmd, NULL,
+	    NULL);
+#endif
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);

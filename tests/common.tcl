@@ -22,6 +22,25 @@ proc ::cbtestLib {} {
     }
     return ""
 }
+# The package library's file name: Tcl 9 builds name it libtcl9tclcprof.
+proc ::pkgLibFile {} {
+    set v [package present tclcprof]
+    if {[package vsatisfies [package provide Tcl] 9]} {
+        return libtcl9tclcprof$v[info sharedlibextension]
+    }
+    return libtclcprof$v[info sharedlibextension]
+}
+
+# A file's permission bits in octal digits: Tcl 8.6 answers 00640, Tcl 9
+# 0o640.
+proc ::octalPerms {file} {
+    string trimleft [file attributes $file -permissions] 0o
+}
+
+# Constraints for what differs between Tcl 8.6 and Tcl 9.
+testConstraint tcl9 [package vsatisfies [package provide Tcl] 9]
+testConstraint tcl86 [package vsatisfies [package provide Tcl] 8.6-9]
+
 if {[info commands ::cbtest::eval] eq "" && [cbtestLib] ne ""} {
     load [cbtestLib] Cbtest
 }

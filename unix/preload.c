@@ -312,14 +312,14 @@ Attach(
 	return;
     }
     versionProc(&major, &minor, NULL, NULL);
-    if (major != 8 || minor != 6) {
+    if (major != TCL_MAJOR_VERSION || minor != TCL_MINOR_VERSION) {
 	snprintf(buf, sizeof(buf), "this program runs Tcl %d.%d", major,
 		minor);
-	Warn("tclcprof needs Tcl 8.6", buf);
+	Warn("tclcprof needs Tcl " TCL_VERSION, buf);
 	return;
     }
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
-	Warn("Tcl's stubs table is not that of Tcl 8.6", NULL);
+    if (Tcl_InitStubs(interp, "8.6-", 0) == NULL) {
+	Warn("Tcl's stubs table is not that of Tcl " TCL_VERSION, NULL);
 	return;
     }
     if (!LibraryPath(path, sizeof(path))) {

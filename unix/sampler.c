@@ -738,7 +738,7 @@ int
 CprofSamplerCreate(
     Tcl_Interp *interp,
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     int clock,
     double rate,
     int slots,			/* Ring slots, a power of two; 0: the
@@ -1018,7 +1018,7 @@ int
 CprofSamplerCreateIdle(
     Tcl_Interp *interp,
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     CprofSampler **samplerPtrPtr)
 {
     CprofSampler *sPtr;
@@ -1402,7 +1402,7 @@ StackHash(
 static inline int
 CopyStack(
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     int interpId,
     int sites,
     CprofTclRef *out,
@@ -1546,7 +1546,7 @@ int
 CprofSamplerAddStack(
     CprofSampler *sPtr,
     CprofStack *stackPtr,
-    const int *numLevelsPtr,
+    const Tcl_Size *numLevelsPtr,
     int interpId)
 {
     int i;

@@ -1343,7 +1343,8 @@ CprofSymDebug(
     Tcl_Obj *resultObj;
     uintptr_t *addrs;
     uint64_t t0, t1, t2;
-    int n, i, r;
+    int i, r;
+    Tcl_Size n;
 
     if (Tcl_ListObjGetElements(NULL, addrsObj, &n, &elems) != TCL_OK) {
 	goto bad;

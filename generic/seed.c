@@ -74,11 +74,11 @@ static CprofGotSet *gotSet = NULL;
  */
 
 typedef int (NRCallObjProcProc)(Tcl_Interp *interp, Tcl_ObjCmdProc *objProc,
-	ClientData clientData, int objc, Tcl_Obj *const objv[]);
+	ClientData clientData, Tcl_Size objc, Tcl_Obj *const objv[]);
 static NRCallObjProcProc *realNRCallObjProc = NULL;
 static int		HookNRCallObjProc(Tcl_Interp *interp,
 			    Tcl_ObjCmdProc *objProc, ClientData clientData,
-			    int objc, Tcl_Obj *const objv[]);
+			    Tcl_Size objc, Tcl_Obj *const objv[]);
 
 /*
  * The most frames seeded.
@@ -233,7 +233,7 @@ HookNRCallObjProc(
     Tcl_Interp *interp,
     Tcl_ObjCmdProc *objProc,
     ClientData clientData,
-    int objc,
+    Tcl_Size objc,
     Tcl_Obj *const objv[])
 {
     if (objProc == procNreProc && clientData != NULL) {

@@ -921,7 +921,8 @@ BcLine(
 	}
     }
     if (bestSrc < 0 || inPtr->lineBCPtr == NULL
-	    || !READ(tPtr, inPtr->lineBCPtr, table) || table.mask < 0
+	    || !READ(tPtr, inPtr->lineBCPtr, table)
+	    || (Tcl_WideInt) table.mask < 0
 	    || table.buckets == NULL) {
 	return;
     }
@@ -2183,7 +2184,7 @@ CprofRemoteStacksObjCmd(
 
     Tcl_ListObjIndex(NULL, resObj, 5, &threads);
     if (threads && !Tcl_IsShared(threads)) {
-	int n;
+	Tcl_Size n;
 	Tcl_Obj **tv;
 
 	Tcl_ListObjGetElements(NULL, threads, &n, &tv);

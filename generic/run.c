@@ -598,6 +598,15 @@ DeadlineAsyncProc(
 
 	CprofRunStopByItself(statePtr);
 	Tcl_RestoreInterpState(statePtr->interp, saved);
+    } else if (statePtr->running && !statePtr->paused && !ciPtr->member
+	    && !Tcl_InterpDeleted(statePtr->interp)) {
+	/*
+	 * An interval of -history over (CprofRunDbPoll rotates when due),
+	 * else the record armed again for what is still to come.
+	 */
+
+	CprofRunDbPoll(ciPtr, (uint64_t) CprofMonoNs());
+	CprofRunArmDeadline(ciPtr);
     }
     return code;
 }
@@ -763,9 +772,28 @@ CprofRunSetDeadline(
 	    DurationTimerProc(ciPtr);
 	}
     }
-    DeadlineArm(ciPtr, (statePtr->running && !statePtr->paused)
-	    ? statePtr->deadlineNs : 0);
+    CprofRunArmDeadline(ciPtr);
     CprofRunDbUpdatePolling(ciPtr);
+}
+
+/*
+ * The deadline thread's record armed for the nearest of -duration's end
+ * and the end of -history's current interval (both must come in a
+ * program that runs bytecode only), or disarmed.
+ */
+
+void
+CprofRunArmDeadline(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+    uint64_t at = statePtr->deadlineNs;
+
+    if (ciPtr->nextRotateNs != 0 && ciPtr->storePtr != NULL
+	    && (at == 0 || ciPtr->nextRotateNs < at)) {
+	at = ciPtr->nextRotateNs;
+    }
+    DeadlineArm(ciPtr, (statePtr->running && !statePtr->paused) ? at : 0);
 }
 
 /*
@@ -929,6 +957,7 @@ DoStartRun(
 
 	CprofRunStopMember(ciPtr);
     }
+    ciPtr->nextRotateNs = 0;
     if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
 	/*
 	 * The file is named absolutely: a child process that changes
@@ -944,6 +973,29 @@ DoStartRun(
 	}
 	objs[OBJ_DB] = pathObj;
 	if (CprofRunDbOpen(ciPtr, interp, &run, objs, startWall) != TCL_OK) {
+	    return TCL_ERROR;
+	}
+    }
+    if (run.mode != CPROF_MODE_STACK
+	    && Tcl_GetCharLength(objs[OBJ_HISTORY]) > 0) {
+	Tcl_Obj *pathObj;
+
+	if (Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
+	    CprofRunDbDiscard(ciPtr);
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		    "-history and -db cannot be used together", -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-history", NULL);
+	    return TCL_ERROR;
+	}
+	pathObj = Tcl_FSGetNormalizedPath(interp, objs[OBJ_HISTORY]);
+	if (pathObj == NULL) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "OPEN",
+		    Tcl_GetString(objs[OBJ_HISTORY]), NULL);
+	    return TCL_ERROR;
+	}
+	objs[OBJ_HISTORY] = pathObj;
+	if (CprofRunHistoryOpen(ciPtr, interp, &run, objs, startWall)
+		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
     }
@@ -967,7 +1019,7 @@ DoStartRun(
 	statePtr->options = keep;
     }
     statePtr->options = run;
-    if (run.duration > 0) {
+    if (run.duration > 0 || ciPtr->nextRotateNs != 0) {
 	DeadlinePrepare(ciPtr);
     }
     if ((CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK)
@@ -1034,8 +1086,8 @@ DoStartRun(
     if (ciPtr->storePtr != NULL) {
 	ciPtr->nextFlushNs = (uint64_t) statePtr->startNs
 		+ (uint64_t) CprofRunDbFlushMs(&run) * 1000000;
-	ciPtr->flushTimer = Tcl_CreateTimerHandler(CprofRunDbFlushMs(&run),
-		CprofRunDbFlushTimerProc, ciPtr);
+	ciPtr->flushTimer = Tcl_CreateTimerHandler(
+		CprofRunDbFirstWaitMs(ciPtr), CprofRunDbFlushTimerProc, ciPtr);
     }
     CprofRunDbUpdatePolling(ciPtr);
     if (below != NULL) {
@@ -1390,6 +1442,30 @@ CprofResumeObjCmd(
     }
     CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     return TCL_OK;
+}
+
+/*
+ * -history: the data of the file just written goes, so that the next file
+ * holds its own interval only (as reset, without touching the store).
+ */
+
+void
+CprofRunClearInterval(
+    CprofState *statePtr)
+{
+    int held = 0;
+
+    if (statePtr->samplerPtr != NULL) {
+	held = CprofSamplerOwn(statePtr->samplerPtr);
+    }
+    ClearData(statePtr);
+    CprofExactRebase(statePtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
+    memset(&statePtr->levels.counters, 0,
+	    sizeof(statePtr->levels.counters));
+    statePtr->levels.stack.maxDepth = statePtr->levels.stack.depth;
+    statePtr->pausedNs = 0;
+    statePtr->startNs = CprofMonoNs();
 }
 
 int

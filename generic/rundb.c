@@ -744,10 +744,16 @@ Rotate(
     uint64_t now;
     Tcl_InterpState saved;
     const char *tail;
-    int code;
+    int code, held;
 
     statePtr->stoppedBy = "history";
     FlushNow(ciPtr, NULL, 1);
+
+    /*
+     * Closing, opening and pruning are the profiler's time too.
+     */
+
+    held = CprofSamplerOwn(statePtr->samplerPtr);
     CloseStore(ciPtr);
     CprofRunClearInterval(statePtr);
     now = (uint64_t) CprofMonoNs();
@@ -786,6 +792,7 @@ Rotate(
     Tcl_DecrRefCount(pathObj);
     CprofRunDbUpdatePolling(ciPtr);
     CprofRunArmDeadline(ciPtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
 }
 
 /*

@@ -185,7 +185,8 @@ proc ::tclcprof::cli::Run {args} {
 		"bad value \"$perTest\" for -tcltest: expected a boolean"
 	}
     }
-    if {![dict exists $opts -db] && [dict get [dict merge {-mode sample} \
+    if {![dict exists $opts -db] && ![dict exists $opts -history]
+	    && [dict get [dict merge {-mode sample} \
 	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
 	dict set opts -db $defaultDb
     }

@@ -770,11 +770,14 @@ Rotate(
     } else {
 	/*
 	 * Intervals follow each other: a late rotation does not shift the
-	 * later ones (one that fell far behind starts again from now).
+	 * later ones. One that fell behind by more than half an interval
+	 * (a loaded machine, a slow disk, a very short -every) starts
+	 * again from now, so that the program always runs at least half
+	 * an interval between two rotations.
 	 */
 
 	ciPtr->nextRotateNs += (uint64_t) (every * 1e9);
-	if (ciPtr->nextRotateNs <= now) {
+	if (ciPtr->nextRotateNs < now + (uint64_t) (every * 0.5e9)) {
 	    ciPtr->nextRotateNs = now + (uint64_t) (every * 1e9);
 	}
 	ciPtr->nextFlushNs = now

@@ -1689,10 +1689,12 @@ CprofConfigureObjCmd(
 		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
-	for (i = 0; i < 3; i++) {
-	    static const int fixed[] = {OBJ_DB, OBJ_TEST, OBJ_SUBCOMMANDS};
+	for (i = 0; i < 4; i++) {
+	    static const int fixed[] = {
+		OBJ_DB, OBJ_TEST, OBJ_SUBCOMMANDS, OBJ_HISTORY
+	    };
 	    static const char *const fixedNames[] = {
-		"-db", "-test", "-subcommands"
+		"-db", "-test", "-subcommands", "-history"
 	    };
 	    int obj = fixed[i];
 

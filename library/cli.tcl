@@ -243,7 +243,11 @@ proc ::tclcprof::cli::Run {args} {
 	    return 1
 	}
 	set db [dict get $status db]
-	if {[dict size $db]} {
+	if {[dict exists $opts -history]} {
+	    puts stderr "tclcprof: history written to\
+		[dict get $opts -history] (tclcprof report\
+		[list [dict get $opts -history]] -since 1h)"
+	} elseif {[dict size $db]} {
 	    set run [WrittenRun [dict get $db file] [dict get $db run]]
 	    puts stderr "tclcprof: run $run written to\
 		[dict get $db file] (tclcprof report\

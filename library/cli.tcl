@@ -15,7 +15,8 @@
 #	(the script sees its own argv0, argv and argc), and writes the run
 #	to a profile database (tclcprof.db unless -db says otherwise). The
 #	other subcommands read such files (report and export: the runs of
-#	several merged; merge writes such a merge as a run of its own). Each
+#	several merged; merge writes such a merge as a run of its own; a
+#	-history directory stands for its files of a time window, Window). Each
 #	maps to the Tcl command of the same name, so options and errors are
 #	those of the man page.
 #
@@ -120,7 +121,9 @@ proc ::tclcprof::cli::Help {args} {
     puts "     to -db, tclcprof.db by default). The other subcommands read"
     puts "     profile databases: report and export the latest run of each"
     puts "     file, or -run ids or all, merged when there are several;"
-    puts "     merge writes such a merge to out as a new run. See the"
+    puts "     merge writes such a merge to out as a new run. A directory"
+    puts "     written by -history stands for its files of the window of"
+    puts "     -since and -until (diff: -base-since, -base-until). See the"
     puts "     tclcprof(n) manual page."
     return 0
 }

@@ -47,9 +47,11 @@
 
 enum CprofOption {
     OPT_CAPTURE, OPT_CLOCK, OPT_COMMIT, OPT_COMPENSATE, OPT_CONTROL, OPT_DB,
-    OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EXCLUDE, OPT_FLUSH,
-    OPT_INCLUDE, OPT_INSTANCES, OPT_LABEL, OPT_LINES, OPT_MEMRATE, OPT_MODE, OPT_NATIVE,
-    OPT_ONSLOW, OPT_RATE, OPT_SCOPE, OPT_SEED, OPT_SLOW, OPT_SUBCOMMANDS, OPT_TEST
+    OPT_DURATION, OPT_EVENTLIMIT, OPT_EVENTS, OPT_EVERY, OPT_EXCLUDE,
+    OPT_FLUSH, OPT_HISTORY, OPT_INCLUDE, OPT_INSTANCES, OPT_KEEP,
+    OPT_KEEP_HOURS, OPT_LABEL, OPT_LINES, OPT_MEMRATE, OPT_MODE, OPT_NATIVE,
+    OPT_ONSLOW, OPT_RATE, OPT_SCOPE, OPT_SEED, OPT_SLOW, OPT_SUBCOMMANDS,
+    OPT_TEST
 };
 
 MODULE_SCOPE const char *const cprofOptionNames[];
@@ -65,7 +67,7 @@ MODULE_SCOPE const char *const cprofScopeNames[];
 
 enum ObjOption {
     OBJ_LABEL, OBJ_INCLUDE, OBJ_EXCLUDE, OBJ_ONSLOW, OBJ_DB, OBJ_TEST,
-    OBJ_SUBCOMMANDS, OBJ_COUNT
+    OBJ_SUBCOMMANDS, OBJ_HISTORY, OBJ_COUNT
 };
 
 /*
@@ -76,6 +78,12 @@ enum ObjOption {
 #define DEFAULT_FLUSH_STAGED 5000
 #define DEFAULT_FLUSH_DIRECT 200
 #define MAX_FLUSH_MS 86400000
+
+/*
+ * -every: seconds between the files of -history, by default.
+ */
+
+#define DEFAULT_HISTORY_EVERY 60.0
 
 /*
  * Most events -events keeps by default, and at most.
@@ -125,6 +133,9 @@ typedef struct CprofInterp {
     CprofStore *storePtr;	/* The file a run with -db writes, or
 				 * NULL. */
     uint64_t nextFlushNs;	/* Monotonic time of its next flush. */
+    uint64_t nextRotateNs;	/* With -history: monotonic time the current
+				 * file of the history ends; 0 without. */
+    int historySeq;		/* Files of -history written by this run. */
     Tcl_TimerToken flushTimer;	/* Flushes a run that sits in the event
 				 * loop. */
     double startWall;		/* Unix time the run started. */
@@ -214,6 +225,12 @@ MODULE_SCOPE void	CprofRunDbUpdatePolling(CprofInterp *ciPtr);
 MODULE_SCOPE int	CprofRunDbOpen(CprofInterp *ciPtr, Tcl_Interp *interp,
 			    const CprofOptions *optsPtr, Tcl_Obj *const *objs,
 			    double startWall);
+MODULE_SCOPE int	CprofRunHistoryOpen(CprofInterp *ciPtr,
+			    Tcl_Interp *interp, const CprofOptions *optsPtr,
+			    Tcl_Obj *const *objs, double startWall);
+MODULE_SCOPE int	CprofRunDbFirstWaitMs(CprofInterp *ciPtr);
+MODULE_SCOPE void	CprofRunClearInterval(CprofState *statePtr);
+MODULE_SCOPE void	CprofRunArmDeadline(CprofInterp *ciPtr);
 MODULE_SCOPE void	CprofRunDbDiscard(CprofInterp *ciPtr);
 MODULE_SCOPE int	CprofRunDbFinish(CprofInterp *ciPtr, Tcl_Interp *interp,
 			    int exiting);

@@ -23,11 +23,10 @@
 
 const char *const cprofOptionNames[] = {
     "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
-    "-duration", "-eventlimit", "-events", "-exclude", "-flush", "-include",
-    "-instances", "-label", "-lines", "-memrate", "-mode", "-native", "-onslow", "-rate",
-    "-scope", "-seed",
-    "-slow",
-    "-subcommands", "-test", NULL
+    "-duration", "-eventlimit", "-events", "-every", "-exclude", "-flush",
+    "-history", "-include", "-instances", "-keep", "-keep-hours", "-label",
+    "-lines", "-memrate", "-mode", "-native", "-onslow", "-rate", "-scope",
+    "-seed", "-slow", "-subcommands", "-test", NULL
 };
 
 const char *const cprofModeNames[] = {
@@ -197,6 +196,33 @@ CprofParseOptions(
 			"86400000");
 	    }
 	    optsPtr->flushMs = value;
+	    break;
+	case OPT_HISTORY:
+	    objs[OBJ_HISTORY] = objv[i+1];
+	    break;
+	case OPT_EVERY:
+	case OPT_KEEP_HOURS:
+	    if (Tcl_GetDoubleFromObj(NULL, objv[i+1], &number) != TCL_OK
+		    || !(number >= (index == OPT_EVERY ? 0.05 : 0.0)
+		    && number <= 1e6)) {
+		return CprofBadValue(interp, cprofOptionNames[index], objv[i+1],
+			index == OPT_EVERY ? "expected a number of seconds from"
+			" 0.05 to 1000000" : "expected a number of hours from 0"
+			" (no limit) to 1000000");
+	    }
+	    if (index == OPT_EVERY) {
+		optsPtr->everySec = number;
+	    } else {
+		optsPtr->keepHours = number;
+	    }
+	    break;
+	case OPT_KEEP:
+	    if (Tcl_GetIntFromObj(NULL, objv[i+1], &value) != TCL_OK
+		    || value < 0) {
+		return CprofBadValue(interp, "-keep", objv[i+1],
+			"expected a number of files (0 for no limit)");
+	    }
+	    optsPtr->keep = value;
 	    break;
 	case OPT_TEST:
 	    if (Tcl_ListObjLength(NULL, objv[i+1], &n) != TCL_OK
@@ -378,6 +404,12 @@ CprofParseOptions(
 	    which = "-commit";
 	} else if (optsPtr->flushMs != before.flushMs) {
 	    which = "-flush";
+	} else if (optsPtr->everySec != before.everySec) {
+	    which = "-every";
+	} else if (optsPtr->keep != before.keep) {
+	    which = "-keep";
+	} else if (optsPtr->keepHours != before.keepHours) {
+	    which = "-keep-hours";
 	}
 	if (which != NULL) {
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
@@ -423,10 +455,19 @@ CprofCheckModeOptions(
 		"sample, exact, both, coverage or memory"},
 	{OPT_FLUSH, ~(1 << CPROF_MODE_STACK),
 		"sample, exact, both, coverage or memory"},
+	{OPT_HISTORY, ~(1 << CPROF_MODE_STACK),
+		"sample, exact, both, coverage or memory"},
 	{-1, 0, NULL}
     };
     int i;
 
+    if ((given & (1 << OPT_KEEP)) && (given & (1 << OPT_KEEP_HOURS))
+	    && optsPtr->keep > 0 && optsPtr->keepHours > 0) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"-keep and -keep-hours cannot be used together", -1));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-keep-hours", NULL);
+	return TCL_ERROR;
+    }
     if ((given & (1 << OPT_MEMRATE)) && !optsPtr->memory) {
 	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
 		"-memrate applies to -mode memory, not to -mode %s",
@@ -478,6 +519,15 @@ CprofOptionValue(
 		: optsPtr->commit ? DEFAULT_FLUSH_DIRECT : DEFAULT_FLUSH_STAGED);
     case OPT_TEST:
 	return objs[OBJ_TEST];
+    case OPT_HISTORY:
+	return objs[OBJ_HISTORY];
+    case OPT_EVERY:
+	return Tcl_NewDoubleObj(optsPtr->everySec > 0 ? optsPtr->everySec
+		: DEFAULT_HISTORY_EVERY);
+    case OPT_KEEP:
+	return Tcl_NewIntObj(optsPtr->keep);
+    case OPT_KEEP_HOURS:
+	return Tcl_NewDoubleObj(optsPtr->keepHours);
     case OPT_COMPENSATE:
 	return Tcl_NewBooleanObj(optsPtr->compensate);
     case OPT_CONTROL:

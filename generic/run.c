@@ -643,6 +643,15 @@ DeadlineAsyncProc(
 
 	CprofRunStopByItself(statePtr);
 	Tcl_RestoreInterpState(statePtr->interp, saved);
+    } else if (statePtr->running && !statePtr->paused && !ciPtr->member
+	    && !Tcl_InterpDeleted(statePtr->interp)) {
+	/*
+	 * An interval of -history over (CprofRunDbPoll rotates when due),
+	 * else the record armed again for what is still to come.
+	 */
+
+	CprofRunDbPoll(ciPtr, (uint64_t) CprofMonoNs());
+	CprofRunArmDeadline(ciPtr);
     }
     return code;
 }
@@ -808,9 +817,28 @@ CprofRunSetDeadline(
 	    DurationTimerProc(ciPtr);
 	}
     }
-    DeadlineArm(ciPtr, (statePtr->running && !statePtr->paused)
-	    ? statePtr->deadlineNs : 0);
+    CprofRunArmDeadline(ciPtr);
     CprofRunDbUpdatePolling(ciPtr);
+}
+
+/*
+ * The deadline thread's record armed for the nearest of -duration's end
+ * and the end of -history's current interval (both must come in a
+ * program that runs bytecode only), or disarmed.
+ */
+
+void
+CprofRunArmDeadline(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+    uint64_t at = statePtr->deadlineNs;
+
+    if (ciPtr->nextRotateNs != 0 && ciPtr->storePtr != NULL
+	    && (at == 0 || ciPtr->nextRotateNs < at)) {
+	at = ciPtr->nextRotateNs;
+    }
+    DeadlineArm(ciPtr, (statePtr->running && !statePtr->paused) ? at : 0);
 }
 
 /*
@@ -974,6 +1002,7 @@ DoStartRun(
 
 	CprofRunStopMember(ciPtr);
     }
+    ciPtr->nextRotateNs = 0;
     if (run.mode != CPROF_MODE_STACK && Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
 	/*
 	 * The file is named absolutely: a child process that changes
@@ -989,6 +1018,29 @@ DoStartRun(
 	}
 	objs[OBJ_DB] = pathObj;
 	if (CprofRunDbOpen(ciPtr, interp, &run, objs, startWall) != TCL_OK) {
+	    return TCL_ERROR;
+	}
+    }
+    if (run.mode != CPROF_MODE_STACK
+	    && Tcl_GetCharLength(objs[OBJ_HISTORY]) > 0) {
+	Tcl_Obj *pathObj;
+
+	if (Tcl_GetCharLength(objs[OBJ_DB]) > 0) {
+	    CprofRunDbDiscard(ciPtr);
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		    "-history and -db cannot be used together", -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-history", NULL);
+	    return TCL_ERROR;
+	}
+	pathObj = Tcl_FSGetNormalizedPath(interp, objs[OBJ_HISTORY]);
+	if (pathObj == NULL) {
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "OPEN",
+		    Tcl_GetString(objs[OBJ_HISTORY]), NULL);
+	    return TCL_ERROR;
+	}
+	objs[OBJ_HISTORY] = pathObj;
+	if (CprofRunHistoryOpen(ciPtr, interp, &run, objs, startWall)
+		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
     }
@@ -1012,7 +1064,7 @@ DoStartRun(
 	statePtr->options = keep;
     }
     statePtr->options = run;
-    if (run.duration > 0) {
+    if (run.duration > 0 || ciPtr->nextRotateNs != 0) {
 	DeadlinePrepare(ciPtr);
     }
     StartFrames(statePtr);
@@ -1091,8 +1143,8 @@ DoStartRun(
     if (ciPtr->storePtr != NULL) {
 	ciPtr->nextFlushNs = (uint64_t) statePtr->startNs
 		+ (uint64_t) CprofRunDbFlushMs(&run) * 1000000;
-	ciPtr->flushTimer = Tcl_CreateTimerHandler(CprofRunDbFlushMs(&run),
-		CprofRunDbFlushTimerProc, ciPtr);
+	ciPtr->flushTimer = Tcl_CreateTimerHandler(
+		CprofRunDbFirstWaitMs(ciPtr), CprofRunDbFlushTimerProc, ciPtr);
     }
     CprofRunDbUpdatePolling(ciPtr);
     if (below != NULL) {
@@ -1450,6 +1502,30 @@ CprofResumeObjCmd(
     return TCL_OK;
 }
 
+/*
+ * -history: the data of the file just written goes, so that the next file
+ * holds its own interval only (as reset, without touching the store).
+ */
+
+void
+CprofRunClearInterval(
+    CprofState *statePtr)
+{
+    int held = 0;
+
+    if (statePtr->samplerPtr != NULL) {
+	held = CprofSamplerOwn(statePtr->samplerPtr);
+    }
+    ClearData(statePtr);
+    CprofExactRebase(statePtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
+    memset(&statePtr->levels.counters, 0,
+	    sizeof(statePtr->levels.counters));
+    statePtr->levels.stack.maxDepth = statePtr->levels.stack.depth;
+    statePtr->pausedNs = 0;
+    statePtr->startNs = CprofMonoNs();
+}
+
 int
 CprofResetObjCmd(
     ClientData clientData,
@@ -1671,10 +1747,12 @@ CprofConfigureObjCmd(
 		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
-	for (i = 0; i < 3; i++) {
-	    static const int fixed[] = {OBJ_DB, OBJ_TEST, OBJ_SUBCOMMANDS};
+	for (i = 0; i < 4; i++) {
+	    static const int fixed[] = {
+		OBJ_DB, OBJ_TEST, OBJ_SUBCOMMANDS, OBJ_HISTORY
+	    };
 	    static const char *const fixedNames[] = {
-		"-db", "-test", "-subcommands"
+		"-db", "-test", "-subcommands", "-history"
 	    };
 	    int obj = fixed[i];
 

@@ -16,8 +16,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 static void		AfterFork(CprofInterp *ciPtr);
+static int		OpenAt(CprofInterp *ciPtr, Tcl_Interp *interp,
+			    const CprofOptions *optsPtr, Tcl_Obj *const *objs,
+			    Tcl_Obj *pathObj, double startWall);
+static void		Rotate(CprofInterp *ciPtr, int fromTimer);
 
 /*
  *----------------------------------------------------------------------
@@ -214,8 +221,12 @@ CprofRunDbFlushTimerProc(
 
 	wait = (uint64_t) CprofRunDbFlushMs(&ciPtr->state.options);
     } else {
+	uint64_t next;
+
 	if (CprofStoreForked(ciPtr->storePtr)) {
 	    AfterFork(ciPtr);
+	} else if (ciPtr->nextRotateNs != 0 && now >= ciPtr->nextRotateNs) {
+	    Rotate(ciPtr, 1);
 	} else if (now >= ciPtr->nextFlushNs) {
 	    FlushNow(ciPtr, NULL, 0);
 	}
@@ -223,8 +234,11 @@ CprofRunDbFlushTimerProc(
 	    return;
 	}
 	now = (uint64_t) CprofMonoNs();
-	wait = ciPtr->nextFlushNs > now
-		? (ciPtr->nextFlushNs - now) / 1000000 + 1 : 1;
+	next = ciPtr->nextFlushNs;
+	if (ciPtr->nextRotateNs != 0 && ciPtr->nextRotateNs < next) {
+	    next = ciPtr->nextRotateNs;
+	}
+	wait = next > now ? (next - now) / 1000000 + 1 : 1;
     }
     ciPtr->flushTimer = Tcl_CreateTimerHandler((int) wait, CprofRunDbFlushTimerProc,
 	    ciPtr);
@@ -245,11 +259,24 @@ CprofRunDbOpen(
     Tcl_Obj *const *objs,
     double startWall)
 {
+    ciPtr->nextRotateNs = 0;
+    return OpenAt(ciPtr, interp, optsPtr, objs, objs[OBJ_DB], startWall);
+}
+
+static int
+OpenAt(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    const CprofOptions *optsPtr,
+    Tcl_Obj *const *objs,
+    Tcl_Obj *pathObj,
+    double startWall)
+{
     CprofStore *storePtr;
     Tcl_Obj *infoObj;
     int code;
 
-    if (CprofStoreOpen(interp, objs[OBJ_DB], optsPtr->commit, &storePtr)
+    if (CprofStoreOpen(interp, pathObj, optsPtr->commit, &storePtr)
 	    != TCL_OK) {
 	return TCL_ERROR;
     }
@@ -331,7 +358,8 @@ CprofRunDbFinish(
 	}
     }
     code = FlushNow(ciPtr, interp, 1);
-    if (code == TCL_OK && ciPtr->wholeProc != NULL) {
+    if (code == TCL_OK && ciPtr->wholeProc != NULL
+	    && ciPtr->nextRotateNs == 0) {
 	/*
 	 * A run that took in other threads: the file gets the whole, as
 	 * the run's one run.
@@ -472,7 +500,307 @@ ExitFlush(
 
 
 /*
- * The poll's part (run.c): a fork noticed, or a flush due.
+ *----------------------------------------------------------------------
+ *
+ * Rolling history (-history DIR ?-every S? ?-keep N|-keep-hours H?) --
+ *
+ *	The run writes one profile database per interval into DIR, each an
+ *	ordinary -db file holding one run, that interval's: it is the
+ *	run's -db while the interval lasts (flushed as -db is), then, when
+ *	the interval ends (noticed by the poll every 256 commands, so that
+ *	a program without an event loop rotates too, or by the flush
+ *	timer while it waits), its last state is written, the file closed,
+ *	the data in memory cleared as reset would, and the next file
+ *	opened. Files beyond -keep, or older than -keep-hours, go, oldest
+ *	first (only names of the pattern tclcprof-*.db). A file's name
+ *	says when its interval started (UTC, to the millisecond), the
+ *	process and the sequence number in the run, so that names sort by
+ *	time.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static Tcl_Obj *
+HistoryPath(
+    CprofInterp *ciPtr,
+    Tcl_Obj *dirObj,
+    double wall)
+{
+    time_t secs = (time_t) wall;
+    struct tm tm;
+    char name[96];
+    Tcl_Obj *elemObj, *pathObj;
+
+    gmtime_r(&secs, &tm);
+    snprintf(name, sizeof(name),
+	    "tclcprof-%04d%02d%02dT%02d%02d%02d.%03dZ-%ld-%d.db",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int) ((wall - (double) secs) * 1000),
+	    (long) getpid(), ++ciPtr->historySeq);
+    elemObj = Tcl_NewStringObj(name, -1);
+    Tcl_IncrRefCount(elemObj);
+    pathObj = Tcl_FSJoinToPath(dirObj, 1, &elemObj);
+    Tcl_DecrRefCount(elemObj);
+    return pathObj;
+}
+
+static int
+HistoryName(
+    const char *name)
+{
+    size_t n = strlen(name);
+
+    return strncmp(name, "tclcprof-", 9) == 0 && n > 12
+	    && strcmp(name + n - 3, ".db") == 0;
+}
+
+static int
+CompareNames(
+    const void *a,
+    const void *b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * Drop the files of DIR beyond -keep, or older than -keep-hours (with
+ * their SQLite side files), but never 'currentName', the file in use.
+ * Failures are ignored: the next rotation tries again.
+ */
+
+static void
+Prune(
+    const char *dir,
+    const char *currentName,
+    int keep,
+    double keepHours)
+{
+    DIR *dp;
+    struct dirent *ep;
+    char **names = NULL;
+    int count = 0, room = 0, i, drop;
+    time_t limit = time(NULL) - (time_t) (keepHours * 3600);
+
+    if (keep <= 0 && keepHours <= 0) {
+	return;
+    }
+    dp = opendir(dir);
+    if (dp == NULL) {
+	return;
+    }
+    while ((ep = readdir(dp)) != NULL) {
+	if (!HistoryName(ep->d_name) || strcmp(ep->d_name, currentName) == 0) {
+	    continue;
+	}
+	if (count == room) {
+	    room = room ? 2 * room : 64;
+	    names = (char **) ckrealloc(names, room * sizeof(char *));
+	}
+	names[count++] = strcpy((char *) ckalloc(strlen(ep->d_name) + 1),
+		ep->d_name);
+    }
+    closedir(dp);
+    if (count > 0) {
+	qsort(names, (size_t) count, sizeof(char *), CompareNames);
+    }
+
+    /*
+     * The file in use counts as one of the -keep newest.
+     */
+
+    drop = (keep > 0 && count > keep - 1) ? count - (keep - 1) : 0;
+    for (i = 0; i < count; i++) {
+	Tcl_DString path;
+	size_t base;
+	struct stat st;
+	int gone = i < drop;
+
+	Tcl_DStringInit(&path);
+	Tcl_DStringAppend(&path, dir, -1);
+	Tcl_DStringAppend(&path, "/", 1);
+	Tcl_DStringAppend(&path, names[i], -1);
+	if (!gone && keepHours > 0
+		&& stat(Tcl_DStringValue(&path), &st) == 0
+		&& st.st_mtime < limit) {
+	    gone = 1;
+	}
+	if (gone) {
+	    static const char *const sides[] = {"-wal", "-shm", "-journal"};
+	    int j;
+
+	    unlink(Tcl_DStringValue(&path));
+	    base = (size_t) Tcl_DStringLength(&path);
+	    for (j = 0; j < 3; j++) {
+		Tcl_DStringAppend(&path, sides[j], -1);
+		unlink(Tcl_DStringValue(&path));
+		Tcl_DStringSetLength(&path, (int) base);
+	    }
+	}
+	Tcl_DStringFree(&path);
+	ckfree(names[i]);
+    }
+    if (names != NULL) {
+	ckfree(names);
+    }
+}
+
+/*
+ * Start of a run with -history: DIR made if need be, the first file
+ * opened.
+ */
+
+int
+CprofRunHistoryOpen(
+    CprofInterp *ciPtr,
+    Tcl_Interp *interp,
+    const CprofOptions *optsPtr,
+    Tcl_Obj *const *objs,
+    double startWall)
+{
+    Tcl_Obj *dirObj = objs[OBJ_HISTORY], *pathObj;
+    double every = optsPtr->everySec > 0 ? optsPtr->everySec
+	    : DEFAULT_HISTORY_EVERY;
+    Tcl_StatBuf *sbPtr = Tcl_AllocStatBuf();
+    int code;
+
+    if (Tcl_FSStat(dirObj, sbPtr) != 0) {
+	if (Tcl_FSCreateDirectory(dirObj) != TCL_OK && errno != EEXIST) {
+	    ckfree(sbPtr);
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		    "cannot make history directory \"%s\": %s",
+		    Tcl_GetString(dirObj), Tcl_PosixError(interp)));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "DB", "OPEN",
+		    Tcl_GetString(dirObj), NULL);
+	    return TCL_ERROR;
+	}
+    } else if (!S_ISDIR(Tcl_GetModeFromStat(sbPtr))) {
+	ckfree(sbPtr);
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"bad value \"%s\" for -history: not a directory",
+		Tcl_GetString(dirObj)));
+	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-history", NULL);
+	return TCL_ERROR;
+    }
+    ckfree(sbPtr);
+    ciPtr->historySeq = 0;
+    pathObj = HistoryPath(ciPtr, dirObj, startWall);
+    Tcl_IncrRefCount(pathObj);
+    code = OpenAt(ciPtr, interp, optsPtr, objs, pathObj, startWall);
+    if (code == TCL_OK) {
+	const char *tail = strrchr(Tcl_GetString(pathObj), '/');
+
+	ciPtr->nextRotateNs = (uint64_t) CprofMonoNs()
+		+ (uint64_t) (every * 1e9);
+	Prune(Tcl_GetString(dirObj), tail ? tail + 1 : "", optsPtr->keep,
+		optsPtr->keepHours);
+    }
+    Tcl_DecrRefCount(pathObj);
+    return code;
+}
+
+/*
+ * The first wait of the flush timer: the flush or the end of the first
+ * interval of the history, whichever comes first.
+ */
+
+int
+CprofRunDbFirstWaitMs(
+    CprofInterp *ciPtr)
+{
+    int ms = CprofRunDbFlushMs(&ciPtr->state.options);
+
+    if (ciPtr->nextRotateNs != 0) {
+	uint64_t now = (uint64_t) CprofMonoNs();
+	int toRotate = ciPtr->nextRotateNs > now
+		? (int) ((ciPtr->nextRotateNs - now) / 1000000) + 1 : 1;
+
+	if (toRotate < ms) {
+	    ms = toRotate;
+	}
+    }
+    return ms;
+}
+
+/*
+ * The interval is over: its file gets its last state and is closed, the
+ * data goes, the next file is opened, old files are dropped. A failure
+ * to open the next file is a background error; the run goes on in
+ * memory (no history any more).
+ */
+
+static void
+Rotate(
+    CprofInterp *ciPtr,
+    int fromTimer)		/* The flush timer rotates, and makes its
+				 * next timer itself. */
+{
+    CprofState *statePtr = &ciPtr->state;
+    CprofOptions *optsPtr = &statePtr->options;
+    Tcl_Interp *interp = statePtr->interp;
+    Tcl_Obj *dirObj = ciPtr->objs[OBJ_HISTORY], *pathObj;
+    double every = optsPtr->everySec > 0 ? optsPtr->everySec
+	    : DEFAULT_HISTORY_EVERY;
+    double wall;
+    uint64_t now;
+    Tcl_InterpState saved;
+    const char *tail;
+    int code, held;
+
+    statePtr->stoppedBy = "history";
+    FlushNow(ciPtr, NULL, 1);
+
+    /*
+     * Closing, opening and pruning are the profiler's time too.
+     */
+
+    held = CprofSamplerOwn(statePtr->samplerPtr);
+    CloseStore(ciPtr);
+    CprofRunClearInterval(statePtr);
+    now = (uint64_t) CprofMonoNs();
+    wall = CprofWallSeconds();
+    ciPtr->startWall = wall;
+    pathObj = HistoryPath(ciPtr, dirObj, wall);
+    Tcl_IncrRefCount(pathObj);
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    code = OpenAt(ciPtr, interp, optsPtr, ciPtr->objs, pathObj, wall);
+    if (code != TCL_OK) {
+	Tcl_AddErrorInfo(interp, "\n    (tclcprof opening a -history file)");
+	Tcl_BackgroundException(interp, TCL_ERROR);
+	ciPtr->nextRotateNs = 0;
+    } else {
+	/*
+	 * Intervals follow each other: a late rotation does not shift the
+	 * later ones. One that fell behind by more than half an interval
+	 * (a loaded machine, a slow disk, a very short -every) starts
+	 * again from now, so that the program always runs at least half
+	 * an interval between two rotations.
+	 */
+
+	ciPtr->nextRotateNs += (uint64_t) (every * 1e9);
+	if (ciPtr->nextRotateNs < now + (uint64_t) (every * 0.5e9)) {
+	    ciPtr->nextRotateNs = now + (uint64_t) (every * 1e9);
+	}
+	ciPtr->nextFlushNs = now
+		+ (uint64_t) CprofRunDbFlushMs(optsPtr) * 1000000;
+	tail = strrchr(Tcl_GetString(pathObj), '/');
+	Prune(Tcl_GetString(dirObj), tail ? tail + 1 : "", optsPtr->keep,
+		optsPtr->keepHours);
+	if (!fromTimer && ciPtr->flushTimer == NULL) {
+	    ciPtr->flushTimer = Tcl_CreateTimerHandler(
+		    CprofRunDbFirstWaitMs(ciPtr), CprofRunDbFlushTimerProc,
+		    ciPtr);
+	}
+    }
+    Tcl_RestoreInterpState(interp, saved);
+    Tcl_DecrRefCount(pathObj);
+    CprofRunDbUpdatePolling(ciPtr);
+    CprofRunArmDeadline(ciPtr);
+    CprofSamplerOwnEnd(statePtr->samplerPtr, held);
+}
+
+/*
+ * The poll's part (run.c): a fork noticed, an interval of -history over,
+ * or a flush due.
  */
 
 void
@@ -483,6 +811,9 @@ CprofRunDbPoll(
     if (ciPtr->storePtr != NULL) {
 	if (CprofStoreForked(ciPtr->storePtr)) {
 	    AfterFork(ciPtr);
+	} else if (ciPtr->nextRotateNs != 0 && now >= ciPtr->nextRotateNs
+		&& !ciPtr->state.paused) {
+	    Rotate(ciPtr, 0);
 	} else if (now >= ciPtr->nextFlushNs) {
 	    FlushNow(ciPtr, NULL, 0);
 	}

@@ -697,6 +697,11 @@ typedef struct CprofOptions {
     int commit;			/* -db: 0 staged, 1 direct. */
     int flushMs;		/* -db: ms between flushes; 0: default of
 				 * the commit mode. */
+    double everySec;		/* -history: seconds a file covers; 0:
+				 * default. */
+    int keep;			/* -history: files kept at most; 0: all. */
+    double keepHours;		/* -history: hours a file is kept at most;
+				 * 0: no limit. */
     int memory;			/* Memory samples (mode memory, or mode
 				 * sample with -mode {sample memory}). */
     Tcl_WideInt memRate;	/* -memrate: mean bytes between memory

@@ -18,7 +18,8 @@
 #	(the script sees its own argv0, argv and argc), and writes the run
 #	to a profile database (tclcprof.db unless -db says otherwise). The
 #	other subcommands read such files (report and export: the runs of
-#	several merged; merge writes such a merge as a run of its own). Each
+#	several merged; merge writes such a merge as a run of its own; a
+#	-history directory stands for its files of a time window, Window). Each
 #	maps to the Tcl command of the same name, so options and errors are
 #	those of the man page.
 #
@@ -123,7 +124,9 @@ proc ::tclcprof::cli::Help {args} {
     puts "     to -db, tclcprof.db by default). The other subcommands read"
     puts "     profile databases: report and export the latest run of each"
     puts "     file, or -run ids or all, merged when there are several;"
-    puts "     merge writes such a merge to out as a new run. See the"
+    puts "     merge writes such a merge to out as a new run. A directory"
+    puts "     written by -history stands for its files of the window of"
+    puts "     -since and -until (diff: -base-since, -base-until). See the"
     puts "     tclcprof(n) manual page."
     return 0
 }
@@ -188,7 +191,8 @@ proc ::tclcprof::cli::Run {args} {
 		"bad value \"$perTest\" for -tcltest: expected a boolean"
 	}
     }
-    if {![dict exists $opts -db] && [dict get [dict merge {-mode sample} \
+    if {![dict exists $opts -db] && ![dict exists $opts -history]
+	    && [dict get [dict merge {-mode sample} \
 	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
 	dict set opts -db $defaultDb
     }
@@ -245,7 +249,11 @@ proc ::tclcprof::cli::Run {args} {
 	    return 1
 	}
 	set db [dict get $status db]
-	if {[dict size $db]} {
+	if {[dict exists $opts -history]} {
+	    puts stderr "tclcprof: history written to\
+		[dict get $opts -history] (tclcprof report\
+		[list [dict get $opts -history]] -since 1h)"
+	} elseif {[dict size $db]} {
 	    set run [WrittenRun [dict get $db file] [dict get $db run]]
 	    puts stderr "tclcprof: run $run written to\
 		[dict get $db file] (tclcprof report\
@@ -356,7 +364,71 @@ proc ::tclcprof::cli::Files {arglist} {
 	set arglist [lassign $arglist file]
 	lappend files $file
     }
-    return [list $files $arglist]
+    return [Window $files $arglist {-since -until}]
+}
+
+# Window --
+#	A directory among files is a -history directory: it stands for its
+#	files whose runs overlap the window of the options named by 'names'
+#	(-since and -until, or diff's -base-since and -base-until), which
+#	are taken out of the options. Returns {files options}.
+
+proc ::tclcprof::cli::Window {files arglist names} {
+    set window {}
+    set rest {}
+    foreach {opt v} $arglist {
+	set i [lsearch -exact $names $opt]
+	if {$i >= 0} {
+	    lappend window [lindex {-since -until} $i] $v
+	} else {
+	    lappend rest $opt
+	    if {[llength $rest] < [llength $arglist]} {
+		lappend rest $v
+	    }
+	}
+    }
+    set out {}
+    foreach file $files {
+	if {[file isdirectory $file]} {
+	    set picked [::tclcprof::history $file {*}$window]
+	    if {![llength $picked]} {
+		::tclcprof::reportlib::Fail [list DB NORUN $file 0] "no run\
+		    of the history \"$file\" in the time given"
+	    }
+	    lappend out {*}$picked
+	} else {
+	    lappend out $file
+	}
+    }
+    if {[llength $window] && [llength $out] == [llength $files]
+	    && ![llength [lmap f $files {
+		if {![file isdirectory $f]} continue; set f}]]} {
+	::tclcprof::reportlib::Fail [list VALUE [lindex $window 0]] \
+	    "[lindex $window 0] selects runs of a -history directory:\
+	    no directory is given"
+    }
+    return [list $out $rest]
+}
+
+# HistorySide --
+#	A side of diff that is a -history directory: the runs of its window
+#	merged into one, in a temporary file (removed at exit); else the
+#	side as given.
+
+proc ::tclcprof::cli::HistorySide {spec arglist names} {
+    if {![file isdirectory $spec]} {
+	lassign [Window {} $arglist $names] - rest
+	return [list $spec $rest]
+    }
+    lassign [Window [list $spec] $arglist $names] files rest
+    set profile [::tclcprof::mergelib::Read $files ""]
+    set tmp [file join [expr {[info exists ::env(TMPDIR)] ? $::env(TMPDIR)
+	: "/tmp"}] tclcprof-window-[pid]-[incr ::tclcprof::cli::windows].db]
+    file delete $tmp
+    ::tclcprof::save $tmp -data $profile
+    variable temporary
+    lappend temporary $tmp
+    return [list $tmp $rest]
 }
 
 # Report, Runs --
@@ -410,9 +482,32 @@ proc ::tclcprof::cli::OptionDict {arglist} {
 #	tclcprof diff base new ?option value ...?
 
 proc ::tclcprof::cli::Diff {args} {
+    variable temporary {}
     if {[llength $args] < 2} {
 	UsageError
     }
+    if {[catch {
+	# History directories: the base's window is -base-since and
+	# -base-until, the new side's -since and -until.
+	set rest [lrange $args 2 end]
+	lassign [HistorySide [lindex $args 0] $rest {-base-since -base-until}] \
+	    base rest
+	lassign [HistorySide [lindex $args 1] $rest {-since -until}] new rest
+	set args [list $base $new {*}$rest]
+    } msg]} {
+	puts stderr "tclcprof: $msg"
+	return 2
+    }
+    try {
+	return [DiffFiles {*}$args]
+    } finally {
+	foreach tmp $temporary {
+	    file delete $tmp $tmp-wal $tmp-shm $tmp-journal
+	}
+    }
+}
+
+proc ::tclcprof::cli::DiffFiles {args} {
     if {[catch {
 	set o [::tclcprof::difflib::ParseOptions [lrange $args 2 end]]
 	if {[dict get $o -format] eq "html"} {

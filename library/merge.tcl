@@ -1059,3 +1059,91 @@ proc ::tclcprof::mergelib::CheckEvents {events what} {
 	incr i
     }
 }
+
+# ::tclcprof::history --
+#
+#	tclcprof::history dir ?-since time? ?-until time?
+#
+#	The files of a -history directory (tclcprof-*.db) whose run
+#	overlaps the window [since, until], oldest first: what report,
+#	export, merge and diff take as -db (several files are merged). A
+#	run still being written (no end time) reaches to now. A time is
+#	seconds since the epoch (a number of 9 digits or more), a time ago
+#	(a number with s, m, h or d: 90m), or a date and time ISO 8601 style
+#	(2026-11-28T03:00, 2026-11-28 03:00:00, a trailing Z for UTC, else
+#	local time). Errors: TCLCPROF VALUE -since|-until value, TCLCPROF
+#	VALUE history dir (not a directory).
+
+namespace eval ::tclcprof {
+    namespace export history
+}
+
+proc ::tclcprof::history {dir args} {
+    set since -Inf
+    set until Inf
+    if {[llength $args] % 2} {
+	::tclcprof::reportlib::Fail [list VALUE [lindex $args end]] \
+	    "missing value for option \"[lindex $args end]\""
+    }
+    set now [expr {[clock milliseconds] / 1000.0}]
+    foreach {opt v} $args {
+	switch -- $opt {
+	    -since {
+		set since [::tclcprof::mergelib::Time $opt $v $now]
+	    }
+	    -until {
+		set until [::tclcprof::mergelib::Time $opt $v $now]
+	    }
+	    default {
+		::tclcprof::reportlib::Fail [list OPTION $opt] "bad option\
+		    \"$opt\": must be -since or -until"
+	    }
+	}
+    }
+    if {![file isdirectory $dir]} {
+	::tclcprof::reportlib::Fail [list VALUE history $dir] "\"$dir\" is\
+	    not a history directory"
+    }
+    set found {}
+    foreach file [lsort [glob -nocomplain -directory $dir -types f \
+	    tclcprof-*.db]] {
+	if {[catch {::tclcprof::runs -db $file} rows] || ![llength $rows]} {
+	    # A file being made, or dropped meanwhile.
+	    continue
+	}
+	set row [lindex $rows end]
+	set start [dict get $row start_time]
+	set end [dict get $row end_time]
+	if {$end eq ""} {
+	    set end $now
+	}
+	if {$end >= $since && $start <= $until} {
+	    lappend found [list $start $file]
+	}
+    }
+    return [lmap pair [lsort -real -index 0 $found] {lindex $pair 1}]
+}
+
+# Time --
+#	A value of -since or -until as Unix seconds (see ::tclcprof::history).
+
+proc ::tclcprof::mergelib::Time {opt v now} {
+    if {[regexp {^\s*([0-9]+(?:\.[0-9]*)?)\s*([smhd])\s*$} $v -> n unit]} {
+	return [expr {$now - $n * [dict get {s 1 m 60 h 3600 d 86400} $unit]}]
+    }
+    if {[regexp {^\s*[0-9]{9,}(\.[0-9]*)?\s*$} $v]} {
+	return [expr {double($v)}]
+    }
+    set gmt [regsub {Z$} [string trim $v] {} t]
+    foreach format {
+	%Y-%m-%dT%H:%M:%S {%Y-%m-%d %H:%M:%S} %Y-%m-%dT%H:%M {%Y-%m-%d %H:%M}
+	%Y-%m-%d
+    } {
+	if {![catch {clock scan $t -format $format -gmt $gmt} secs]} {
+	    return [expr {double($secs)}]
+	}
+    }
+    Fail [list VALUE $opt $v] "bad value \"[Escape $v]\" for $opt: expected\
+	seconds since the epoch, a time ago (90m, 2h) or an ISO 8601 date\
+	and time"
+}

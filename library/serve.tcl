@@ -592,10 +592,10 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
     # live at the end, Go's four sample types); its sampling option is
     # memrate.
     if {$kind eq "heap"} {
-	set opts [list -mode memory -db {} -duration $seconds]
+	set opts [list -mode memory -db {} -history {} -duration $seconds]
 	set params {memrate native}
     } else {
-	set opts [list -mode sample -db {} -duration $seconds]
+	set opts [list -mode sample -db {} -history {} -duration $seconds]
 	set params {rate clock native lines}
     }
     lappend opts -scope process

@@ -50,7 +50,8 @@ proc ::tclcprof::EnvStart {value} {
 	    options of tclcprof::start (-option value ...)"
     }
     set opts $value
-    if {![dict exists $opts -db] && [dict get [dict merge {-mode sample} \
+    if {![dict exists $opts -db] && ![dict exists $opts -history]
+	    && [dict get [dict merge {-mode sample} \
 	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
 	dict set opts -db $::tclcprof::cli::defaultDb
     }

@@ -189,6 +189,8 @@ AttachError(
     return TCL_ERROR;
 }
 
+#if defined(__x86_64__)
+
 static double
 NowUs(void)
 {
@@ -2012,6 +2014,8 @@ PrepareProc(
     return TCL_OK;
 }
 
+#endif /* __x86_64__ */
+
 /*
  *----------------------------------------------------------------------
  *
@@ -2060,6 +2064,17 @@ CprofRemoteStacksObjCmd(
 	    "supported with Tcl 8.6 only (this tclcprof is built for Tcl %s)",
 	    TCL_PATCH_LEVEL);
 #endif
+#if !defined(__x86_64__)
+    /*
+     * Registers, thread pointers and trampoline roles are read the way
+     * x86-64 keeps them (PTRACE_GETREGS, fs_base, DESIGN of the splice):
+     * elsewhere a clear error.
+     */
+
+    (void) tPtr;
+    return AttachError(interp, "PLATFORM", "reading another process is "
+	    "supported on x86-64 only");
+#else
     if (Tcl_GetIntFromObj(NULL, objv[1], &pid) != TCL_OK) {
 	const char *s = Tcl_GetString(objv[1]);
 
@@ -2220,6 +2235,7 @@ CprofRemoteStacksObjCmd(
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewDoubleObj(tRead - tStopped));
     Tcl_SetObjResult(interp, resObj);
     return TCL_OK;
+#endif
 }
 
 /*

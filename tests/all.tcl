@@ -60,6 +60,63 @@ if {![catch {exec timeout --version}]} {
     tcltest::interpreter $wrapper
 }
 set ::tclcprof_alltests::captures {wrap trace check}
+
+# The failures, named again at the end: CI shows a log's tail, and the
+# "==== name FAILED" lines of tcltest are far above it. Every line the
+# suite prints passes through scan::line, which notes the test file
+# being run and each failing test or test file under the current
+# capture.
+namespace eval ::tclcprof_alltests::scan {
+    variable file ""
+    variable capture ""
+    variable failures {}
+    variable buf ""
+    proc line {text} {
+	variable file
+	variable capture
+	variable failures
+	if {[regexp {^=== capture (\S+)$} $text -> capture]} {
+	    set file ""
+	} elseif {[regexp {^(\S+\.test)$} $text -> file]} {
+	} elseif {[regexp {^==== (\S+) .*FAILED\s*$} $text -> name]} {
+	    lappend failures "$capture $file: $name"
+	} elseif {[regexp {^Test file error: (.*)$} $text -> what]} {
+	    lappend failures "$capture $file: test file error: $what"
+	}
+    }
+    # A channel transform on stdout: every line written passes, as it is.
+    proc initialize {h mode} {
+	return {initialize finalize write flush}
+    }
+    proc finalize {h} {}
+    proc write {h data} {
+	variable buf
+	append buf $data
+	while {[set i [string first \n $buf]] >= 0} {
+	    line [string range $buf 0 $i-1]
+	    set buf [string range $buf $i+1 end]
+	}
+	return $data
+    }
+    proc flush {h} {
+	return ""
+    }
+    # The closing list, just before the counts.
+    proc report {} {
+	variable failures
+	set seen {}
+	foreach f $failures {
+	    if {![dict exists $seen $f]} {
+		dict set seen $f 1
+		puts "tclcprof: FAILED: $f"
+	    }
+	}
+    }
+    namespace export *
+    namespace ensemble create -subcommands {initialize finalize write flush}
+}
+chan push stdout ::tclcprof_alltests::scan
+
 if {[set i [lsearch -exact $argv -captures]] >= 0} {
     set ::tclcprof_alltests::captures [lindex $argv $i+1]
     set argv [lreplace $argv $i $i+1]
@@ -113,6 +170,7 @@ if {$::tclcprof_alltests::jobs > 1 && !$::tclcprof_alltests::single
     }
     catch {file delete -force $::tclcprof_alltests::tmp}
     lassign $counts passed nfailed skipped
+    ::tclcprof_alltests::scan::report
     puts "tclcprof: $passed passed, $nfailed failed, $skipped skipped"
     if {$failed || $nfailed} {
 	puts stderr "all.tcl: FAILED (see the failing tests or test files above)"
@@ -170,6 +228,7 @@ catch {file delete -force $::tclcprof_alltests::tmp}
 # A plain closing line that CI systems recognise.
 if {[info exists ::tclcprof_alltests::counts]} {
     lassign $::tclcprof_alltests::counts passed failed skipped
+    ::tclcprof_alltests::scan::report
     puts "tclcprof: $passed passed, $failed failed, $skipped skipped"
 }
 

@@ -318,7 +318,8 @@ proc ::tclcprof::attach::record {pid args} {
 			lappend key [list c [dict get $f name] \
 			    [dict get $f module]]
 		    } else {
-			lappend key [list tcl [dict get $f name]]
+			lappend key [list tcl [dict get $f name] \
+			    [dict get $f tclkind]]
 		    }
 		}
 		dict incr stacks $key $w
@@ -385,7 +386,7 @@ proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
 		    }
 		    tcl {
 			set attrs($id) [list name [lindex $f 1] kind tcl \
-			    tclkind proc]
+			    tclkind [lindex $f 2]]
 		    }
 		    thread {
 			set tid [lindex $f 1]

@@ -51,6 +51,7 @@ typedef struct RemoteTEBCdata {
     ptrdiff_t *catchTop;
     Tcl_Obj *auxObjList;
     CmdFrame cmdFrame;
+    void *stack[1];		/* The level's catch and operand stacks. */
 } RemoteTEBCdata;
 
 #define MAX_THREADS	256
@@ -106,6 +107,7 @@ typedef struct TFrame {		/* A Tcl frame. */
     int line;
     int after;			/* Native index it follows (outer->inner),
 				 * -1 when not placed. */
+    const char *tclkind;	/* "proc", "method", "cmd". */
 } TFrame;
 
 typedef struct ThreadStack {

@@ -251,6 +251,9 @@ StackObj(
 	    Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj("tcl", -1));
 	    Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj("name", -1));
 	    Tcl_ListObjAppendElement(NULL, f, tf->name);
+	    Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj("tclkind", -1));
+	    Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj(
+		    tf->tclkind ? tf->tclkind : "proc", -1));
 	    if (tf->file) {
 		Tcl_ListObjAppendElement(NULL, f,
 			Tcl_NewStringObj("file", -1));

@@ -66,6 +66,9 @@ proc ::tclcprof::attach::FrameText {f} {
 	return "[dict get $f name] \[C\] ([dict get $f module])"
     }
     set s [dict get $f name]
+    if {[dict exists $f interp]} {
+	append s " \[[dict get $f interp]\]"
+    }
     if {[dict exists $f file]} {
 	append s " ([dict get $f file]:[dict get $f line])"
     } elseif {[dict exists $f line]} {
@@ -259,6 +262,7 @@ proc ::tclcprof::attach::record {pid args} {
 	dict set last [dict get $t tid] [dict get $t cpu]
     }
     set stacks {}
+    set threads {}
     set samples 0
     set weight 0
     set reads 0
@@ -303,6 +307,7 @@ proc ::tclcprof::attach::record {pid args} {
 	    foreach t [dict get $r threads] {
 		set tid [dict get $t tid]
 		set cpu [dict get $t cpu]
+		ThreadSeen threads $t [dict get $r hz]
 		set w 1
 		if {!$wall} {
 		    set w [expr {[dict exists $last $tid]
@@ -319,10 +324,15 @@ proc ::tclcprof::attach::record {pid args} {
 			    [dict get $f module]]
 		    } else {
 			lappend key [list tcl [dict get $f name] \
-			    [dict get $f tclkind]]
+			    [dict get $f tclkind] [expr {[dict exists $f interp]
+				? [dict get $f interp] : {}}]]
 		    }
 		}
 		dict incr stacks $key $w
+		dict set threads $tid samples \
+		    [expr {[dict get $threads $tid samples] + 1}]
+		dict set threads $tid weight \
+		    [expr {[dict get $threads $tid weight] + $w}]
 		incr samples
 		incr weight $w
 	    }
@@ -334,7 +344,7 @@ proc ::tclcprof::attach::record {pid args} {
     }
     set elapsed [expr {([clock microseconds] - $start) / 1e6}]
     set profile [Profile $stacks $o $elapsed $samples $weight $reads \
-	$stoppedBy $pauses]
+	$stoppedBy $pauses $threads]
     if {[dict get $o -db] ne ""} {
 	::tclcprof::save [dict get $o -db] -data $profile \
 	    {*}[expr {[dict get $o -label] ne "" ?
@@ -347,12 +357,40 @@ proc ::tclcprof::attach::record {pid args} {
     return $profile
 }
 
+# ThreadSeen --
+#	Keep what a recording's meta says of a thread (as meta threads of
+#	a profile made in the process: its Tcl thread id, its interps'
+#	paths, its CPU time since it was first seen), from a read of it.
+
+proc ::tclcprof::attach::ThreadSeen {varName t hz} {
+    upvar 1 $varName threads
+    set tid [dict get $t tid]
+    set cpu [dict get $t cpu]
+    if {![dict exists $threads $tid]} {
+	dict set threads $tid [dict create thread [dict get $t thread] \
+	    interps {} samples 0 weight 0 cpu0 $cpu cpu $cpu hz $hz]
+    }
+    dict with threads $tid {
+	set cpu [dict get $t cpu]
+	foreach path [dict get $t interps] {
+	    if {$path ni $interps} {
+		lappend interps $path
+	    }
+	}
+	if {$thread eq ""} {
+	    set thread [dict get $t thread]
+	}
+    }
+}
+
 # Profile --
 #	The profile of a recording: a tree of the stacks counted (threads
-#	under the root when more than one thread was sampled).
+#	under the root when more than one thread was sampled); meta threads
+#	(each thread's Tcl thread id, interps, samples, CPU time) and scope
+#	process, as a profile made in the process has them.
 
 proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
-	stoppedBy pauses} {
+	stoppedBy pauses threads} {
     set tids [lsort -unique [lmap k [dict keys $stacks] {lindex $k 0}]]
     set byThread [expr {[llength $tids] > 1}]
     # Nodes in a flat table: id -> {name kind extra children-ids total self}
@@ -386,13 +424,13 @@ proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
 		    }
 		    tcl {
 			set attrs($id) [list name [lindex $f 1] kind tcl \
-			    tclkind [lindex $f 2]]
+			    tclkind [lindex $f 2] interp [lindex $f 3]]
 		    }
 		    thread {
 			set tid [lindex $f 1]
 			set attrs($id) [list name [expr {$tid == [lindex \
 			    $tids 0] ? "main" : $tid}] kind thread \
-			    thread $tid]
+			    thread [ThreadId $threads $tid] tid $tid]
 		    }
 		}
 	    }
@@ -419,8 +457,42 @@ proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
 	rate_requested [dict get $o -rate] \
 	rate_achieved [expr {$elapsed > 0 ? $reads / $elapsed : 0}] \
 	samples $samples weight $weight native 1 sampling remote lines 0 \
-	remote_pause_median_ms $median]
+	remote_pause_median_ms $median scope process]
+    set list {}
+    set state [expr {$stoppedBy eq "exit" ? "exited" : "running"}]
+    foreach tid [lsort -integer [dict keys $threads]] {
+	set ti [dict get $threads $tid]
+	set hz [dict get $ti hz]
+	lappend list [dict create name [expr {$tid == [lindex $tids 0]
+	    ? "main" : $tid}] thread [ThreadId $threads $tid] tid $tid \
+	    state $state cpu_ns [expr {$hz > 0 ? ([dict get $ti cpu]
+		- [dict get $ti cpu0]) * 1000000000 / $hz : 0}] \
+	    samples [dict get $ti samples] weight [dict get $ti weight] \
+	    interps [lsort -command InterpOrder [dict get $ti interps]]]
+    }
+    dict set meta threads $list
     return [dict create meta $meta tree $node(0)]
+}
+
+# ThreadId --
+#	A thread's Tcl thread id (tid0x...) in a recording, else its tid.
+
+proc ::tclcprof::attach::ThreadId {threads tid} {
+    if {[dict exists $threads $tid thread]
+	    && [dict get $threads $tid thread] ne ""} {
+	return [dict get $threads $tid thread]
+    }
+    return $tid
+}
+
+# InterpOrder --
+#	Interp paths, the top one first, then by depth and name.
+
+proc ::tclcprof::attach::InterpOrder {a b} {
+    if {[llength $a] != [llength $b]} {
+	return [expr {[llength $a] - [llength $b]}]
+    }
+    return [string compare $a $b]
 }
 
 # ::tclcprof::cli::Dump --

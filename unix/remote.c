@@ -403,6 +403,9 @@ CprofRemoteStacksObjCmd(
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewDoubleObj(tStopped - t0));
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewStringObj("reading", -1));
     Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewDoubleObj(tRead - tStopped));
+    Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewStringObj("hz", -1));
+    Tcl_ListObjAppendElement(NULL, resObj,
+	    Tcl_NewLongObj(sysconf(_SC_CLK_TCK)));
     Tcl_SetObjResult(interp, resObj);
     return TCL_OK;
 #endif

@@ -108,6 +108,8 @@ typedef struct TFrame {		/* A Tcl frame. */
     int after;			/* Native index it follows (outer->inner),
 				 * -1 when not placed. */
     const char *tclkind;	/* "proc", "method", "cmd". */
+    Tcl_Obj *interp;		/* Its interp's path from its thread's top
+				 * one (a list, empty for that one). */
 } TFrame;
 
 typedef struct ThreadStack {
@@ -117,6 +119,7 @@ typedef struct ThreadStack {
     int numTcl;
     TFrame tcl[MAX_TCL];	/* Outermost first. */
     int unplaced;
+    Tcl_Obj *interps;		/* The paths of its interps, or NULL. */
 } ThreadStack;
 
 typedef struct StackBox {	/* A thread's stack and its target. */
@@ -165,7 +168,9 @@ MODULE_SCOPE void	CprofRmScanProcInterps(Target *tPtr);
  */
 
 MODULE_SCOPE void	CprofRmReadInterpFrames(Target *tPtr,
-			    uintptr_t inAddr, ThreadStack *sPtr);
+			    uintptr_t inAddr, ThreadStack *sPtr,
+			    Tcl_Obj *pathObj);
+MODULE_SCOPE Tcl_Obj *	CprofRmInterpPath(Target *tPtr, uintptr_t inAddr);
 
 /*
  * remotenative.c: the names of a session's addresses (NULL outside one).

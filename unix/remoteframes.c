@@ -234,6 +234,66 @@ FrameName(
 }
 
 /*
+ * CprofRmInterpPath --
+ *
+ *	The path of interp inAddr from its thread's top interpreter (the
+ *	one without a parent in its thread), as "interp eval" takes it: a
+ *	list of the children's names, empty for the top one. A child's
+ *	parent and its entry in the parent's table of children are in
+ *	Tcl's InterpInfo (tclInterp.c, private: its head as Tcl 8.6
+ *	declares it).
+ */
+
+typedef struct RemoteInterpInfo {
+    Tcl_HashTable childTable;	/* Parent: its children, */
+    void *targetsPtr;		/* and aliases' targets. */
+    Tcl_Interp *parentInterp;	/* Child: its parent, */
+    Tcl_HashEntry *childEntryPtr;	/* its entry in the parent's table. */
+} RemoteInterpInfo;
+
+Tcl_Obj *
+CprofRmInterpPath(
+    Target *tPtr,
+    uintptr_t inAddr)
+{
+    Tcl_Obj *names[32];
+    Tcl_Obj *pathObj;
+    int n = 0;
+    Tcl_ThreadId thread;
+
+    if (!READ(tPtr, inAddr + offsetof(Interp, threadId), thread)) {
+	return Tcl_NewObj();
+    }
+    while (n < 32) {
+	uintptr_t infoAddr;
+	RemoteInterpInfo info;
+	Tcl_ThreadId parentThread;
+	Tcl_Obj *nameObj;
+
+	if (!READ(tPtr, inAddr + offsetof(Interp, interpInfo), infoAddr)
+		|| !READ(tPtr, infoAddr, info) || info.parentInterp == NULL
+		|| info.childEntryPtr == NULL
+		|| !READ(tPtr, (uintptr_t) info.parentInterp
+		    + offsetof(Interp, threadId), parentThread)
+		|| parentThread != thread) {
+	    break;
+	}
+	nameObj = CprofRmReadString(tPtr, (uintptr_t) info.childEntryPtr
+		+ offsetof(Tcl_HashEntry, key), 256);
+	if (nameObj == NULL) {
+	    break;
+	}
+	names[n++] = nameObj;
+	inAddr = (uintptr_t) info.parentInterp;
+    }
+    pathObj = Tcl_NewObj();
+    while (n-- > 0) {
+	Tcl_ListObjAppendElement(NULL, pathObj, names[n]);
+    }
+    return pathObj;
+}
+
+/*
  * CmdName --
  *
  *	The name of a C command (or other command that is a frame of its
@@ -434,7 +494,8 @@ void
 CprofRmReadInterpFrames(
     Target *tPtr,
     uintptr_t inAddr,
-    ThreadStack *sPtr)
+    ThreadStack *sPtr,
+    Tcl_Obj *pathObj)		/* The interp's path (CprofRmInterpPath). */
 {
     Interp in;
     ExecEnv ee;
@@ -764,6 +825,8 @@ CprofRmReadInterpFrames(
 	    sPtr->unplaced++;
 	}
 	if (sPtr->numTcl < MAX_TCL) {
+	    fPtr->interp = pathObj;
+	    Tcl_IncrRefCount(pathObj);
 	    sPtr->tcl[sPtr->numTcl++] = *fPtr;
 	} else {
 	    Tcl_DecrRefCount(fPtr->name);

@@ -254,6 +254,16 @@ StackObj(
 	    Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj("tclkind", -1));
 	    Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj(
 		    tf->tclkind ? tf->tclkind : "proc", -1));
+	    if (tf->interp) {
+		Tcl_Size len = 0;
+
+		Tcl_ListObjLength(NULL, tf->interp, &len);
+		if (len > 0) {
+		    Tcl_ListObjAppendElement(NULL, f,
+			    Tcl_NewStringObj("interp", -1));
+		    Tcl_ListObjAppendElement(NULL, f, tf->interp);
+		}
+	    }
 	    if (tf->file) {
 		Tcl_ListObjAppendElement(NULL, f,
 			Tcl_NewStringObj("file", -1));
@@ -271,6 +281,9 @@ StackObj(
 	Tcl_DecrRefCount(sPtr->tcl[i].name);
 	if (sPtr->tcl[i].file) {
 	    Tcl_DecrRefCount(sPtr->tcl[i].file);
+	}
+	if (sPtr->tcl[i].interp) {
+	    Tcl_DecrRefCount(sPtr->tcl[i].interp);
 	}
     }
     sPtr->numTcl = 0;
@@ -327,7 +340,16 @@ CprofRmReadThreads(
 	    if (READ(tPtr, tPtr->interps[j] + offsetof(Interp, threadId),
 		    owner) && (uintptr_t) owner == tPtr->fsBase[i]
 		    && tPtr->fsBase[i] != 0) {
-		CprofRmReadInterpFrames(tPtr, tPtr->interps[j], sPtr);
+		Tcl_Obj *pathObj = CprofRmInterpPath(tPtr, tPtr->interps[j]);
+
+		Tcl_IncrRefCount(pathObj);
+		if (sPtr->interps == NULL) {
+		    sPtr->interps = Tcl_NewObj();
+		    Tcl_IncrRefCount(sPtr->interps);
+		}
+		Tcl_ListObjAppendElement(NULL, sPtr->interps, pathObj);
+		CprofRmReadInterpFrames(tPtr, tPtr->interps[j], sPtr, pathObj);
+		Tcl_DecrRefCount(pathObj);
 	    }
 	}
     }
@@ -338,7 +360,8 @@ CprofRmReadThreads(
  *
  * CprofRmResultObj --
  *
- *	{pause us interps N threads {{tid T unplaced U frames {...}} ...}}
+ *	{pause us interps N threads {{tid T unplaced U thread tid0x...
+ *	interps {path ...} frames {...}} ...}}
  *
  *----------------------------------------------------------------------
  */
@@ -360,6 +383,13 @@ CprofRmResultObj(
 	Tcl_ListObjAppendElement(NULL, t, Tcl_NewIntObj(sPtr->tid));
 	Tcl_ListObjAppendElement(NULL, t, Tcl_NewStringObj("unplaced", -1));
 	Tcl_ListObjAppendElement(NULL, t, Tcl_NewIntObj(sPtr->unplaced));
+	Tcl_ListObjAppendElement(NULL, t, Tcl_NewStringObj("thread", -1));
+	Tcl_ListObjAppendElement(NULL, t, tPtr->fsBase[i]
+		? Tcl_ObjPrintf("tid0x%lx", (unsigned long) tPtr->fsBase[i])
+		: Tcl_NewObj());
+	Tcl_ListObjAppendElement(NULL, t, Tcl_NewStringObj("interps", -1));
+	Tcl_ListObjAppendElement(NULL, t, sPtr->interps ? sPtr->interps
+		: Tcl_NewObj());
 	Tcl_ListObjAppendElement(NULL, t, Tcl_NewStringObj("frames", -1));
 	Tcl_ListObjAppendElement(NULL, t, StackObj(tPtr->dwfl, sPtr));
 	Tcl_ListObjAppendElement(NULL, threads, t);
@@ -387,6 +417,7 @@ CprofRmNewBoxes(
 	boxes[i]->s.numTcl = 0;
 	boxes[i]->s.unplaced = 0;
 	boxes[i]->s.tid = 0;
+	boxes[i]->s.interps = NULL;
     }
     return boxes;
 }
@@ -398,6 +429,9 @@ CprofRmFreeBoxes(
     int i;
 
     for (i = 0; i < MAX_THREADS; i++) {
+	if (boxes[i]->s.interps) {
+	    Tcl_DecrRefCount(boxes[i]->s.interps);
+	}
 	ckfree(boxes[i]);
     }
     ckfree(boxes);

@@ -166,8 +166,16 @@ proc ::tclcprof::attach::Formatjson {target r} {
     if {[dict exists $r signal]} {
 	append head ",\"signal\":[dict get $r signal]"
     }
+    set parts {}
+    foreach {key name} {stopping stopping_ms reading reading_ms
+	    resuming resuming_ms} {
+	if {[dict exists $r $key]} {
+	    append parts ",\"$name\":[format %.3f \
+		[expr {[dict get $r $key] / 1000.0}]]"
+	}
+    }
     return "\{$head,\"pause_ms\":[format %.3f \
-	[expr {[dict get $r pause] / 1000.0}]],\"interps\":[dict get $r\
+	[expr {[dict get $r pause] / 1000.0}]]$parts,\"interps\":[dict get $r\
 	interps],\"threads\":\[[join $ts ,]\]\}"
 }
 
@@ -451,13 +459,17 @@ proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
     }
     set ps [lsort -real $pauses]
     set median [expr {[llength $ps] ? [lindex $ps [expr {[llength $ps] / 2}]] / 1e3 : 0}]
+    set p90 [expr {[llength $ps]
+	? [lindex $ps [expr {int(ceil(0.9 * [llength $ps])) - 1}]] / 1e3 : 0}]
+    set max [expr {[llength $ps] ? [lindex $ps end] / 1e3 : 0}]
     set meta [dict create mode sample clock [dict get $o -clock] \
 	elapsed $elapsed label [dict get $o -label] running 0 \
 	stopped_by $stoppedBy subcommands 0 \
 	rate_requested [dict get $o -rate] \
 	rate_achieved [expr {$elapsed > 0 ? $reads / $elapsed : 0}] \
 	samples $samples weight $weight native 1 sampling remote lines 0 \
-	remote_pause_median_ms $median scope process]
+	remote_pause_median_ms $median remote_pause_p90_ms $p90 \
+	remote_pause_max_ms $max scope process]
     set list {}
     set state [expr {$stoppedBy eq "exit" ? "exited" : "running"}]
     foreach tid [lsort -integer [dict keys $threads]] {
@@ -542,9 +554,10 @@ proc ::tclcprof::cli::Record {args} {
     set p [::tclcprof::attach::record $pid {*}$opts]
     set m [dict get $p meta]
     puts stderr [format "tclcprof: %d samples of process %s over %.2f s\
-	(%s), median stop %.2f ms" [dict get $m samples] $pid \
-	[dict get $m elapsed] [dict get $m stopped_by] \
-	[dict get $m remote_pause_median_ms]]
+	(%s), stopped %.2f ms a sample (median; 90th percentile %.2f ms)" \
+	[dict get $m samples] $pid [dict get $m elapsed] \
+	[dict get $m stopped_by] [dict get $m remote_pause_median_ms] \
+	[dict get $m remote_pause_p90_ms]]
     return 0
 }
 

@@ -224,6 +224,17 @@ proc ::tclcprof::attach::record {pid args} {
     foreach {opt value} $args {
 	if {![dict exists $o $opt] || $opt eq "-mode"} {
 	    if {$opt eq "-mode"} {
+		if {$value in {memory exact both}} {
+		    # Memory and exact profiles are made by hooks in the
+		    # process (its allocator's calls, every command's entry
+		    # and exit), which reading it from outside cannot see.
+		    return -code error -errorcode {TCLCPROF ATTACH MODE} \
+			"-mode $value cannot be recorded from outside the\
+			process: it needs tclcprof loaded in it (tclcprof\
+			run, the TCLCPROF environment variable, or the\
+			preload library); a recording from outside samples\
+			(-mode sample)"
+		}
 		if {$value ne "sample"} {
 		    return -code error -errorcode {TCLCPROF USAGE} \
 			"bad mode \"$value\": a recording from outside\

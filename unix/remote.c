@@ -16,8 +16,11 @@
  *	  without a SIGSTOP, so a tracer that dies (killed in the middle of
  *	  a read) leaves the target running when the kernel detaches it.
  *	  Everything that does not need the threads stopped (the maps, the
- *	  search for the interpreters, the names of C functions) is done
- *	  before the stop or after the threads are resumed.
+ *	  search for the interpreters, the modules, libdwfl's attachment,
+ *	  the names of C functions) is done before the stop or after the
+ *	  threads are resumed; during the stop this thread runs at a
+ *	  higher priority when it may, so that it is not the one the
+ *	  target waits for on a busy machine.
  *	- Native frames: elfutils' libdwfl unwinds the stopped threads (or
  *	  the core's) with the CFI of each module, as eu-stack does; no
  *	  hand-written unwinder. libdwfl also gives the callee-saved
@@ -33,13 +36,18 @@
  *	  tclcprof is built with, and offsets inside libtcl (the stubs table,
  *	  TclNRRunCallbacks) are this process's.
  *	- Threads: an interpreter belongs to the thread whose thread pointer
- *	  (fs_base on x86-64) is its threadId.
+ *	  (fs_base on x86-64) is its threadId; its path from the thread's
+ *	  top interpreter is read from Tcl's InterpInfo.
  *	- Tcl frames: the CallFrame chain of each interpreter from
- *	  iPtr->framePtr (procs, lambdas, methods), continued through the
- *	  caller context of running coroutines; the line of each comes from
- *	  the innermost CmdFrame of its level (the pc of a bytecode frame
- *	  mapped to its command as TclGetSrcInfoForPc does, then the
- *	  command's line from iPtr->lineBCPtr).
+ *	  iPtr->framePtr (procs, lambdas, methods) merged with its CmdFrame
+ *	  chain, as generic/frames.c merges them in the process, continued
+ *	  through the caller context of running coroutines: a CmdFrame that
+ *	  is not a proc's call site is a command of its own (a C command,
+ *	  an alias, a coroutine's resume), an eval frame of a script file
+ *	  (tclsh's main script) or a sourced file's top-level bytecode is
+ *	  "<script app.tcl>". Lines come from the CmdFrames (the pc of a
+ *	  bytecode frame mapped to its command as TclGetSrcInfoForPc does,
+ *	  then the command's line from iPtr->lineBCPtr).
  *	- Splice: a Tcl level runs in one TclNRRunCallbacks frame (a
  *	  trampoline). In Debian's libtcl the trampoline keeps the interp
  *	  in r13, its root callback in r12 and the running callback in rbx

@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/types.h>

@@ -66,6 +66,9 @@ proc ::tclcprof::attach::FrameText {f} {
 	return "[dict get $f name] \[C\] ([dict get $f module])"
     }
     set s [dict get $f name]
+    if {[dict exists $f interp]} {
+	append s " \[[dict get $f interp]\]"
+    }
     if {[dict exists $f file]} {
 	append s " ([dict get $f file]:[dict get $f line])"
     } elseif {[dict exists $f line]} {
@@ -163,8 +166,16 @@ proc ::tclcprof::attach::Formatjson {target r} {
     if {[dict exists $r signal]} {
 	append head ",\"signal\":[dict get $r signal]"
     }
+    set parts {}
+    foreach {key name} {stopping stopping_ms reading reading_ms
+	    resuming resuming_ms} {
+	if {[dict exists $r $key]} {
+	    append parts ",\"$name\":[format %.3f \
+		[expr {[dict get $r $key] / 1000.0}]]"
+	}
+    }
     return "\{$head,\"pause_ms\":[format %.3f \
-	[expr {[dict get $r pause] / 1000.0}]],\"interps\":[dict get $r\
+	[expr {[dict get $r pause] / 1000.0}]]$parts,\"interps\":[dict get $r\
 	interps],\"threads\":\[[join $ts ,]\]\}"
 }
 
@@ -213,6 +224,17 @@ proc ::tclcprof::attach::record {pid args} {
     foreach {opt value} $args {
 	if {![dict exists $o $opt] || $opt eq "-mode"} {
 	    if {$opt eq "-mode"} {
+		if {$value in {memory exact both}} {
+		    # Memory and exact profiles are made by hooks in the
+		    # process (its allocator's calls, every command's entry
+		    # and exit), which reading it from outside cannot see.
+		    return -code error -errorcode {TCLCPROF ATTACH MODE} \
+			"-mode $value cannot be recorded from outside the\
+			process: it needs tclcprof loaded in it (tclcprof\
+			run, the TCLCPROF environment variable, or the\
+			preload library); a recording from outside samples\
+			(-mode sample)"
+		}
 		if {$value ne "sample"} {
 		    return -code error -errorcode {TCLCPROF USAGE} \
 			"bad mode \"$value\": a recording from outside\
@@ -259,6 +281,7 @@ proc ::tclcprof::attach::record {pid args} {
 	dict set last [dict get $t tid] [dict get $t cpu]
     }
     set stacks {}
+    set threads {}
     set samples 0
     set weight 0
     set reads 0
@@ -303,6 +326,7 @@ proc ::tclcprof::attach::record {pid args} {
 	    foreach t [dict get $r threads] {
 		set tid [dict get $t tid]
 		set cpu [dict get $t cpu]
+		ThreadSeen threads $t [dict get $r hz]
 		set w 1
 		if {!$wall} {
 		    set w [expr {[dict exists $last $tid]
@@ -318,10 +342,16 @@ proc ::tclcprof::attach::record {pid args} {
 			lappend key [list c [dict get $f name] \
 			    [dict get $f module]]
 		    } else {
-			lappend key [list tcl [dict get $f name]]
+			lappend key [list tcl [dict get $f name] \
+			    [dict get $f tclkind] [expr {[dict exists $f interp]
+				? [dict get $f interp] : {}}]]
 		    }
 		}
 		dict incr stacks $key $w
+		dict set threads $tid samples \
+		    [expr {[dict get $threads $tid samples] + 1}]
+		dict set threads $tid weight \
+		    [expr {[dict get $threads $tid weight] + $w}]
 		incr samples
 		incr weight $w
 	    }
@@ -333,7 +363,7 @@ proc ::tclcprof::attach::record {pid args} {
     }
     set elapsed [expr {([clock microseconds] - $start) / 1e6}]
     set profile [Profile $stacks $o $elapsed $samples $weight $reads \
-	$stoppedBy $pauses]
+	$stoppedBy $pauses $threads]
     if {[dict get $o -db] ne ""} {
 	::tclcprof::save [dict get $o -db] -data $profile \
 	    {*}[expr {[dict get $o -label] ne "" ?
@@ -346,12 +376,40 @@ proc ::tclcprof::attach::record {pid args} {
     return $profile
 }
 
+# ThreadSeen --
+#	Keep what a recording's meta says of a thread (as meta threads of
+#	a profile made in the process: its Tcl thread id, its interps'
+#	paths, its CPU time since it was first seen), from a read of it.
+
+proc ::tclcprof::attach::ThreadSeen {varName t hz} {
+    upvar 1 $varName threads
+    set tid [dict get $t tid]
+    set cpu [dict get $t cpu]
+    if {![dict exists $threads $tid]} {
+	dict set threads $tid [dict create thread [dict get $t thread] \
+	    interps {} samples 0 weight 0 cpu0 $cpu cpu $cpu hz $hz]
+    }
+    dict with threads $tid {
+	set cpu [dict get $t cpu]
+	foreach path [dict get $t interps] {
+	    if {$path ni $interps} {
+		lappend interps $path
+	    }
+	}
+	if {$thread eq ""} {
+	    set thread [dict get $t thread]
+	}
+    }
+}
+
 # Profile --
 #	The profile of a recording: a tree of the stacks counted (threads
-#	under the root when more than one thread was sampled).
+#	under the root when more than one thread was sampled); meta threads
+#	(each thread's Tcl thread id, interps, samples, CPU time) and scope
+#	process, as a profile made in the process has them.
 
 proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
-	stoppedBy pauses} {
+	stoppedBy pauses threads} {
     set tids [lsort -unique [lmap k [dict keys $stacks] {lindex $k 0}]]
     set byThread [expr {[llength $tids] > 1}]
     # Nodes in a flat table: id -> {name kind extra children-ids total self}
@@ -385,13 +443,13 @@ proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
 		    }
 		    tcl {
 			set attrs($id) [list name [lindex $f 1] kind tcl \
-			    tclkind proc]
+			    tclkind [lindex $f 2] interp [lindex $f 3]]
 		    }
 		    thread {
 			set tid [lindex $f 1]
 			set attrs($id) [list name [expr {$tid == [lindex \
 			    $tids 0] ? "main" : $tid}] kind thread \
-			    thread $tid]
+			    thread [ThreadId $threads $tid] tid $tid]
 		    }
 		}
 	    }
@@ -412,14 +470,52 @@ proc ::tclcprof::attach::Profile {stacks o elapsed samples weight reads
     }
     set ps [lsort -real $pauses]
     set median [expr {[llength $ps] ? [lindex $ps [expr {[llength $ps] / 2}]] / 1e3 : 0}]
+    set p90 [expr {[llength $ps]
+	? [lindex $ps [expr {int(ceil(0.9 * [llength $ps])) - 1}]] / 1e3 : 0}]
+    set max [expr {[llength $ps] ? [lindex $ps end] / 1e3 : 0}]
     set meta [dict create mode sample clock [dict get $o -clock] \
 	elapsed $elapsed label [dict get $o -label] running 0 \
 	stopped_by $stoppedBy subcommands 0 \
 	rate_requested [dict get $o -rate] \
 	rate_achieved [expr {$elapsed > 0 ? $reads / $elapsed : 0}] \
 	samples $samples weight $weight native 1 sampling remote lines 0 \
-	remote_pause_median_ms $median]
+	remote_pause_median_ms $median remote_pause_p90_ms $p90 \
+	remote_pause_max_ms $max scope process]
+    set list {}
+    set state [expr {$stoppedBy eq "exit" ? "exited" : "running"}]
+    foreach tid [lsort -integer [dict keys $threads]] {
+	set ti [dict get $threads $tid]
+	set hz [dict get $ti hz]
+	lappend list [dict create name [expr {$tid == [lindex $tids 0]
+	    ? "main" : $tid}] thread [ThreadId $threads $tid] tid $tid \
+	    state $state cpu_ns [expr {$hz > 0 ? ([dict get $ti cpu]
+		- [dict get $ti cpu0]) * 1000000000 / $hz : 0}] \
+	    samples [dict get $ti samples] weight [dict get $ti weight] \
+	    interps [lsort -command InterpOrder [dict get $ti interps]]]
+    }
+    dict set meta threads $list
     return [dict create meta $meta tree $node(0)]
+}
+
+# ThreadId --
+#	A thread's Tcl thread id (tid0x...) in a recording, else its tid.
+
+proc ::tclcprof::attach::ThreadId {threads tid} {
+    if {[dict exists $threads $tid thread]
+	    && [dict get $threads $tid thread] ne ""} {
+	return [dict get $threads $tid thread]
+    }
+    return $tid
+}
+
+# InterpOrder --
+#	Interp paths, the top one first, then by depth and name.
+
+proc ::tclcprof::attach::InterpOrder {a b} {
+    if {[llength $a] != [llength $b]} {
+	return [expr {[llength $a] - [llength $b]}]
+    }
+    return [string compare $a $b]
 }
 
 # ::tclcprof::cli::Dump --
@@ -469,9 +565,10 @@ proc ::tclcprof::cli::Record {args} {
     set p [::tclcprof::attach::record $pid {*}$opts]
     set m [dict get $p meta]
     puts stderr [format "tclcprof: %d samples of process %s over %.2f s\
-	(%s), median stop %.2f ms" [dict get $m samples] $pid \
-	[dict get $m elapsed] [dict get $m stopped_by] \
-	[dict get $m remote_pause_median_ms]]
+	(%s), stopped %.2f ms a sample (median; 90th percentile %.2f ms)" \
+	[dict get $m samples] $pid [dict get $m elapsed] \
+	[dict get $m stopped_by] [dict get $m remote_pause_median_ms] \
+	[dict get $m remote_pause_p90_ms]]
     return 0
 }
 

@@ -1,0 +1,245 @@
+/*
+ * remotecore.c --
+ *
+ *	Attach layer (see remote.c): the stacks of the threads of a core
+ *	file: its memory segments, threads and thread pointers from its
+ *	notes, its modules through libdwfl.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "remoteInt.h"
+
+#if defined(__x86_64__)
+
+static void
+CoreCleanup(
+    Target *tPtr)
+{
+    if (tPtr->dwfl) {
+	dwfl_end(tPtr->dwfl);
+    }
+    if (tPtr->coreElf) {
+	elf_end(tPtr->coreElf);
+    }
+    if (tPtr->coreFd >= 0) {
+	close(tPtr->coreFd);
+    }
+    if (tPtr->segs) {
+	ckfree(tPtr->segs);
+    }
+}
+
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofRmCoreStacks --
+ *
+ *	The stacks of the threads of a core file (see CprofRmResultObj; pause 0).
+ *	exe, when given, is the executable the core is of (else found
+ *	from the core's file notes).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static char *coreDebuginfoPath = NULL;
+
+static const Dwfl_Callbacks coreCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &coreDebuginfoPath,
+};
+
+typedef struct FindTcl {
+    Target *tPtr;
+    Dwfl_Module *mod;
+} FindTcl;
+
+static int
+FindTclModule(
+    Dwfl_Module *mod,
+    void **userdata,
+    const char *name,
+    Dwarf_Addr start,
+    void *arg)
+{
+    FindTcl *ftPtr = arg;
+    const char *base = name ? strrchr(name, '/') : NULL;
+
+    base = base ? base + 1 : name;
+    if (base && (strncmp(base, "libtcl8", 7) == 0
+	    || strncmp(base, "libtcl9", 7) == 0)) {
+	ftPtr->mod = mod;
+	return DWARF_CB_ABORT;
+    }
+    return DWARF_CB_OK;
+}
+
+int
+CprofRmCoreStacks(
+    Tcl_Interp *interp,
+    const char *path,
+    const char *exe)
+{
+    Target target, *tPtr = &target;
+    const char *ownPath;
+    uintptr_t stubsOff, trampOff, trampSize;
+    GElf_Ehdr ehdr;
+    size_t i, phnum;
+    FindTcl ft;
+    const unsigned char *id;
+    GElf_Addr idAddr;
+    unsigned char ownId[64];
+    int idLen, ownLen;
+    StackBox **boxes;
+    Tcl_Obj *resObj;
+    int coreSignal = 0;
+
+    memset(tPtr, 0, sizeof(*tPtr));
+    elf_version(EV_CURRENT);
+    tPtr->coreFd = open(path, O_RDONLY | O_CLOEXEC);
+    if (tPtr->coreFd < 0) {
+	return CprofRmError(interp, "NOCORE", "cannot open core file "
+		"\"%s\": %s", path, strerror(errno));
+    }
+    tPtr->coreElf = elf_begin(tPtr->coreFd, ELF_C_READ_MMAP, NULL);
+    if (tPtr->coreElf == NULL || gelf_getehdr(tPtr->coreElf, &ehdr) == NULL
+	    || ehdr.e_type != ET_CORE || ehdr.e_machine != EM_X86_64
+	    || elf_getphdrnum(tPtr->coreElf, &phnum) != 0) {
+	if (tPtr->coreElf) {
+	    elf_end(tPtr->coreElf);
+	}
+	close(tPtr->coreFd);
+	return CprofRmError(interp, "NOCORE", "\"%s\" is not a process id or "
+		"an x86-64 core file", path);
+    }
+    tPtr->segs = (Segment *) ckalloc(sizeof(Segment) * (phnum + 1));
+
+    /*
+     * Memory segments, and the threads (their ids and thread pointers)
+     * from the NT_PRSTATUS notes.
+     */
+
+    for (i = 0; i < phnum; i++) {
+	GElf_Phdr ph;
+
+	if (gelf_getphdr(tPtr->coreElf, i, &ph) == NULL) {
+	    continue;
+	}
+	if (ph.p_type == PT_LOAD) {
+	    Segment *sPtr = &tPtr->segs[tPtr->numSegs++];
+
+	    sPtr->vaddr = ph.p_vaddr;
+	    sPtr->memsz = ph.p_memsz;
+	    sPtr->filesz = ph.p_filesz;
+	    sPtr->offset = ph.p_offset;
+	} else if (ph.p_type == PT_NOTE) {
+	    Elf_Data *data = elf_getdata_rawchunk(tPtr->coreElf, ph.p_offset,
+		    ph.p_filesz, ELF_T_NHDR);
+	    size_t off = 0, nameOff, descOff;
+	    GElf_Nhdr nh;
+
+	    while (data && (off = gelf_getnote(data, off, &nh, &nameOff,
+		    &descOff)) > 0) {
+		if (nh.n_type == NT_PRSTATUS && nh.n_descsz
+			>= sizeof(struct elf_prstatus)
+			&& tPtr->numTids < MAX_THREADS) {
+		    struct elf_prstatus st;
+		    struct user_regs_struct regs;
+
+		    memcpy(&st, (char *) data->d_buf + descOff, sizeof(st));
+		    memcpy(&regs, &st.pr_reg, sizeof(regs));
+		    if (tPtr->numTids == 0) {
+			coreSignal = st.pr_cursig;
+		    }
+		    tPtr->tids[tPtr->numTids] = st.pr_pid;
+		    tPtr->fsBase[tPtr->numTids] = regs.fs_base;
+		    tPtr->numTids++;
+		}
+	    }
+	}
+    }
+
+    tPtr->dwfl = dwfl_begin(&coreCallbacks);
+    if (tPtr->dwfl == NULL || dwfl_core_file_report(tPtr->dwfl,
+	    tPtr->coreElf, exe) < 0) {
+	goto dwflError;
+    }
+    dwfl_report_end(tPtr->dwfl, NULL, NULL);
+
+    /*
+     * libtcl: loaded, and the build tclcprof runs.
+     */
+
+    ft.tPtr = tPtr;
+    ft.mod = NULL;
+    dwfl_getmodules(tPtr->dwfl, FindTclModule, &ft, 0);
+    if (ft.mod == NULL) {
+	CoreCleanup(tPtr);
+	return CprofRmError(interp, "NOTCL", "core file \"%s\" has no libtcl "
+		"loaded", path);
+    }
+    if (!CprofRmOwnLibtcl(interp, &ownPath, &stubsOff, &trampOff, &trampSize)) {
+	CoreCleanup(tPtr);
+	return CprofRmError(interp, "LAYOUT", "cannot locate this process's "
+		"libtcl");
+    }
+    idLen = dwfl_module_build_id(ft.mod, &id, &idAddr);
+    ownLen = CprofRmFileBuildId(ownPath, ownId, sizeof(ownId));
+    if (idLen <= 0 || idLen != ownLen || memcmp(id, ownId, idLen) != 0) {
+	CoreCleanup(tPtr);
+	return CprofRmError(interp, "LAYOUT", "core file \"%s\" is of another "
+		"libtcl than tclcprof's (%s): its layout is unknown", path,
+		ownPath);
+    }
+    {
+	Dwarf_Addr bias;
+
+	dwfl_module_info(ft.mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (dwfl_module_getelf(ft.mod, &bias) == NULL) {
+	    goto dwflError;
+	}
+	tPtr->tclBase = bias;
+    }
+    tPtr->stubs = tPtr->tclBase + stubsOff;
+    tPtr->trampStart = tPtr->tclBase + trampOff;
+    tPtr->trampEnd = tPtr->trampStart + trampSize;
+
+    /*
+     * Interps: in the core's writable segments.
+     */
+
+    for (i = 0; i < phnum; i++) {
+	GElf_Phdr ph;
+
+	if (gelf_getphdr(tPtr->coreElf, i, &ph) && ph.p_type == PT_LOAD
+		&& (ph.p_flags & PF_W) && ph.p_filesz > 0) {
+	    CprofRmScanRegion(tPtr, ph.p_vaddr, ph.p_vaddr + ph.p_filesz, NULL);
+	}
+    }
+    if (dwfl_core_file_attach(tPtr->dwfl, tPtr->coreElf) < 0) {
+	goto dwflError;
+    }
+    boxes = CprofRmNewBoxes(tPtr);
+    CprofRmReadThreads(tPtr, boxes);
+    resObj = CprofRmResultObj(tPtr, boxes, 0.0);
+    Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewStringObj("signal", -1));
+    Tcl_ListObjAppendElement(NULL, resObj, Tcl_NewIntObj(coreSignal));
+    CprofRmFreeBoxes(boxes);
+    Tcl_SetObjResult(interp, resObj);
+    CoreCleanup(tPtr);
+    return TCL_OK;
+
+  dwflError:
+    Tcl_SetObjResult(interp, Tcl_ObjPrintf("libdwfl cannot read core file "
+	    "\"%s\": %s", path, dwfl_errmsg(-1)));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "ATTACH", "DWFL", NULL);
+    CoreCleanup(tPtr);
+    return TCL_ERROR;
+}
+
+#endif /* __x86_64__ */

@@ -1,0 +1,841 @@
+/*
+ * remoteframes.c --
+ *
+ *	Attach layer (see remote.c): the Tcl frames of an interpreter of
+ *	another process, read from its CallFrame and CmdFrame chains (and
+ *	those of the callers of running coroutines), each with its file
+ *	and line, and placed after the trampoline (TclNRRunCallbacks frame)
+ *	that runs it.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "remoteInt.h"
+
+#if defined(__x86_64__)
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Tcl frame reading.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef struct TdOwner {	/* TEBCdata address -> trampoline (native
+				 * index). */
+    uintptr_t td;
+    int nat;
+} TdOwner;
+
+/*
+ * BcLine --
+ *
+ *	File and line of the command at pc of a bytecode, as
+ *	TclGetSrcInfoForPc finds them.
+ */
+
+static int
+GetDelta(
+    Target *tPtr,
+    uintptr_t *pPtr,
+    int *valPtr)
+{
+    unsigned char b;
+
+    if (!READ(tPtr, *pPtr, b)) {
+	return 0;
+    }
+    if (b == 0xFF) {
+	unsigned char w[4];
+
+	if (!CprofRmReadMem(tPtr, *pPtr + 1, w, 4)) {
+	    return 0;
+	}
+	*valPtr = (int) ((w[0] << 24) | (w[1] << 16) | (w[2] << 8) | w[3]);
+	*pPtr += 5;
+    } else {
+	*valPtr = (signed char) b;
+	*pPtr += 1;
+    }
+    return 1;
+}
+
+static void
+BcLine(
+    Target *tPtr,
+    Interp *inPtr,
+    uintptr_t codeAddr,
+    uintptr_t pc,
+    TFrame *fPtr,
+    int *srcPtr,		/* The command's source: offset, or -1, */
+    int *srcLenPtr,		/* and length, */
+    int *eclTypePtr)		/* and how the code was compiled
+				 * (TCL_LOCATION_SOURCE from line 1: a
+				 * file's script), or NULL. */
+{
+    ByteCode bc;
+    uintptr_t cd, cl, sd, sl;
+    int i, codeOffset = 0, srcOffset = 0, delta, codeLen, srcLen;
+    int bestDist = INT_MAX, bestSrc = -1, bestLen = 0, pcOffset;
+    Tcl_HashTable table;
+    Tcl_HashEntry *hPtr, entry;
+    ExtCmdLoc ecl;
+
+    if (srcPtr) {
+	*srcPtr = -1;
+	*srcLenPtr = 0;
+    }
+    if (eclTypePtr) {
+	*eclTypePtr = -1;
+    }
+    if (!READ(tPtr, codeAddr, bc) || pc < (uintptr_t) bc.codeStart) {
+	return;
+    }
+    pcOffset = (int) (pc - (uintptr_t) bc.codeStart);
+    if (pcOffset >= bc.numCodeBytes || bc.numCommands > 100000) {
+	return;
+    }
+    cd = (uintptr_t) bc.codeDeltaStart;
+    cl = (uintptr_t) bc.codeLengthStart;
+    sd = (uintptr_t) bc.srcDeltaStart;
+    sl = (uintptr_t) bc.srcLengthStart;
+    for (i = 0; i < bc.numCommands; i++) {
+	if (!GetDelta(tPtr, &cd, &delta)) {
+	    return;
+	}
+	codeOffset += delta;
+	if (!GetDelta(tPtr, &cl, &codeLen) || !GetDelta(tPtr, &sd, &delta)
+		|| !GetDelta(tPtr, &sl, &srcLen)) {
+	    return;
+	}
+	srcOffset += delta;
+	if (codeOffset > pcOffset) {
+	    break;
+	}
+	if (pcOffset <= codeOffset + codeLen - 1
+		&& pcOffset - codeOffset <= bestDist) {
+	    bestDist = pcOffset - codeOffset;
+	    bestSrc = srcOffset;
+	    bestLen = srcLen;
+	}
+    }
+    if (srcPtr) {
+	*srcPtr = bestSrc;
+	*srcLenPtr = bestLen;
+    }
+    if (bestSrc < 0 || inPtr->lineBCPtr == NULL
+	    || !READ(tPtr, inPtr->lineBCPtr, table)
+	    || (Tcl_WideInt) table.mask < 0
+	    || table.buckets == NULL) {
+	return;
+    }
+    i = (int) ((((unsigned long) codeAddr) * 1103515245UL >> table.downShift)
+	    & table.mask);
+    if (!READ(tPtr, (uintptr_t) table.buckets + i * sizeof(void *), hPtr)) {
+	return;
+    }
+    for (; hPtr != NULL; hPtr = entry.nextPtr) {
+	if (!READ(tPtr, hPtr, entry)) {
+	    return;
+	}
+	if ((uintptr_t) entry.key.oneWordValue == codeAddr) {
+	    break;
+	}
+    }
+    if (hPtr == NULL || !READ(tPtr, entry.clientData, ecl)
+	    || ecl.nuloc > 100000) {
+	return;
+    }
+    if (eclTypePtr) {
+	/* A file's own script starts at its line 1 (a literal in it, a
+	 * loop's body or an eval'd word, at the line of the word). */
+	*eclTypePtr = ecl.start == 1 ? ecl.type : -1;
+    }
+    for (i = 0; i < ecl.nuloc; i++) {
+	ECL loc;
+	int line;
+
+	if (!READ(tPtr, (uintptr_t) ecl.loc + i * sizeof(ECL), loc)) {
+	    return;
+	}
+	if (loc.srcOffset == bestSrc) {
+	    if (loc.nline > 0 && READ(tPtr, loc.line, line) && line > 0) {
+		fPtr->line = line;
+		if (ecl.path) {
+		    fPtr->file = CprofRmReadObjString(tPtr, (uintptr_t) ecl.path);
+		    if (fPtr->file) {
+			Tcl_IncrRefCount(fPtr->file);
+		    }
+		}
+	    }
+	    return;
+	}
+    }
+}
+
+/*
+ * FrameName --
+ *
+ *	The name of a proc (or lambda, method) frame: the command's
+ *	qualified name, else the first word it was called with.
+ */
+
+static Tcl_Obj *
+FrameName(
+    Target *tPtr,
+    CallFrame *cfPtr)
+{
+    Proc proc;
+    Command cmd;
+    Namespace ns;
+    Tcl_Obj *nameObj = NULL, *nsObj;
+    Tcl_Obj *objv0;
+
+    if (cfPtr->procPtr && READ(tPtr, cfPtr->procPtr, proc) && proc.cmdPtr
+	    && (cfPtr->isProcCallFrame & FRAME_IS_PROC)
+	    && READ(tPtr, proc.cmdPtr, cmd) && cmd.hPtr && cmd.nsPtr
+	    && READ(tPtr, cmd.nsPtr, ns)) {
+	Tcl_Obj *keyObj = CprofRmReadString(tPtr, (uintptr_t) cmd.hPtr
+		+ offsetof(Tcl_HashEntry, key), 512);
+
+	nsObj = CprofRmReadString(tPtr, (uintptr_t) ns.fullName, 512);
+	if (keyObj && nsObj) {
+	    nameObj = nsObj;
+	    if (strcmp(Tcl_GetString(nsObj), "::") != 0) {
+		Tcl_AppendToObj(nameObj, "::", 2);
+	    }
+	    Tcl_AppendObjToObj(nameObj, keyObj);
+	    Tcl_DecrRefCount(keyObj);
+	    return nameObj;
+	}
+	if (keyObj) {
+	    Tcl_DecrRefCount(keyObj);
+	}
+	if (nsObj) {
+	    Tcl_DecrRefCount(nsObj);
+	}
+    }
+    if (cfPtr->objc > 0 && cfPtr->objv
+	    && READ(tPtr, cfPtr->objv, objv0)) {
+	nameObj = CprofRmReadObjString(tPtr, (uintptr_t) objv0);
+	if (nameObj && (cfPtr->isProcCallFrame & FRAME_IS_LAMBDA)) {
+	    Tcl_Obj *o = Tcl_NewStringObj("apply ", -1);
+
+	    Tcl_AppendObjToObj(o, nameObj);
+	    Tcl_DecrRefCount(nameObj);
+	    nameObj = o;
+	}
+    }
+    return nameObj ? nameObj : Tcl_NewStringObj("(unknown frame)", -1);
+}
+
+/*
+ * CprofRmInterpPath --
+ *
+ *	The path of interp inAddr from its thread's top interpreter (the
+ *	one without a parent in its thread), as "interp eval" takes it: a
+ *	list of the children's names, empty for the top one. A child's
+ *	parent and its entry in the parent's table of children are in
+ *	Tcl's InterpInfo (tclInterp.c, private: its head as Tcl 8.6
+ *	declares it).
+ */
+
+typedef struct RemoteInterpInfo {
+    Tcl_HashTable childTable;	/* Parent: its children, */
+    void *targetsPtr;		/* and aliases' targets. */
+    Tcl_Interp *parentInterp;	/* Child: its parent, */
+    Tcl_HashEntry *childEntryPtr;	/* its entry in the parent's table. */
+} RemoteInterpInfo;
+
+Tcl_Obj *
+CprofRmInterpPath(
+    Target *tPtr,
+    uintptr_t inAddr)
+{
+    Tcl_Obj *names[32];
+    Tcl_Obj *pathObj;
+    int n = 0;
+    Tcl_ThreadId thread;
+
+    if (!READ(tPtr, inAddr + offsetof(Interp, threadId), thread)) {
+	return Tcl_NewObj();
+    }
+    while (n < 32) {
+	uintptr_t infoAddr;
+	RemoteInterpInfo info;
+	Tcl_ThreadId parentThread;
+	Tcl_Obj *nameObj;
+
+	if (!READ(tPtr, inAddr + offsetof(Interp, interpInfo), infoAddr)
+		|| !READ(tPtr, infoAddr, info) || info.parentInterp == NULL
+		|| info.childEntryPtr == NULL
+		|| !READ(tPtr, (uintptr_t) info.parentInterp
+		    + offsetof(Interp, threadId), parentThread)
+		|| parentThread != thread) {
+	    break;
+	}
+	nameObj = CprofRmReadString(tPtr, (uintptr_t) info.childEntryPtr
+		+ offsetof(Tcl_HashEntry, key), 256);
+	if (nameObj == NULL) {
+	    break;
+	}
+	names[n++] = nameObj;
+	inAddr = (uintptr_t) info.parentInterp;
+    }
+    pathObj = Tcl_NewObj();
+    while (n-- > 0) {
+	Tcl_ListObjAppendElement(NULL, pathObj, names[n]);
+    }
+    return pathObj;
+}
+
+/*
+ * CmdName --
+ *
+ *	The name of a C command (or other command that is a frame of its
+ *	own) from its source: its first word as written, without a leading
+ *	"::" (as profiles made in the process name commands).
+ */
+
+static Tcl_Obj *
+CmdName(
+    Target *tPtr,
+    uintptr_t codeAddr,
+    int src,
+    int srcLen)
+{
+    ByteCode bc;
+    char buf[256];
+    Tcl_Parse parse;
+    Tcl_Obj *nameObj = NULL;
+    int n = srcLen < (int) sizeof(buf) ? srcLen : (int) sizeof(buf);
+
+    if (src < 0 || n <= 0 || !READ(tPtr, codeAddr, bc) || bc.source == NULL
+	    || src + n > bc.numSrcBytes
+	    || !CprofRmReadMem(tPtr, (uintptr_t) bc.source + src, buf, n)) {
+	return Tcl_NewStringObj("(unknown command)", -1);
+    }
+    if (Tcl_ParseCommand(NULL, buf, n, 0, &parse) == TCL_OK) {
+	if (parse.numWords > 0) {
+	    Tcl_Token *tokPtr = parse.tokenPtr;
+	    const char *w = tokPtr->start;
+	    int len = tokPtr->size;
+
+	    if (tokPtr->type == TCL_TOKEN_SIMPLE_WORD) {
+		w = tokPtr[1].start;
+		len = tokPtr[1].size;
+	    }
+	    if (len > 2 && w[0] == ':' && w[1] == ':') {
+		w += 2;
+		len -= 2;
+	    }
+	    nameObj = Tcl_NewStringObj(w, len > 200 ? 200 : len);
+	}
+	Tcl_FreeParse(&parse);
+    }
+    return nameObj ? nameObj : Tcl_NewStringObj("(unknown command)", -1);
+}
+
+/*
+ * InvokedFrom --
+ *
+ *	Whether the bytecode level whose CmdFrame is at cfAddr invoked the
+ *	call whose words are objv (objc of them): objv lies in that level's
+ *	operand stack and its invoke instruction passes objc words (as
+ *	generic/frames.c tells a proc's call site from a command of its own).
+ */
+
+static int
+InvokedFrom(
+    Target *tPtr,
+    uintptr_t cfAddr,
+    const CmdFrame *cfPtr,
+    int objc,
+    uintptr_t objv)
+{
+    ByteCode bc;
+    unsigned char pc[5];
+    uintptr_t td = cfAddr - offsetof(RemoteTEBCdata, cmdFrame);
+    uintptr_t start = td + offsetof(RemoteTEBCdata, stack), end;
+
+    if (!READ(tPtr, cfPtr->data.tebc.codePtr, bc)) {
+	return 0;
+    }
+    end = start + (uintptr_t) (bc.maxExceptDepth + bc.maxStackDepth + 1)
+	    * sizeof(void *);
+    if (objv < start || objv >= end) {
+	return 0;
+    }
+    if (!CprofRmReadMem(tPtr, (uintptr_t) cfPtr->data.tebc.pc, pc, 5)) {
+	return 1;
+    }
+    if (pc[0] == INST_INVOKE_STK1) {
+	return objc == pc[1];
+    }
+    if (pc[0] == INST_INVOKE_STK4) {
+	return objc == (int) (((unsigned) pc[1] << 24)
+		| ((unsigned) pc[2] << 16) | ((unsigned) pc[3] << 8) | pc[4]);
+    }
+    return 1;
+}
+
+/*
+ * ScriptName --
+ *
+ *	"<script app.tcl>" for the top level of a script file (the tail of
+ *	its path), as profiles made in the process name it.
+ */
+
+static Tcl_Obj *
+ScriptName(
+    Tcl_Obj *fileObj)
+{
+    const char *path = fileObj ? Tcl_GetString(fileObj) : NULL;
+    const char *tail = path ? strrchr(path, '/') : NULL;
+
+    tail = tail ? tail + 1 : path;
+    return tail ? Tcl_ObjPrintf("<script %s>", tail)
+	    : Tcl_NewStringObj("<script>", -1);
+}
+
+/*
+ * CprofRmReadInterpFrames --
+ *
+ *	Append the Tcl frames of interp inAddr to the thread's stack,
+ *	placed after their trampolines. Two chains are merged, innermost
+ *	first, as generic/frames.c merges them in the process: the
+ *	CallFrames (procs, lambdas, methods) and the CmdFrames of the
+ *	commands their code invokes; a CmdFrame that is not the call site
+ *	of the frame just inside it is a command of its own (a C command
+ *	that evaluates Tcl, an alias, a child interpreter's command, a
+ *	coroutine's resume), and the eval frame of a script file's top
+ *	level (tclsh's main script), or a command of a sourced file's
+ *	top-level code, is that script's frame, "<script app.tcl>".
+ */
+
+#define MAX_TD 1024
+
+#define RF_PROC		0
+#define RF_CMD		1
+#define RF_SCRIPT	2
+
+typedef struct RFrame {		/* A frame being read, innermost first. */
+    TFrame t;
+    int kind;			/* RF_*. */
+    uintptr_t frameAddr;	/* RF_PROC: its CallFrame. */
+    uintptr_t cfAddr;		/* RF_CMD, or RF_SCRIPT of a bytecode: the
+				 * CmdFrame (in its level's TEBCdata). */
+    uintptr_t bodyCf;		/* RF_PROC: the outermost CmdFrame of its
+				 * level, or 0. */
+} RFrame;
+
+static RFrame *
+AddFrame(
+    RFrame *frames,
+    int *nPtr,
+    int kind,
+    Tcl_Obj *name)
+{
+    RFrame *fPtr;
+
+    if (*nPtr >= MAX_TCL) {
+	Tcl_DecrRefCount(name);
+	return NULL;
+    }
+    fPtr = &frames[(*nPtr)++];
+    memset(fPtr, 0, sizeof(*fPtr));
+    fPtr->kind = kind;
+    fPtr->t.name = name;
+    Tcl_IncrRefCount(name);
+    fPtr->t.after = -1;
+    fPtr->t.tclkind = kind == RF_PROC ? "proc" : "cmd";
+    return fPtr;
+}
+
+static void
+SetFile(
+    TFrame *tPtr,
+    Tcl_Obj *fileObj,
+    int line)
+{
+    if (tPtr->file) {
+	Tcl_DecrRefCount(tPtr->file);
+    }
+    tPtr->file = fileObj;
+    if (fileObj) {
+	Tcl_IncrRefCount(fileObj);
+    }
+    tPtr->line = line;
+}
+
+static int
+OwnerOf(
+    const TdOwner *owners,
+    int numOwners,
+    uintptr_t cfAddr)
+{
+    int k, nat = -1;
+
+    for (k = 0; k < numOwners; k++) {
+	if (owners[k].td == cfAddr - offsetof(RemoteTEBCdata, cmdFrame)
+		&& owners[k].nat > nat) {
+	    nat = owners[k].nat;	/* Outermost: highest, innermost
+					 * first. */
+	}
+    }
+    return nat;
+}
+
+void
+CprofRmReadInterpFrames(
+    Target *tPtr,
+    uintptr_t inAddr,
+    ThreadStack *sPtr,
+    Tcl_Obj *pathObj)		/* The interp's path (CprofRmInterpPath). */
+{
+    Interp in;
+    ExecEnv ee;
+    CoroutineData cor;
+    uintptr_t eeAddr, cbAddr, cfAddr, fpAddr, ctxFp, ctxCf;
+    TdOwner owners[MAX_TD];
+    int numOwners = 0;
+    int tramps[MAX_NATIVE], numTramps = 0, pos, i, j, steps, hops;
+    RFrame *frames = (RFrame *) ckalloc(MAX_TCL * sizeof(RFrame));
+    int numFrames = 0, callIdx = -1, callObjc = 0, resumed = 0;
+    int lastProc = -1;		/* The outermost proc frame read so far. */
+    uintptr_t callObjv = 0;
+    int prevTramp;
+
+    if (!READ(tPtr, inAddr, in)) {
+	ckfree(frames);
+	return;
+    }
+
+    /*
+     * Trampolines of this interp, outer to inner (native is innermost
+     * first).
+     */
+
+    for (i = sPtr->numNative - 1; i >= 0; i--) {
+	if (sPtr->native[i].isTramp && sPtr->native[i].r13 == inAddr) {
+	    tramps[numTramps++] = i;
+	}
+    }
+
+    /*
+     * Pending callbacks, innermost first across the coroutines' execution
+     * environments, cut at each trampoline's root callback: which
+     * trampoline each suspended bytecode level (its TEBCdata) is in.
+     */
+
+    pos = numTramps - 1;
+    eeAddr = (uintptr_t) in.execEnvPtr;
+    steps = 0;
+    while (eeAddr && READ(tPtr, eeAddr, ee)) {
+	NRE_callback cb;
+
+	for (cbAddr = (uintptr_t) ee.callbackPtr; cbAddr && steps < MAX_CB;
+		cbAddr = (uintptr_t) cb.nextPtr, steps++) {
+	    while (pos >= 0 && cbAddr == sPtr->native[tramps[pos]].r12) {
+		pos--;
+	    }
+	    if (!READ(tPtr, cbAddr, cb)) {
+		break;
+	    }
+	    if (pos >= 0 && numOwners < MAX_TD) {
+		owners[numOwners].td = (uintptr_t) cb.data[0];
+		owners[numOwners].nat = tramps[pos];
+		numOwners++;
+	    }
+	}
+	if (ee.corPtr == NULL || !READ(tPtr, ee.corPtr, cor)) {
+	    break;
+	}
+	eeAddr = (uintptr_t) cor.callerEEPtr;
+    }
+    for (i = 0; i < numTramps && numOwners < MAX_TD; i++) {
+	NRE_callback cb;
+
+	if (READ(tPtr, sPtr->native[tramps[i]].rbx, cb)) {
+	    owners[numOwners].td = (uintptr_t) cb.data[0];
+	    owners[numOwners].nat = tramps[i];
+	    numOwners++;
+	}
+    }
+
+    /*
+     * The merged walk, innermost first, through the callers of running
+     * coroutines.
+     */
+
+    fpAddr = (uintptr_t) in.framePtr;
+    cfAddr = (uintptr_t) in.cmdFramePtr;
+    eeAddr = (uintptr_t) in.execEnvPtr;
+    steps = 0;
+    hops = 0;
+    for (;;) {
+	ctxFp = fpAddr;
+	ctxCf = cfAddr;
+	while (fpAddr != 0 && steps++ < 10000) {
+	    CallFrame f;
+	    CmdFrame c;
+	    uintptr_t bodyCf = 0;
+
+	    if (!READ(tPtr, fpAddr, f)) {
+		goto done;
+	    }
+
+	    /*
+	     * The commands invoked from this frame's code, innermost first.
+	     */
+
+	    while (cfAddr != 0 && steps++ < 10000 && READ(tPtr, cfAddr, c)
+		    && (uintptr_t) c.framePtr == fpAddr) {
+		if (c.type == TCL_LOCATION_SOURCE && c.data.eval.path) {
+		    /*
+		     * A command at the top level of a script file evaluated
+		     * from its text (tclsh's main script).
+		     */
+
+		    Tcl_Obj *fileObj = CprofRmReadObjString(tPtr,
+			    (uintptr_t) c.data.eval.path);
+		    int line = 0;
+		    RFrame *rPtr;
+
+		    if (c.line && c.nline > 0) {
+			READ(tPtr, c.line, line);
+		    }
+		    if (numFrames > 0 && frames[numFrames - 1].kind == RF_SCRIPT
+			    && frames[numFrames - 1].cfAddr != 0 && fileObj
+			    && frames[numFrames - 1].t.file
+			    && strcmp(Tcl_GetString(fileObj), Tcl_GetString(
+				frames[numFrames - 1].t.file)) == 0) {
+			/*
+			 * The same script's compiled body (a top-level loop's)
+			 * was read just before: one frame, where it runs.
+			 */
+
+			rPtr = &frames[numFrames - 1];
+			rPtr->cfAddr = 0;
+			if (fileObj) {
+			    Tcl_DecrRefCount(fileObj);
+			}
+		    } else if ((rPtr = AddFrame(frames, &numFrames, RF_SCRIPT,
+			    ScriptName(fileObj))) != NULL) {
+			SetFile(&rPtr->t, fileObj, line);
+		    } else if (fileObj) {
+			Tcl_DecrRefCount(fileObj);
+		    }
+		    callIdx = -1;
+		    resumed = 0;
+		} else if ((c.type == TCL_LOCATION_BC
+			|| c.type == TCL_LOCATION_PREBC)
+			&& c.data.tebc.codePtr && c.data.tebc.pc) {
+		    TFrame where;
+		    int src, srcLen, eclType;
+
+		    memset(&where, 0, sizeof(where));
+		    BcLine(tPtr, &in, (uintptr_t) c.data.tebc.codePtr,
+			    (uintptr_t) c.data.tebc.pc, &where, &src, &srcLen,
+			    &eclType);
+		    bodyCf = cfAddr;
+		    if (callIdx >= 0 && InvokedFrom(tPtr, cfAddr, &c, callObjc,
+			    callObjv)) {
+			/* The call site of the frame just inside. */
+		    } else {
+			Tcl_Obj *name;
+			RFrame *rPtr;
+
+			if (resumed) {
+			    name = lastProc >= 0 ? Tcl_ObjPrintf(
+				    "<coroutine %s>", Tcl_GetString(
+				    frames[lastProc].t.name))
+				    : Tcl_NewStringObj("<coroutine>", -1);
+			} else {
+			    name = CmdName(tPtr, (uintptr_t) c.data.tebc.codePtr,
+				    src, srcLen);
+			}
+			rPtr = AddFrame(frames, &numFrames, RF_CMD, name);
+			if (rPtr) {
+			    rPtr->cfAddr = cfAddr;
+			    SetFile(&rPtr->t, where.file, where.line);
+			}
+		    }
+		    callIdx = -1;
+		    resumed = 0;
+
+		    /*
+		     * A command of a sourced file's top level (in the global
+		     * frame, of code compiled from a file): the script's
+		     * frame, outside it.
+		     */
+
+		    if (fpAddr == (uintptr_t) in.rootFramePtr && where.file
+			    && eclType == TCL_LOCATION_SOURCE) {
+			RFrame *rPtr = AddFrame(frames, &numFrames, RF_SCRIPT,
+				ScriptName(where.file));
+
+			if (rPtr) {
+			    rPtr->cfAddr = cfAddr;
+			    SetFile(&rPtr->t, where.file, where.line);
+			}
+		    }
+		    if (where.file) {
+			Tcl_DecrRefCount(where.file);
+		    }
+		} else {
+		    /* A script evaluated from a string: no frame. */
+		    callIdx = -1;
+		}
+		cfAddr = (uintptr_t) c.nextPtr;
+	    }
+	    callIdx = -1;
+	    if (f.isProcCallFrame & (FRAME_IS_PROC | FRAME_IS_LAMBDA
+		    | FRAME_IS_METHOD)) {
+		RFrame *rPtr = AddFrame(frames, &numFrames, RF_PROC,
+			FrameName(tPtr, &f));
+
+		if (rPtr) {
+		    rPtr->frameAddr = fpAddr;
+		    rPtr->bodyCf = bodyCf;
+		    if (f.isProcCallFrame & FRAME_IS_METHOD) {
+			rPtr->t.tclkind = "method";
+		    }
+		    callIdx = numFrames - 1;
+		    lastProc = callIdx;
+		    callObjc = f.objc;
+		    callObjv = (uintptr_t) f.objv;
+		}
+	    }
+	    fpAddr = (uintptr_t) f.callerPtr;
+	}
+
+	/*
+	 * The end of a context: a running coroutine's goes on in its
+	 * resumer's.
+	 */
+
+	if (!eeAddr || !READ(tPtr, eeAddr, ee) || ee.corPtr == NULL
+		|| !READ(tPtr, ee.corPtr, cor)
+		|| (uintptr_t) cor.eePtr != eeAddr
+		|| ((uintptr_t) cor.caller.framePtr == ctxFp
+		    && (uintptr_t) cor.caller.cmdFramePtr == ctxCf)
+		|| ++hops > 64) {
+	    break;
+	}
+	callIdx = -1;
+	resumed = 1;
+	fpAddr = (uintptr_t) cor.caller.framePtr;
+	cfAddr = (uintptr_t) cor.caller.cmdFramePtr;
+	eeAddr = (uintptr_t) cor.callerEEPtr;
+    }
+  done:
+
+    /*
+     * Line and place of each: a proc frame at the line of the outermost
+     * command its level invokes, after the trampoline of that level (or
+     * of the level a trampoline runs); a command after its level's
+     * trampoline.
+     */
+
+    for (i = 0; i < numFrames; i++) {
+	RFrame *rPtr = &frames[i];
+
+	if (rPtr->kind == RF_PROC) {
+	    if (rPtr->bodyCf) {
+		CmdFrame c;
+
+		if (READ(tPtr, rPtr->bodyCf, c)) {
+		    TFrame where;
+
+		    memset(&where, 0, sizeof(where));
+		    BcLine(tPtr, &in, (uintptr_t) c.data.tebc.codePtr,
+			    (uintptr_t) c.data.tebc.pc, &where, NULL, NULL, NULL);
+		    SetFile(&rPtr->t, where.file, where.line);
+		    if (where.file) {
+			Tcl_DecrRefCount(where.file);
+		    }
+		}
+		rPtr->t.after = OwnerOf(owners, numOwners, rPtr->bodyCf);
+	    }
+	    if (rPtr->t.after < 0) {
+		/* The running level: the TEBCdata a trampoline runs. */
+		for (j = 0; j < numOwners; j++) {
+		    RemoteTEBCdata td;
+
+		    if (READ(tPtr, owners[j].td, td)
+			    && (uintptr_t) td.cmdFrame.framePtr
+				== rPtr->frameAddr
+			    && owners[j].nat > rPtr->t.after) {
+			int k;
+
+			for (k = 0; k < numTramps && tramps[k] != owners[j].nat;
+				k++) {
+			}
+			if (k < numTramps) {
+			    rPtr->t.after = owners[j].nat;
+			}
+		    }
+		}
+	    }
+	} else if (rPtr->cfAddr) {
+	    rPtr->t.after = OwnerOf(owners, numOwners, rPtr->cfAddr);
+	}
+    }
+
+    /*
+     * Outer first into the thread's list: "after" is converted to an
+     * outer->inner native index; a script's eval frame goes just before
+     * the next trampoline of the interp (the one that runs the command
+     * it is at); unplaced frames go with the frame outside them, and
+     * nothing moves outward.
+     */
+
+    prevTramp = -1;		/* Outer->inner index of the trampoline
+				 * the last frame is in. */
+    for (i = numFrames - 1; i >= 0; i--) {
+	TFrame *fPtr = &frames[i].t;
+	int prev = sPtr->numTcl ? sPtr->tcl[sPtr->numTcl - 1].after : -1;
+
+	if (fPtr->after >= 0) {
+	    fPtr->after = sPtr->numNative - 1 - fPtr->after;
+	    prevTramp = fPtr->after;
+	} else if (frames[i].kind == RF_SCRIPT) {
+	    for (j = 0; j < numTramps; j++) {
+		int k = sPtr->numNative - 1 - tramps[j];
+
+		if (k > prevTramp) {
+		    fPtr->after = k - 1;
+		    prevTramp = k;
+		    break;
+		}
+	    }
+	}
+	if (fPtr->after < 0 && prev < 0) {
+	    /* Innermost trampoline of the interp, else the innermost. */
+	    fPtr->after = numTramps ? sPtr->numNative - 1 - tramps[numTramps - 1]
+		    : sPtr->numNative - 1;
+	    sPtr->unplaced++;
+	} else if (fPtr->after < prev) {
+	    fPtr->after = prev;
+	    sPtr->unplaced++;
+	}
+	if (sPtr->numTcl < MAX_TCL) {
+	    fPtr->interp = pathObj;
+	    Tcl_IncrRefCount(pathObj);
+	    sPtr->tcl[sPtr->numTcl++] = *fPtr;
+	} else {
+	    Tcl_DecrRefCount(fPtr->name);
+	    if (fPtr->file) {
+		Tcl_DecrRefCount(fPtr->file);
+	    }
+	}
+    }
+    ckfree(frames);
+}
+
+#endif /* __x86_64__ */

@@ -92,7 +92,18 @@ CprofCaptureInstall(
      */
 
     if (kind == CPROF_CAPTURE_FRAMES) {
-	if (CprofUsesFrames(&statePtr->options)) {
+	if (CprofUsesFrames(&statePtr->options)
+		&& CprofFramesCopyMethod(NULL) == CPROF_COPY_NONE) {
+	    /*
+	     * The drain could not check what the handler read without
+	     * risking a fault (frames.c, SafeCopy).
+	     */
+
+	    snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
+		    "%s", "frames need a fault-safe copy of memory, and"
+		    " neither process_vm_readv nor a pipe gives one here:"
+		    " wrap is used");
+	} else if (CprofUsesFrames(&statePtr->options)) {
 	    /*
 	     * Tcl's own frames, read at each sample (frames.c): nothing to
 	     * install, nothing runs per command.
@@ -111,9 +122,12 @@ CprofCaptureInstall(
 	    }
 	    return TCL_OK;
 	}
-	snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
-		"%s", "frames are read only for samples (modes sample and"
-		" memory): exact timing, coverage and stack use wrap");
+	if (statePtr->captureNote[0] == '\0') {
+	    snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
+		    "%s", "frames are read only for samples (modes sample"
+		    " and memory): exact timing, coverage and stack use"
+		    " wrap");
+	}
 	kind = CPROF_CAPTURE_WRAP;
     }
     CprofEventsInstall(capPtr);

@@ -252,7 +252,8 @@ StartFrames(
     statePtr->framesChecks = statePtr->framesDisagreements = 0;
     if ((CprofUsesFrames(&statePtr->options)
 	    || CprofChecksFrames(&statePtr->options))
-	    && statePtr->hostPtr == NULL) {
+	    && statePtr->hostPtr == NULL
+	    && CprofFramesCopyMethod(NULL) != CPROF_COPY_NONE) {
 	statePtr->framesPtr = CprofFramesNew(statePtr->interp,
 		&statePtr->naming);
 	statePtr->framesUsed = 1;

@@ -1059,9 +1059,15 @@ DoStartRun(
     if (run.compensate) {
 	CprofOptions keep = statePtr->options;
 
+	/*
+	 * Exact timing with -capture frames times through the wrapper
+	 * (CprofCaptureInstall): its figures are wrap's.
+	 */
+
 	statePtr->options = run;
-	CprofExactCalibrate(statePtr, run.clock, run.capture, CalibInstall,
-		CalibRemove, &inNs, &callNs);
+	CprofExactCalibrate(statePtr, run.clock,
+		run.capture == CPROF_CAPTURE_FRAMES ? CPROF_CAPTURE_WRAP
+		: run.capture, CalibInstall, CalibRemove, &inNs, &callNs);
 	statePtr->options = keep;
     }
     statePtr->options = run;

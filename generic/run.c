@@ -244,16 +244,19 @@ static void
 StartFrames(
     CprofState *statePtr)
 {
+    char note[160];
+
     if (statePtr->framesPtr != NULL) {
 	StopFrames(statePtr);
     }
     statePtr->framesUsed = 0;
     statePtr->framesFirst[0] = '\0';
     statePtr->framesChecks = statePtr->framesDisagreements = 0;
-    if ((CprofUsesFrames(&statePtr->options)
-	    || CprofChecksFrames(&statePtr->options))
-	    && statePtr->hostPtr == NULL
-	    && CprofFramesCopyMethod(NULL) != CPROF_COPY_NONE) {
+    if (((CprofUsesFrames(&statePtr->options)
+	    && CprofFramesUsable(statePtr, note, sizeof(note)))
+	    || (CprofChecksFrames(&statePtr->options)
+	    && CprofFramesCopyMethod(NULL) != CPROF_COPY_NONE))
+	    && statePtr->hostPtr == NULL) {
 	statePtr->framesPtr = CprofFramesNew(statePtr->interp,
 		&statePtr->naming);
 	statePtr->framesUsed = 1;

@@ -24,6 +24,7 @@
 #include "captureInt.h"
 #include "frames.h"
 #include <string.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 /*
@@ -67,6 +68,57 @@ CprofCheckSamples(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofFramesUsable --
+ *
+ *	Whether -capture frames can work in this process: its Tcl frames
+ *	are placed among the C frames by the frames of Tcl's trampoline
+ *	(TclNRRunCallbacks) in the native stack (frames.c, Anchor), whose
+ *	range is found once here (calib.trampStart/End), and its drain needs
+ *	a copy of memory that cannot fault (frames.c, SafeCopy).
+ *	TCLCPROF_TEST_NO_TRAMPOLINE in the environment makes the first
+ *	fail, for the tests of the fallback.
+ *
+ * Results:
+ *	1, or 0 with why wrap is used instead in note.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofFramesUsable(
+    CprofState *statePtr,
+    char *note,
+    size_t noteLen)
+{
+    char why[96];
+
+    why[0] = '\0';
+    if (getenv("TCLCPROF_TEST_NO_TRAMPOLINE") != NULL) {
+	snprintf(why, sizeof(why), "%s", "TCLCPROF_TEST_NO_TRAMPOLINE set");
+    } else if (statePtr->calib.trampEnd == 0
+	    && !CprofTrampolineRange(&statePtr->calib.trampStart,
+		    &statePtr->calib.trampEnd, why, sizeof(why))) {
+	statePtr->calib.trampStart = statePtr->calib.trampEnd = 0;
+    } else {
+	why[0] = '\0';
+    }
+    if (why[0] != '\0') {
+	snprintf(note, noteLen, "frames need Tcl's trampoline, not found"
+		" (%.90s): wrap is used", why);
+	return 0;
+    }
+    if (CprofFramesCopyMethod(NULL) == CPROF_COPY_NONE) {
+	snprintf(note, noteLen, "%s", "frames need a fault-safe copy of"
+		" memory, and neither process_vm_readv nor a pipe gives one"
+		" here: wrap is used");
+	return 0;
+    }
+    return 1;
+}
+
 int
 CprofCaptureInstall(
     CprofState *statePtr)
@@ -92,28 +144,27 @@ CprofCaptureInstall(
      */
 
     if (kind == CPROF_CAPTURE_FRAMES) {
-	if (CprofUsesFrames(&statePtr->options)) {
+	if (CprofUsesFrames(&statePtr->options)
+		&& !CprofFramesUsable(statePtr, statePtr->captureNote,
+			sizeof(statePtr->captureNote))) {
+	    /*
+	     * The note says why wrap is used.
+	     */
+	} else if (CprofUsesFrames(&statePtr->options)) {
 	    /*
 	     * Tcl's own frames, read at each sample (frames.c): nothing to
 	     * install, nothing runs per command.
 	     */
 
 	    capPtr->kind = kind;
-	    if (statePtr->calib.trampEnd == 0) {
-		/*
-		 * The splice needs the trampoline's range (the frames have
-		 * no anchors yet: they go after the innermost one).
-		 */
-
-		(void) CprofTrampolineRange(&statePtr->calib.trampStart,
-			&statePtr->calib.trampEnd, statePtr->calib.message,
-			sizeof(statePtr->calib.message));
-	    }
 	    return TCL_OK;
 	}
-	snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
-		"%s", "frames are read only for samples (modes sample and"
-		" memory): exact timing, coverage and stack use wrap");
+	if (statePtr->captureNote[0] == '\0') {
+	    snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
+		    "%s", "frames are read only for samples (modes sample"
+		    " and memory): exact timing, coverage and stack use"
+		    " wrap");
+	}
 	kind = CPROF_CAPTURE_WRAP;
     }
     CprofEventsInstall(capPtr);

@@ -26,7 +26,12 @@ static struct {
     int64_t inNs, callNs;
     int64_t refNs;		/* The reference loop's time then. */
 } calibCache[3][3];		/* Monotonic, thread CPU, TSC; by
-				 * capture (enum CprofCaptureKind). */
+				 * capture (enum CprofCaptureKind: wrap,
+				 * trace, check; frames times as wrap). */
+
+#define CALIB_CAPTURE(c) \
+    (((c) >= CPROF_CAPTURE_WRAP && (c) <= CPROF_CAPTURE_CHECK) ? (c) \
+    : CPROF_CAPTURE_WRAP)
 TCL_DECLARE_MUTEX(calibMutex)
 
 /*
@@ -184,6 +189,7 @@ CprofExactCalibrate(
     char loop[64], empty[64], fib[64];
     const char *scripts[3];
 
+    capture = CALIB_CAPTURE(capture);
     *inNsPtr = *callNsPtr = 0;
 
     /*

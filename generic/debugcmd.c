@@ -274,19 +274,22 @@ CprofDebugObjCmd(
 {
     static const char *const subNames[] = {
 	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "frames",
-	"memstacks", "memwalk", "names", "samplewalk", "splice",
+	"memstacks", "memwalk", "names", "safecopy", "samplewalk", "splice",
 	"spoollimit", "symbol",
 	"symbols", "trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SAMPLEWALK,
+	SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SAFECOPY,
+	SUB_SAMPLEWALK,
 	SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 2, 3, 3, 2, 3, 5, 3, 3, 3, 2};
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 3, 3, 2, 2, 3, 5, 3, 3, 3,
+	2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
 	"frames", "memstacks max", "memwalk check", "names ?pattern?",
+	"safecopy ?none|process_vm_readv|pipe|probe?",
 	"samplewalk check", "splice native tcl trampoline",
 	"spoollimit bytes",
 	"symbol address", "symbols addresses", "trampolines"
@@ -304,7 +307,8 @@ CprofDebugObjCmd(
 		Tcl_GetString(objv[1]), NULL);
 	return TCL_ERROR;
     }
-    if (objc != arity[index] && !(index == SUB_NAMES && objc == 3)) {
+    if (objc != arity[index] && !((index == SUB_NAMES
+	    || index == SUB_SAFECOPY) && objc == 3)) {
 	CprofWrongArgs(interp, 1, objv, usage[index]);
 	return TCL_ERROR;
     }
@@ -386,6 +390,40 @@ CprofDebugObjCmd(
 	PUT(dictObj, "rules", Tcl_NewWideIntObj((Tcl_WideInt) counts[4]));
 	Tcl_SetObjResult(interp, dictObj);
 	break;
+    }
+    case SUB_SAFECOPY: {
+	/*
+	 * How the frames capture's drain copies memory it has not checked
+	 * (frames.c): the way probed, or one forced (for tests; "probe"
+	 * probes again). Not while profiling runs.
+	 */
+
+	const char *force = NULL;
+
+	if (objc == 3) {
+	    static const char *const ways[] = {
+		"none", "process_vm_readv", "pipe", "probe", NULL
+	    };
+	    int way;
+
+	    if (Tcl_GetIndexFromObj(interp, objv[2], ways, "way", 0,
+		    &way) != TCL_OK) {
+		Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "safecopy",
+			Tcl_GetString(objv[2]), NULL);
+		return TCL_ERROR;
+	    }
+	    if (statePtr->running) {
+		Tcl_SetObjResult(interp, Tcl_NewStringObj(
+			"cannot change the way of copying while profiling"
+			" runs", -1));
+		Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", "RUNNING", NULL);
+		return TCL_ERROR;
+	    }
+	    force = (way == 3) ? "unprobed" : ways[way];
+	}
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(CprofFramesCopyName(
+		CprofFramesCopyMethod(force)), -1));
+	return TCL_OK;
     }
     case SUB_CHECKS: {
 	/*

@@ -57,8 +57,10 @@
  *
  *	Why the drain never reads freed memory. A raw reference seen for the
  *	first time is copied with process_vm_readv on the process itself
- *	(which fails with EFAULT on an unmapped page instead of faulting),
- *	and the copy checked: a Proc still counted, with the body sampled,
+ *	(which fails with EFAULT on an unmapped page instead of faulting;
+ *	where it is refused, through a pipe, which fails the same way: see
+ *	SafeCopy; where neither works the capture is not used), and the copy
+ *	checked: a Proc still counted, with the body sampled,
  *	whose command's record still names it; a Method still counted, with
  *	the name sampled; a ByteCode of this interpreter, still counted, the
  *	pc in its code. Only then is the object read in place, named, and
@@ -82,6 +84,9 @@
 #include "frames.h"
 #include <string.h>
 #include <unistd.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/uio.h>
 
 /*
@@ -132,6 +137,7 @@ struct CprofFrames {
     CprofNameRefs refs;		/* The names given out, held. */
     int applyId, applyKind;	/* The name of apply's lambda frames. */
     int staleId;		/* "[stale]". */
+    void *libtclBase;		/* Where libtcl is loaded (MethodNests). */
 };
 
 typedef struct HeldProc {
@@ -598,6 +604,7 @@ CprofFramesNew(
     CprofFrames *fPtr = (CprofFrames *) ckalloc(sizeof(CprofFrames));
 
     ProbeCoroutineCaller(interp);
+    (void) CprofFramesCopyMethod(NULL);
     memset(fPtr, 0, sizeof(CprofFrames));
     fPtr->interp = interp;
     fPtr->namingPtr = namingPtr;
@@ -744,8 +751,147 @@ CprofFramesRemoveInterp(
 
 /*
  * Copy 'size' bytes at 'addr' without ever faulting: 1 if all could be
- * read.
+ * read. Two ways, chosen once per process by a probe (CprofFramesCopyMethod):
+ * process_vm_readv on the process itself, which fails with EFAULT on an
+ * unmapped page; where that system call is refused (a seccomp filter;
+ * qemu-user, which does not emulate it) a write of the bytes into a pipe
+ * of our own, which the kernel (or qemu, checking the guest's pages) fails
+ * the same way, and a read of them back. Where neither works, the frames
+ * capture is not used (CprofCaptureInstall falls back to wrap).
  */
+
+static const char *const copyMethodNames[] = {
+    "none", "process_vm_readv", "pipe", NULL
+};
+static int copyMethod = CPROF_COPY_UNPROBED;
+static int copyPipe[2] = {-1, -1};
+static pid_t copyPipePid = 0;
+TCL_DECLARE_MUTEX(copyMutex)
+
+static int
+CopyVm(
+    const void *addr,
+    void *buf,
+    size_t size)
+{
+    struct iovec local, remote;
+
+    local.iov_base = buf;
+    local.iov_len = size;
+    remote.iov_base = (void *) addr;
+    remote.iov_len = size;
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0)
+	    == (ssize_t) size;
+}
+
+/*
+ * Called with copyMutex held. The pipe is the process's own (made again
+ * in a forked child, whose parent keeps using its copy), non-blocking
+ * and closed on exec; it is empty between calls.
+ */
+
+static int
+CopyPipe(
+    const void *addr,
+    void *buf,
+    size_t size)
+{
+    ssize_t n, got = 0;
+
+    if (size > 4096) {
+	return 0;
+    }
+    if (copyPipePid != getpid()) {
+	if (copyPipe[0] >= 0 && copyPipePid != 0) {
+	    close(copyPipe[0]);
+	    close(copyPipe[1]);
+	}
+	copyPipe[0] = copyPipe[1] = -1;
+	if (pipe2(copyPipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+	    copyPipe[0] = copyPipe[1] = -1;
+	    return 0;
+	}
+	copyPipePid = getpid();
+    }
+    do {
+	n = write(copyPipe[1], addr, size);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+	return 0;
+    }
+    while (got < n) {
+	ssize_t r = read(copyPipe[0], (char *) buf + got, (size_t) (n - got));
+
+	if (r < 0 && errno == EINTR) {
+	    continue;
+	}
+	if (r <= 0) {
+	    break;
+	}
+	got += r;
+    }
+    return n == (ssize_t) size && got == n;
+}
+
+/*
+ * Whether a way copies a known buffer right and refuses an address that
+ * is never mapped (the first page).
+ */
+
+static int
+CopyWorks(
+    int method)
+{
+    static const char known[48] = "tclcprof: a fault-safe copy of this";
+    char buf[sizeof(known)];
+    int ok;
+
+    memset(buf, 0, sizeof(buf));
+    ok = (method == CPROF_COPY_VM)
+	    ? CopyVm(known, buf, sizeof(known))
+	    : CopyPipe(known, buf, sizeof(known));
+    if (!ok || memcmp(buf, known, sizeof(known)) != 0) {
+	return 0;
+    }
+    return !((method == CPROF_COPY_VM)
+	    ? CopyVm((const void *) (uintptr_t) 64, buf, 16)
+	    : CopyPipe((const void *) (uintptr_t) 64, buf, 16));
+}
+
+int
+CprofFramesCopyMethod(
+    const char *force)
+{
+    int method;
+
+    Tcl_MutexLock(&copyMutex);
+    if (force != NULL) {
+	int i;
+
+	copyMethod = CPROF_COPY_UNPROBED;
+	for (i = 0; copyMethodNames[i] != NULL; i++) {
+	    if (strcmp(force, copyMethodNames[i]) == 0) {
+		copyMethod = i;
+	    }
+	}
+    }
+    if (copyMethod == CPROF_COPY_UNPROBED) {
+	copyMethod = CopyWorks(CPROF_COPY_VM) ? CPROF_COPY_VM
+		: CopyWorks(CPROF_COPY_PIPE) ? CPROF_COPY_PIPE
+		: CPROF_COPY_NONE;
+    }
+    method = copyMethod;
+    Tcl_MutexUnlock(&copyMutex);
+    return method;
+}
+
+const char *
+CprofFramesCopyName(
+    int method)
+{
+    return (method >= 0 && method <= CPROF_COPY_PIPE)
+	    ? copyMethodNames[method] : "unprobed";
+}
 
 static int
 SafeCopy(
@@ -753,17 +899,18 @@ SafeCopy(
     void *buf,
     size_t size)
 {
-    struct iovec local, remote;
+    int ok;
 
     if (addr == NULL) {
 	return 0;
     }
-    local.iov_base = buf;
-    local.iov_len = size;
-    remote.iov_base = (void *) addr;
-    remote.iov_len = size;
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0)
-	    == (ssize_t) size;
+    if (copyMethod == CPROF_COPY_VM) {
+	return CopyVm(addr, buf, size);
+    }
+    Tcl_MutexLock(&copyMutex);
+    ok = (copyMethod == CPROF_COPY_PIPE) && CopyPipe(addr, buf, size);
+    Tcl_MutexUnlock(&copyMutex);
+    return ok;
 }
 
 static void
@@ -908,6 +1055,41 @@ MethodName(
 }
 
 /*
+ * Whether a method called through an object's command runs Tcl code in a
+ * trampoline of its own, as a command with no NRE entry does (Anchor). A
+ * procedure-bodied method, a forward and TclOO's own C methods (destroy,
+ * eval, create, new: all in libtcl) go on in the trampoline that invoked
+ * them; a method type of another library (an extension's Tcl_NewMethod, or
+ * Tcl 9's Tcl_NewMethod2, with a C callProc that evaluates Tcl through
+ * Tcl_Eval*) starts one. The one exception known is Tcl 9's [configure] of
+ * oo::configurable, in libtcl, which runs the property getters and setters
+ * through a trampoline of its own: its frames go one trampoline out.
+ */
+
+static int
+MethodNests(
+    CprofFrames *fPtr,
+    const Method *mPtr)
+{
+    Dl_info info;
+
+    if (mPtr == NULL || mPtr->typePtr == NULL
+	    || mPtr->typePtr->callProc == NULL
+	    || (const void *) mPtr->typePtr
+		    == fPtr->namingPtr->internals->procMethodType) {
+	return 0;
+    }
+    if (fPtr->libtclBase == NULL) {
+	if (!dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)) {
+	    return 0;
+	}
+	fPtr->libtclBase = info.dli_fbase;
+    }
+    return !dladdr((void *) mPtr->typePtr->callProc, &info)
+	    || info.dli_fbase != fPtr->libtclBase;
+}
+
+/*
  * The name of a call from its literal words, as the wrapper names it: an
  * object's method call by its method, an ensemble's by its subcommand
  * (through the ensemble's map), a command named with its first argument
@@ -957,6 +1139,7 @@ NameOfCall(
 	if (nameId >= 0) {
 	    *kindPtr = CPROF_KIND_METHOD;
 	}
+	*nestsPtr = MethodNests(fPtr, (const Method *) method);
     } else if ((namePtr->flags & CPROF_NAME_ENSEMBLE) && objc > 1) {
 	Tcl_Obj *mapObj = NULL, *targetObj = NULL, *cmdObj;
 

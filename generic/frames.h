@@ -89,6 +89,20 @@ typedef struct CprofNativeStack {
 MODULE_SCOPE int	CprofFramesResolve(CprofFrames *fPtr,
 			    const CprofTclRef *in, int nIn,
 			    const CprofNativeStack *nativePtr, CprofTclRef *out);
+/*
+ * How the drain copies an object it has not checked yet without ever
+ * faulting (frames.c, SafeCopy): probed once per process.
+ */
+
+enum {
+    CPROF_COPY_UNPROBED = -1,
+    CPROF_COPY_NONE = 0,	/* No way: the frames capture is not used. */
+    CPROF_COPY_VM,		/* process_vm_readv on the process itself. */
+    CPROF_COPY_PIPE		/* Through a pipe of the process's own. */
+};
+
+MODULE_SCOPE int	CprofFramesCopyMethod(const char *force);
+MODULE_SCOPE const char *CprofFramesCopyName(int method);
 MODULE_SCOPE void	CprofFramesCounts(CprofFrames *fPtr,
 			    CprofFramesCounters *countersPtr);
 MODULE_SCOPE Tcl_Obj *	CprofFramesStatus(const CprofFramesCounters *cPtr);

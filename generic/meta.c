@@ -239,6 +239,15 @@ CprofMetaDict(
     PUT(metaObj, "stopped_by", Tcl_NewStringObj(statePtr->stoppedBy
 	    ? statePtr->stoppedBy : "", -1));
     PUT(metaObj, "subcommands", ciPtr->objs[OBJ_SUBCOMMANDS]);
+    if (statePtr->captureNote[0] != '\0') {
+	/*
+	 * The capture asked for is not the one used (status's capture
+	 * note): the report's header says why.
+	 */
+
+	PUT(metaObj, "capture_note",
+		Tcl_NewStringObj(statePtr->captureNote, -1));
+    }
     if (CprofModeSamples(mode)) {
 	samplingObj = CprofSamplingDict(statePtr);
 	PUT(metaObj, "rate_requested", DictValue(samplingObj,

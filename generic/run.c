@@ -244,14 +244,18 @@ static void
 StartFrames(
     CprofState *statePtr)
 {
+    char note[160];
+
     if (statePtr->framesPtr != NULL) {
 	StopFrames(statePtr);
     }
     statePtr->framesUsed = 0;
     statePtr->framesFirst[0] = '\0';
     statePtr->framesChecks = statePtr->framesDisagreements = 0;
-    if ((CprofUsesFrames(&statePtr->options)
-	    || CprofChecksFrames(&statePtr->options))
+    if (((CprofUsesFrames(&statePtr->options)
+	    && CprofFramesUsable(statePtr, note, sizeof(note)))
+	    || (CprofChecksFrames(&statePtr->options)
+	    && CprofFramesCopyMethod(NULL) != CPROF_COPY_NONE))
 	    && statePtr->hostPtr == NULL) {
 	statePtr->framesPtr = CprofFramesNew(statePtr->interp,
 		&statePtr->naming);
@@ -1058,9 +1062,15 @@ DoStartRun(
     if (run.compensate) {
 	CprofOptions keep = statePtr->options;
 
+	/*
+	 * Exact timing with -capture frames times through the wrapper
+	 * (CprofCaptureInstall): its figures are wrap's.
+	 */
+
 	statePtr->options = run;
-	CprofExactCalibrate(statePtr, run.clock, run.capture, CalibInstall,
-		CalibRemove, &inNs, &callNs);
+	CprofExactCalibrate(statePtr, run.clock,
+		run.capture == CPROF_CAPTURE_FRAMES ? CPROF_CAPTURE_WRAP
+		: run.capture, CalibInstall, CalibRemove, &inNs, &callNs);
 	statePtr->options = keep;
     }
     statePtr->options = run;

@@ -1721,6 +1721,8 @@ MODULE_SCOPE Tcl_Obj *	CprofEventsObj(CprofState *statePtr);
  */
 
 MODULE_SCOPE int	CprofCaptureInstall(CprofState *statePtr);
+MODULE_SCOPE int	CprofFramesUsable(CprofState *statePtr, char *note,
+			    size_t noteLen);
 MODULE_SCOPE void	CprofCaptureRemove(CprofState *statePtr);
 MODULE_SCOPE int	CprofCaptureUnload(Tcl_Interp *interp);
 MODULE_SCOPE void	CprofCaptureForgetState(CprofState *statePtr);

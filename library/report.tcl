@@ -1749,6 +1749,10 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
 	lappend lines "warning: [join $doubts {, }]"
     }
     lappend lines {*}[TickNote $meta]
+    if {[dict exists $meta capture_note]
+	    && [dict get $meta capture_note] ne ""} {
+	lappend lines "note: capture: [Escape [dict get $meta capture_note]]"
+    }
 
     set type [dict get $o -type]
     if {$type in {callers callees}} {

@@ -20,6 +20,7 @@
 #   define _GNU_SOURCE
 #endif
 #include <tclInt.h>
+#include <tclOO.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -1002,6 +1003,97 @@ MakeAndRun2Cmd(
 #endif
 
 /*
+ * cbtest::cmethod class name script -- give class a method implemented in
+ *	C (Tcl 9: a Tcl_MethodType2, through Tcl_NewMethod2; 8.6: a
+ *	Tcl_MethodType through Tcl_NewMethod) that evaluates script: a
+ *	TclOO method with no procedure body and no CallFrame of its own.
+ */
+
+static NOINLINE NOTAIL int
+CMethodCall(
+    void *clientData,
+    Tcl_Interp *interp,
+    Tcl_ObjectContext context,
+#if TCL_MAJOR_VERSION >= 9
+    Tcl_Size objc,
+#else
+    int objc,
+#endif
+    Tcl_Obj *const *objv)
+{
+    int code;
+
+    (void) context; (void) objc; (void) objv;
+    code = Tcl_EvalObjEx(interp, (Tcl_Obj *) clientData, 0);
+    return code;
+}
+
+static void
+CMethodDelete(
+    void *clientData)
+{
+    Tcl_DecrRefCount((Tcl_Obj *) clientData);
+}
+
+static int
+CMethodClone(
+    Tcl_Interp *interp,
+    void *clientData,
+    void **newPtr)
+{
+    (void) interp;
+    Tcl_IncrRefCount((Tcl_Obj *) clientData);
+    *newPtr = clientData;
+    return TCL_OK;
+}
+
+#if TCL_MAJOR_VERSION >= 9
+static const Tcl_MethodType2 cMethodType = {
+    TCL_OO_METHOD_VERSION_2, "cbtest", CMethodCall, CMethodDelete,
+    CMethodClone
+};
+#else
+static const Tcl_MethodType cMethodType = {
+    TCL_OO_METHOD_VERSION_CURRENT, "cbtest", CMethodCall, CMethodDelete,
+    CMethodClone
+};
+#endif
+
+static int
+CMethodCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_Object object;
+    Tcl_Class cls;
+    Tcl_Obj *scriptObj;
+
+    if (objc != 4) {
+	Tcl_WrongNumArgs(interp, 1, objv, "class name script");
+	return TCL_ERROR;
+    }
+    object = Tcl_GetObjectFromObj(interp, objv[1]);
+    if (object == NULL) {
+	return TCL_ERROR;
+    }
+    cls = Tcl_GetObjectAsClass(object);
+    if (cls == NULL) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("not a class", -1));
+	return TCL_ERROR;
+    }
+    scriptObj = Tcl_DuplicateObj(objv[3]);
+    Tcl_IncrRefCount(scriptObj);
+#if TCL_MAJOR_VERSION >= 9
+    Tcl_NewMethod2(interp, cls, objv[2], 1, &cMethodType, scriptObj);
+#else
+    Tcl_NewMethod(interp, cls, objv[2], 1, &cMethodType, scriptObj);
+#endif
+    return TCL_OK;
+}
+
+/*
  * cbtest::nop ?arg ...? -- a C command that does nothing (the cost of a
  *	captured C command call, in the benchmarks).
  */
@@ -1142,7 +1234,11 @@ Cbtest_Init(
     if (Tcl_InitStubs(interp, "8.6-", 0) == NULL) {
 	return TCL_ERROR;
     }
+    if (Tcl_OOInitStubs(interp) == NULL) {
+	return TCL_ERROR;
+    }
     CbtestMemInit(interp);
+    Tcl_CreateObjCommand(interp, "cbtest::cmethod", CMethodCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::evalobjv", EvalObjvCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::eval", EvalCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::nocfieval", CbtestNocfiCmd, NULL,

@@ -25,6 +25,12 @@
 #	4. exact: exact mode with the wrap capture (aarch64 thunks,
 #	   unix/thunk.c): a proc called 100 times from a loop, 20 times,
 #	   counts 2,000 calls.
+#	5. frames: sample mode with -capture frames (Tcl's own frames read
+#	   in the signal handler, frames.c): the capture in use, no frame
+#	   stale, and the mixed chain proc > C command evaluating Tcl > proc
+#	   > C in (almost) every sample, C frames in their places among the
+#	   Tcl ones; the drain's fault-safe copy (qemu-user refuses
+#	   process_vm_readv: a pipe there).
 #
 #	Under qemu, times mean little: the figures printed are ratios.
 #
@@ -194,6 +200,45 @@ if {[catch {arm $helpers\n$body} out]} {
     lassign $out gCalls fCalls capture ratio
     check exact [expr {$gCalls == 20 && $fCalls == 2000 && $capture eq "wrap"}] \
         "calls ::g $gCalls (known 20), ::f from ::g $fCalls (known 2000), capture $capture, time ratio to unprofiled $ratio"
+}
+
+# --- 5. the frames capture -------------------------------------------------
+
+set body {
+    load [file join $build libcbtest.so] Cbtest
+    proc leaf {} { cbtest::spin 25 }
+    proc mid {} { cbtest::eval leaf }
+    proc top {} { for {set i 0} {$i < 20} {incr i} { mid } }
+    tclcprof::profile -capture frames -clock wall { top }
+    set tree [dict get [tclcprof::data] tree]
+    set all [dict get [nodeOf $tree ::top] total]
+    set hit 0
+    set n [nodeOf $tree ::top]
+    foreach name {::mid cbtest::eval EvalCmd ::leaf cbtest::spin SpinCmd} {
+        set next ""
+        foreach c [dict get $n children] {
+            if {[dict get $c name] eq $name} {
+                set next $c
+                break
+            }
+        }
+        set n $next
+        if {$n eq ""} break
+    }
+    if {$n ne ""} {
+        set hit [dict get $n total]
+    }
+    set c [dict get [tclcprof::status] capture]
+    puts [list [dict get $c in_use] [dict get $c frames stale] $hit $all \
+        [tclcprof::debug safecopy]]
+}
+if {[catch {arm $helpers\n$body} out]} {
+    check frames 0 $out
+} else {
+    lassign $out capture stale hit all way
+    check frames [expr {$capture eq "frames" && $stale == 0 && $all >= 50
+            && $hit >= 0.9 * $all}] \
+        "capture $capture, stale $stale, ::top > ::mid > cbtest::eval > EvalCmd > ::leaf > cbtest::spin > SpinCmd: $hit of $all samples, copy by $way"
 }
 
 exit $failed

@@ -170,7 +170,25 @@ typedef struct CprofInterp {
 				 * the run's own profile is the whole. */
     Tcl_Obj *topScriptObj;	/* The main script running below the next
 				 * start (tclcprof::TopScript), or NULL. */
+
+    /* tclcprof::serve (servethread.c). */
+    Tcl_Obj *asideObj;		/* The program's latest profile, kept aside
+				 * while the collector served a request:
+				 * {status S ?data D? ?views {V D ...}?}, what
+				 * status, data and save give instead of the
+				 * collector's; NULL when none is. Dropped by
+				 * the program's next start or reset. */
+    int asideBypass;		/* The server's own reads (Aside bypass):
+				 * the collector's, not the aside. */
 } CprofInterp;
+
+/*
+ * The profile kept aside for the program, when status, data and save are
+ * to give it (NULL: the collector's).
+ */
+
+#define CprofAside(ciPtr) \
+    ((ciPtr)->asideBypass ? NULL : (ciPtr)->asideObj)
 
 /*
  * options.c
@@ -304,5 +322,9 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofDebugObjCmd;
  */
 
 MODULE_SCOPE Tcl_ObjCmdProc CprofServeSpawnObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofServeAsideObjCmd;
+MODULE_SCOPE void	CprofServeAsideDrop(CprofInterp *ciPtr);
+MODULE_SCOPE Tcl_Obj *	CprofServeAsideGet(CprofInterp *ciPtr,
+			    const char *key);
 
 #endif /* _CMDINT_H */

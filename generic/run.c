@@ -1130,6 +1130,14 @@ DoStartRun(
 	CprofSeedFrames(statePtr);
     }
     CprofSetObjs(ciPtr->objs, objs);
+    if (!ciPtr->asideBypass) {
+	/*
+	 * The program's own run: its latest profile kept aside while a
+	 * request was served goes, as any latest profile would.
+	 */
+
+	CprofServeAsideDrop(ciPtr);
+    }
     statePtr->running = 1;
     statePtr->paused = 0;
     statePtr->pausedNs = 0;
@@ -1539,6 +1547,9 @@ CprofResetObjCmd(
     if (objc != 1) {
 	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
+    }
+    if (!((CprofInterp *) clientData)->asideBypass) {
+	CprofServeAsideDrop((CprofInterp *) clientData);
     }
 
     /*

@@ -362,8 +362,15 @@ ServerThread(
     if (code == TCL_OK) {
 	Tcl_SetVar2(interp, "::auto_path", NULL, sPtr->autoPath,
 		TCL_GLOBAL_ONLY);
-	code = Tcl_EvalEx(interp, "package require tclcprof " PACKAGE_VERSION,
-		-1, TCL_EVAL_GLOBAL);
+
+	/*
+	 * The TCLCPROF environment variable is the program's: the package
+	 * loaded here starts nothing (no run, no second server).
+	 */
+
+	code = Tcl_EvalEx(interp, "namespace eval ::tclcprof {variable noEnv 1};"
+		" package require tclcprof " PACKAGE_VERSION, -1,
+		TCL_EVAL_GLOBAL);
     }
     if (code == TCL_OK) {
 	Tcl_CreateObjCommand(interp, "::tclcprof::servelib::Ring", RingObjCmd,

@@ -3,7 +3,7 @@
 #	The tclcprof command-line tool (installed as <prefix>/bin/tclcprof
 #	by "make install"; "make" builds one for the build directory):
 #
-#	    tclcprof run ?-tcltest 1? ?-eventloop auto|1|0? ?option value ...? script.tcl ?arg ...?
+#	    tclcprof run ?-tcltest 1? ?-eventloop auto|1|0? ?-serve port? ?option value ...? script.tcl ?arg ...?
 #	    tclcprof report file ?file ...? ?option value ...?
 #	    tclcprof export file ?file ...? -format format ?option value ...?
 #	    tclcprof diff base new ?option value ...?
@@ -39,7 +39,7 @@
 namespace eval ::tclcprof::cli {
     # Subcommands: name -> {proc usage}. Other library files add theirs.
     variable commands {
-	run    {Run    "run ?-tcltest 1? ?-eventloop auto|1|0? ?option value ...? script.tcl ?arg ...?"}
+	run    {Run    "run ?-tcltest 1? ?-eventloop auto|1|0? ?-serve port? ?option value ...? script.tcl ?arg ...?"}
 	report {Report "report file ?file ...? ?option value ...?"}
 	export {Export "export file ?file ...? -format format ?option value ...?"}
 	diff   {Diff   "diff base new ?option value ...?"}
@@ -191,10 +191,23 @@ proc ::tclcprof::cli::Run {args} {
 		"bad value \"$perTest\" for -tcltest: expected a boolean"
 	}
     }
-    if {![dict exists $opts -db] && ![dict exists $opts -history]
-	    && [dict get [dict merge {-mode sample} \
-	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
-	dict set opts -db $defaultDb
+    # -serve PORT: the endpoint of tclcprof::serve while the script runs;
+    # alone, the script runs unprofiled (requests make their own runs).
+    set serve ""
+    if {[dict exists $opts -serve]} {
+	set serve [dict get $opts -serve]
+	dict unset opts -serve
+	if {$perTest} {
+	    return -code error -errorcode [list TCLCPROF VALUE -serve $serve] \
+		"-serve and -tcltest cannot be used together"
+	}
+    }
+    if {$serve eq "" || [dict size $opts]} {
+	if {![dict exists $opts -db] && ![dict exists $opts -history]
+		&& [dict get [dict merge {-mode sample} \
+		[::tclcprof::configure] $opts] -mode] ne "stack"} {
+	    dict set opts -db $defaultDb
+	}
     }
     if {$perTest} {
 	return [RunTests $script [lrange $args 1 end] $opts]
@@ -211,8 +224,17 @@ proc ::tclcprof::cli::Run {args} {
     # outermost frames, not this source. An error of start (bad options,
     # an unusable -db) stops source before the script runs.
     variable started 0
+    if {$serve ne ""} {
+	set port [::tclcprof::servelib::FromOption $serve]
+	puts stderr "tclcprof: serving on [set ::tclcprof::servelib::address]\
+		port $port (http://[set ::tclcprof::servelib::address]:$port/debug/pprof/)"
+    }
     set start [list ::tclcprof::cli::StartOnce $opts]
-    trace add execution ::source enter $start
+    if {$serve ne "" && ![dict size $opts]} {
+	set started 1
+    } else {
+	trace add execution ::source enter $start
+    }
     # A script that calls exit: the run's last write (at the exit) is
     # followed by the line that names it (rundb.c's ExitFlush reads
     # exitNote).

@@ -122,6 +122,30 @@ proc ::tclcprof::serve {args} {
 	    [dict get $o -allow] [dict get $o -token]]
 }
 
+# FromOption --
+#	In the program's thread: -serve of tclcprof run and of the TCLCPROF
+#	environment variable, {port ?option value ...?} (the options of
+#	tclcprof::serve: -address, -allow, -token): start the server. The
+#	port. Errors: TCLCPROF VALUE -serve value, and those of serve.
+
+proc ::tclcprof::servelib::FromOption {value} {
+    if {[catch {llength $value} n] || $n % 2 != 1
+	    || ![string is entier -strict [lindex $value 0]]
+	    || "-stop" in [lrange $value 1 end]
+	    || "-port" in [lrange $value 1 end]} {
+	Fail [list VALUE -serve $value] "bad value \"[Escape $value]\" for\
+		-serve: expected a port, or a list of a port and options of\
+		tclcprof::serve (-address, -allow, -token)"
+    }
+    try {
+	return [::tclcprof::serve -port [lindex $value 0] \
+		{*}[lrange $value 1 end]]
+    } trap {TCLCPROF VALUE} {msg} {
+	Fail [list VALUE -serve $value] "bad value \"[Escape $value]\" for\
+		-serve: $msg"
+    }
+}
+
 # Start --
 #	In the program's thread: start the server's thread, which listens.
 #	Errors: TCLCPROF STATE SERVING, TCLCPROF SERVE LISTEN (from the

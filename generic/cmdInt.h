@@ -163,6 +163,18 @@ typedef struct CprofInterp {
     struct CprofInterp *nextMemberPtr;
 				/* The session's members, linked. */
     Tcl_ThreadId thread;	/* The thread it lives in. */
+    int rotating;		/* -history: a rotation is under way (the
+				 * Tcl code it runs, joining threads'
+				 * profiles, polls: nothing is done then). */
+    int memberEpoch;		/* A member: the interval of the session
+				 * its data belongs to (-history). */
+    Tcl_Obj *(*rotateProc)(struct CprofInterp *ciPtr);
+				/* -history of a run that takes in other
+				 * threads (scope.c): at the end of an
+				 * interval, the members publish theirs, and
+				 * the whole of the interval is returned
+				 * (NULL: the run's own profile is the
+				 * whole); or NULL. */
     Tcl_Obj *(*wholeProc)(struct CprofInterp *ciPtr);
 				/* The whole profile of a run that took in
 				 * other threads (scope.c), for rundb.c's
@@ -275,6 +287,8 @@ MODULE_SCOPE int	CprofScopeCheckStart(CprofInterp *ciPtr,
 			    Tcl_Interp *interp, int scope);
 MODULE_SCOPE void	CprofScopeMemberGone(CprofInterp *ciPtr);
 MODULE_SCOPE int	CprofScopeStopping(CprofInterp *ciPtr);
+MODULE_SCOPE int	CprofScopeIntervalAsked(CprofInterp *ciPtr);
+MODULE_SCOPE void	CprofScopePublishInterval(CprofInterp *ciPtr);
 MODULE_SCOPE Tcl_Obj *	CprofScopeProfile(CprofInterp *ciPtr,
 			    Tcl_Obj *ownObj);
 MODULE_SCOPE void	CprofScopeMeta(CprofInterp *ciPtr, Tcl_Obj *metaObj);

@@ -634,6 +634,13 @@ DeadlineAsyncProc(
     CprofState *statePtr = &ciPtr->state;
 
     (void) interp;
+    if (ciPtr->rotating) {
+	/*
+	 * (Marked again by the rotation's end, CprofRunArmDeadline.)
+	 */
+
+	return code;
+    }
     if (statePtr->running && !statePtr->paused && !ciPtr->member
 	    && statePtr->deadlineNs != 0
 	    && (uint64_t) CprofMonoNs() >= statePtr->deadlineNs
@@ -1604,9 +1611,20 @@ Poll(
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
     uint64_t now = (uint64_t) CprofMonoNs();
 
+    if (ciPtr->rotating) {
+	return;
+    }
     if (ciPtr->member) {
 	if (CprofScopeStopping(ciPtr)) {
 	    CprofRunStopMember(ciPtr);
+	} else if (CprofScopeIntervalAsked(ciPtr)) {
+	    /*
+	     * The owner's -history starts a new interval: what this member
+	     * collected goes to the interval's file, and it starts again.
+	     */
+
+	    CprofScopePublishInterval(ciPtr);
+	    CprofRunClearInterval(statePtr);
 	}
 	return;
     }

@@ -358,11 +358,11 @@ CprofRunDbFinish(
 	}
     }
     code = FlushNow(ciPtr, interp, 1);
-    if (code == TCL_OK && ciPtr->wholeProc != NULL
-	    && ciPtr->nextRotateNs == 0) {
+    if (code == TCL_OK && ciPtr->wholeProc != NULL) {
 	/*
 	 * A run that took in other threads: the file gets the whole, as
-	 * the run's one run.
+	 * the run's one run (with -history, the whole of the last
+	 * interval: scope.c joins the parts of the interval only).
 	 */
 
 	Tcl_Obj *wholeObj = ciPtr->wholeProc(ciPtr);
@@ -746,6 +746,10 @@ Rotate(
     const char *tail;
     int code, held;
 
+    if (ciPtr->rotating) {
+	return;
+    }
+    ciPtr->rotating = 1;
     statePtr->stoppedBy = "history";
     FlushNow(ciPtr, NULL, 1);
 
@@ -754,6 +758,27 @@ Rotate(
      */
 
     held = CprofSamplerOwn(statePtr->samplerPtr);
+    if (ciPtr->rotateProc != NULL && ciPtr->storePtr != NULL) {
+	/*
+	 * A run that takes in other threads: the members publish the
+	 * interval's data (scope.c), and the file gets the whole of it.
+	 */
+
+	Tcl_Obj *wholeObj = ciPtr->rotateProc(ciPtr);
+
+	if (wholeObj != NULL) {
+	    saved = Tcl_SaveInterpState(interp, TCL_OK);
+	    Tcl_IncrRefCount(wholeObj);
+	    if (CprofStoreReplaceRun(interp, ciPtr->storePtr, wholeObj)
+		    != TCL_OK) {
+		Tcl_AddErrorInfo(interp,
+			"\n    (tclcprof writing a -history file)");
+		Tcl_BackgroundException(interp, TCL_ERROR);
+	    }
+	    Tcl_DecrRefCount(wholeObj);
+	    Tcl_RestoreInterpState(interp, saved);
+	}
+    }
     CloseStore(ciPtr);
     CprofRunClearInterval(statePtr);
     now = (uint64_t) CprofMonoNs();
@@ -796,6 +821,7 @@ Rotate(
     CprofRunDbUpdatePolling(ciPtr);
     CprofRunArmDeadline(ciPtr);
     CprofSamplerOwnEnd(statePtr->samplerPtr, held);
+    ciPtr->rotating = 0;
 }
 
 /*

@@ -1378,11 +1378,16 @@ CprofStoreReplaceRun(
 	if (ok) {
 	    /*
 	     * The new run takes the old one's number, the one status, the
-	     * tool's message and any forked child's parent_run gave.
+	     * tool's message and any forked child's parent_run gave, and
+	     * its start time (the new run's is that of this write).
 	     */
 
-	    char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld;"
+	    char *sql = sqlite3_mprintf("UPDATE runs SET start_time ="
+		    " (SELECT start_time FROM runs WHERE id = %lld)"
+		    " WHERE id = %lld;"
+		    " DELETE FROM runs WHERE id = %lld;"
 		    " UPDATE runs SET id = %lld WHERE id = %lld",
+		    (long long) oldRun, (long long) newRun,
 		    (long long) oldRun, (long long) oldRun, (long long) newRun);
 
 	    ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)

@@ -136,6 +136,8 @@ typedef struct CprofInterp {
     uint64_t nextRotateNs;	/* With -history: monotonic time the current
 				 * file of the history ends; 0 without. */
     int historySeq;		/* Files of -history written by this run. */
+    int historyDb;		/* -history names one database file (a run
+				 * per interval), not a directory. */
     Tcl_TimerToken flushTimer;	/* Flushes a run that sits in the event
 				 * loop. */
     double startWall;		/* Unix time the run started. */

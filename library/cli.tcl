@@ -126,8 +126,9 @@ proc ::tclcprof::cli::Help {args} {
     puts "     file, or -run ids or all, merged when there are several;"
     puts "     merge writes such a merge to out as a new run. A directory"
     puts "     written by -history stands for its files of the window of"
-    puts "     -since and -until (diff: -base-since, -base-until). See the"
-    puts "     tclcprof(n) manual page."
+    puts "     -since and -until (diff: -base-since, -base-until), a file"
+    puts "     written by -history FILE.db for its runs of the window. See"
+    puts "     the tclcprof(n) manual page."
     return 0
 }
 
@@ -410,6 +411,21 @@ proc ::tclcprof::cli::Window {files arglist names} {
 	}
     }
     set out {}
+    if {[llength $window] && [llength $files] == 1
+	    && [::tclcprof::HistoryDb [lindex $files 0]]} {
+	# A history kept in one database: the runs of the window.
+	set file [lindex $files 0]
+	set picked [::tclcprof::history $file {*}$window]
+	if {![llength $picked]} {
+	    ::tclcprof::reportlib::Fail [list DB NORUN $file 0] "no run\
+		of the history \"$file\" in the time given"
+	}
+	if {[lsearch -exact $rest -run] >= 0} {
+	    ::tclcprof::reportlib::Fail [list VALUE -run] "-run and\
+		[lindex $window 0] cannot be used together"
+	}
+	return [list $files [linsert $rest end -run $picked]]
+    }
     foreach file $files {
 	if {[file isdirectory $file]} {
 	    set picked [::tclcprof::history $file {*}$window]
@@ -426,8 +442,8 @@ proc ::tclcprof::cli::Window {files arglist names} {
 	    && ![llength [lmap f $files {
 		if {![file isdirectory $f]} continue; set f}]]} {
 	::tclcprof::reportlib::Fail [list VALUE [lindex $window 0]] \
-	    "[lindex $window 0] selects runs of a -history directory:\
-	    no directory is given"
+	    "[lindex $window 0] selects runs of a -history directory or\
+	    database: none is given"
     }
     return [list $out $rest]
 }
@@ -438,12 +454,20 @@ proc ::tclcprof::cli::Window {files arglist names} {
 #	side as given.
 
 proc ::tclcprof::cli::HistorySide {spec arglist names} {
-    if {![file isdirectory $spec]} {
+    set db [expr {![file isdirectory $spec] && [::tclcprof::HistoryDb $spec]
+	&& [llength [lmap {o v} $arglist {
+	    if {$o ni $names} continue; set o}]]}]
+    if {![file isdirectory $spec] && !$db} {
 	lassign [Window {} $arglist $names] - rest
 	return [list $spec $rest]
     }
     lassign [Window [list $spec] $arglist $names] files rest
-    set profile [::tclcprof::mergelib::Read $files ""]
+    set runs ""
+    if {$db} {
+	set runs [dict get $rest -run]
+	dict unset rest -run
+    }
+    set profile [::tclcprof::mergelib::Read $files $runs]
     set tmp [file join [expr {[info exists ::env(TMPDIR)] ? $::env(TMPDIR)
 	: "/tmp"}] tclcprof-window-[pid]-[incr ::tclcprof::cli::windows].db]
     file delete $tmp

@@ -136,6 +136,8 @@ typedef struct CprofInterp {
     uint64_t nextRotateNs;	/* With -history: monotonic time the current
 				 * file of the history ends; 0 without. */
     int historySeq;		/* Files of -history written by this run. */
+    int historyDb;		/* -history names one database file (a run
+				 * per interval), not a directory. */
     Tcl_TimerToken flushTimer;	/* Flushes a run that sits in the event
 				 * loop. */
     double startWall;		/* Unix time the run started. */
@@ -163,6 +165,18 @@ typedef struct CprofInterp {
     struct CprofInterp *nextMemberPtr;
 				/* The session's members, linked. */
     Tcl_ThreadId thread;	/* The thread it lives in. */
+    int rotating;		/* -history: a rotation is under way (the
+				 * Tcl code it runs, joining threads'
+				 * profiles, polls: nothing is done then). */
+    int memberEpoch;		/* A member: the interval of the session
+				 * its data belongs to (-history). */
+    Tcl_Obj *(*rotateProc)(struct CprofInterp *ciPtr);
+				/* -history of a run that takes in other
+				 * threads (scope.c): at the end of an
+				 * interval, the members publish theirs, and
+				 * the whole of the interval is returned
+				 * (NULL: the run's own profile is the
+				 * whole); or NULL. */
     Tcl_Obj *(*wholeProc)(struct CprofInterp *ciPtr);
 				/* The whole profile of a run that took in
 				 * other threads (scope.c), for rundb.c's
@@ -170,7 +184,25 @@ typedef struct CprofInterp {
 				 * the run's own profile is the whole. */
     Tcl_Obj *topScriptObj;	/* The main script running below the next
 				 * start (tclcprof::TopScript), or NULL. */
+
+    /* tclcprof::serve (servethread.c). */
+    Tcl_Obj *asideObj;		/* The program's latest profile, kept aside
+				 * while the collector served a request:
+				 * {status S ?data D? ?views {V D ...}?}, what
+				 * status, data and save give instead of the
+				 * collector's; NULL when none is. Dropped by
+				 * the program's next start or reset. */
+    int asideBypass;		/* The server's own reads (Aside bypass):
+				 * the collector's, not the aside. */
 } CprofInterp;
+
+/*
+ * The profile kept aside for the program, when status, data and save are
+ * to give it (NULL: the collector's).
+ */
+
+#define CprofAside(ciPtr) \
+    ((ciPtr)->asideBypass ? NULL : (ciPtr)->asideObj)
 
 /*
  * options.c
@@ -257,6 +289,8 @@ MODULE_SCOPE int	CprofScopeCheckStart(CprofInterp *ciPtr,
 			    Tcl_Interp *interp, int scope);
 MODULE_SCOPE void	CprofScopeMemberGone(CprofInterp *ciPtr);
 MODULE_SCOPE int	CprofScopeStopping(CprofInterp *ciPtr);
+MODULE_SCOPE int	CprofScopeIntervalAsked(CprofInterp *ciPtr);
+MODULE_SCOPE void	CprofScopePublishInterval(CprofInterp *ciPtr);
 MODULE_SCOPE Tcl_Obj *	CprofScopeProfile(CprofInterp *ciPtr,
 			    Tcl_Obj *ownObj);
 MODULE_SCOPE void	CprofScopeMeta(CprofInterp *ciPtr, Tcl_Obj *metaObj);
@@ -304,5 +338,9 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofDebugObjCmd;
  */
 
 MODULE_SCOPE Tcl_ObjCmdProc CprofServeSpawnObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofServeAsideObjCmd;
+MODULE_SCOPE void	CprofServeAsideDrop(CprofInterp *ciPtr);
+MODULE_SCOPE Tcl_Obj *	CprofServeAsideGet(CprofInterp *ciPtr,
+			    const char *key);
 
 #endif /* _CMDINT_H */

@@ -638,6 +638,13 @@ DeadlineAsyncProc(
     CprofState *statePtr = &ciPtr->state;
 
     (void) interp;
+    if (ciPtr->rotating) {
+	/*
+	 * (Marked again by the rotation's end, CprofRunArmDeadline.)
+	 */
+
+	return code;
+    }
     if (statePtr->running && !statePtr->paused && !ciPtr->member
 	    && statePtr->deadlineNs != 0
 	    && (uint64_t) CprofMonoNs() >= statePtr->deadlineNs
@@ -1140,6 +1147,14 @@ DoStartRun(
 	CprofSeedFrames(statePtr);
     }
     CprofSetObjs(ciPtr->objs, objs);
+    if (!ciPtr->asideBypass) {
+	/*
+	 * The program's own run: its latest profile kept aside while a
+	 * request was served goes, as any latest profile would.
+	 */
+
+	CprofServeAsideDrop(ciPtr);
+    }
     statePtr->running = 1;
     statePtr->paused = 0;
     statePtr->pausedNs = 0;
@@ -1550,6 +1565,9 @@ CprofResetObjCmd(
 	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
+    if (!((CprofInterp *) clientData)->asideBypass) {
+	CprofServeAsideDrop((CprofInterp *) clientData);
+    }
 
     /*
      * Counters and collected data go, samples waiting in the ring with
@@ -1603,9 +1621,20 @@ Poll(
     CprofInterp *ciPtr = (CprofInterp *) statePtr;
     uint64_t now = (uint64_t) CprofMonoNs();
 
+    if (ciPtr->rotating) {
+	return;
+    }
     if (ciPtr->member) {
 	if (CprofScopeStopping(ciPtr)) {
 	    CprofRunStopMember(ciPtr);
+	} else if (CprofScopeIntervalAsked(ciPtr)) {
+	    /*
+	     * The owner's -history starts a new interval: what this member
+	     * collected goes to the interval's file, and it starts again.
+	     */
+
+	    CprofScopePublishInterval(ciPtr);
+	    CprofRunClearInterval(statePtr);
 	}
 	return;
     }

@@ -358,11 +358,11 @@ CprofRunDbFinish(
 	}
     }
     code = FlushNow(ciPtr, interp, 1);
-    if (code == TCL_OK && ciPtr->wholeProc != NULL
-	    && ciPtr->nextRotateNs == 0) {
+    if (code == TCL_OK && ciPtr->wholeProc != NULL) {
 	/*
 	 * A run that took in other threads: the file gets the whole, as
-	 * the run's one run.
+	 * the run's one run (with -history, the whole of the last
+	 * interval: scope.c joins the parts of the interval only).
 	 */
 
 	Tcl_Obj *wholeObj = ciPtr->wholeProc(ciPtr);
@@ -661,9 +661,31 @@ CprofRunHistoryOpen(
     double every = optsPtr->everySec > 0 ? optsPtr->everySec
 	    : DEFAULT_HISTORY_EVERY;
     Tcl_StatBuf *sbPtr = Tcl_AllocStatBuf();
-    int code;
+    const char *name = Tcl_GetString(dirObj);
+    size_t len = strlen(name);
+    int code, exists = (Tcl_FSStat(dirObj, sbPtr) == 0);
 
-    if (Tcl_FSStat(dirObj, sbPtr) != 0) {
+    ciPtr->historySeq = 0;
+    ciPtr->historyDb = 0;
+    if ((!exists || !S_ISDIR(Tcl_GetModeFromStat(sbPtr)))
+	    && len > 3 && strcmp(name + len - 3, ".db") == 0) {
+	/*
+	 * One database file (a name ending in .db that is not a
+	 * directory): a run per interval in it.
+	 */
+
+	ckfree(sbPtr);
+	ciPtr->historyDb = 1;
+	code = OpenAt(ciPtr, interp, optsPtr, objs, dirObj, startWall);
+	if (code == TCL_OK) {
+	    ciPtr->nextRotateNs = (uint64_t) CprofMonoNs()
+		    + (uint64_t) (every * 1e9);
+	    CprofStorePruneRuns(ciPtr->storePtr, optsPtr->keep,
+		    optsPtr->keepHours);
+	}
+	return code;
+    }
+    if (!exists) {
 	if (Tcl_FSCreateDirectory(dirObj) != TCL_OK && errno != EEXIST) {
 	    ckfree(sbPtr);
 	    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
@@ -676,13 +698,13 @@ CprofRunHistoryOpen(
     } else if (!S_ISDIR(Tcl_GetModeFromStat(sbPtr))) {
 	ckfree(sbPtr);
 	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
-		"bad value \"%s\" for -history: not a directory",
+		"bad value \"%s\" for -history: not a directory, nor a"
+		" database file whose name ends in .db",
 		Tcl_GetString(dirObj)));
 	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-history", NULL);
 	return TCL_ERROR;
     }
     ckfree(sbPtr);
-    ciPtr->historySeq = 0;
     pathObj = HistoryPath(ciPtr, dirObj, startWall);
     Tcl_IncrRefCount(pathObj);
     code = OpenAt(ciPtr, interp, optsPtr, objs, pathObj, startWall);
@@ -746,6 +768,10 @@ Rotate(
     const char *tail;
     int code, held;
 
+    if (ciPtr->rotating) {
+	return;
+    }
+    ciPtr->rotating = 1;
     statePtr->stoppedBy = "history";
     FlushNow(ciPtr, NULL, 1);
 
@@ -754,12 +780,33 @@ Rotate(
      */
 
     held = CprofSamplerOwn(statePtr->samplerPtr);
+    if (ciPtr->rotateProc != NULL && ciPtr->storePtr != NULL) {
+	/*
+	 * A run that takes in other threads: the members publish the
+	 * interval's data (scope.c), and the file gets the whole of it.
+	 */
+
+	Tcl_Obj *wholeObj = ciPtr->rotateProc(ciPtr);
+
+	if (wholeObj != NULL) {
+	    saved = Tcl_SaveInterpState(interp, TCL_OK);
+	    Tcl_IncrRefCount(wholeObj);
+	    if (CprofStoreReplaceRun(interp, ciPtr->storePtr, wholeObj)
+		    != TCL_OK) {
+		Tcl_AddErrorInfo(interp,
+			"\n    (tclcprof writing a -history file)");
+		Tcl_BackgroundException(interp, TCL_ERROR);
+	    }
+	    Tcl_DecrRefCount(wholeObj);
+	    Tcl_RestoreInterpState(interp, saved);
+	}
+    }
     CloseStore(ciPtr);
     CprofRunClearInterval(statePtr);
     now = (uint64_t) CprofMonoNs();
     wall = CprofWallSeconds();
     ciPtr->startWall = wall;
-    pathObj = HistoryPath(ciPtr, dirObj, wall);
+    pathObj = ciPtr->historyDb ? dirObj : HistoryPath(ciPtr, dirObj, wall);
     Tcl_IncrRefCount(pathObj);
     saved = Tcl_SaveInterpState(interp, TCL_OK);
     code = OpenAt(ciPtr, interp, optsPtr, ciPtr->objs, pathObj, wall);
@@ -782,9 +829,14 @@ Rotate(
 	}
 	ciPtr->nextFlushNs = now
 		+ (uint64_t) CprofRunDbFlushMs(optsPtr) * 1000000;
-	tail = strrchr(Tcl_GetString(pathObj), '/');
-	Prune(Tcl_GetString(dirObj), tail ? tail + 1 : "", optsPtr->keep,
-		optsPtr->keepHours);
+	if (ciPtr->historyDb) {
+	    CprofStorePruneRuns(ciPtr->storePtr, optsPtr->keep,
+		    optsPtr->keepHours);
+	} else {
+	    tail = strrchr(Tcl_GetString(pathObj), '/');
+	    Prune(Tcl_GetString(dirObj), tail ? tail + 1 : "", optsPtr->keep,
+		    optsPtr->keepHours);
+	}
 	if (!fromTimer && ciPtr->flushTimer == NULL) {
 	    ciPtr->flushTimer = Tcl_CreateTimerHandler(
 		    CprofRunDbFirstWaitMs(ciPtr), CprofRunDbFlushTimerProc,
@@ -796,6 +848,7 @@ Rotate(
     CprofRunDbUpdatePolling(ciPtr);
     CprofRunArmDeadline(ciPtr);
     CprofSamplerOwnEnd(statePtr->samplerPtr, held);
+    ciPtr->rotating = 0;
 }
 
 /*

@@ -115,6 +115,7 @@ static void		ChildProc(CprofState *statePtr, Tcl_Interp *interp,
 static void		Attach(Tcl_Interp *interp, CprofSession *sPtr,
 			    CprofInterp *parentPtr);
 static void		Unref(CprofSession *sPtr);
+static Tcl_Obj *	Rotate(CprofInterp *ciPtr);
 static void		StopThisThread(CprofSession *sPtr);
 
 static pid_t
@@ -344,18 +345,26 @@ ThisThread(
     CprofSession *sPtr)
 {
     Tcl_ThreadId id = Tcl_GetCurrentThread();
+    pid_t tid = GetTid();
     ThreadRec *tPtr, **linkPtr;
+
+    /*
+     * A thread id is reused by a thread made after one has ended (the
+     * same stack address): the record of an ended thread, whose system
+     * thread id differs, is not this one's (its part would hide the
+     * earlier thread's, and the earlier's calls would be lost).
+     */
 
     for (linkPtr = &sPtr->threads; *linkPtr != NULL;
 	    linkPtr = &(*linkPtr)->nextPtr) {
-	if ((*linkPtr)->id == id) {
+	if ((*linkPtr)->id == id && (*linkPtr)->tid == tid) {
 	    return *linkPtr;
 	}
     }
     tPtr = (ThreadRec *) ckalloc(sizeof(ThreadRec));
     memset(tPtr, 0, sizeof(ThreadRec));
     tPtr->id = id;
-    tPtr->tid = GetTid();
+    tPtr->tid = tid;
     snprintf(tPtr->tclId, sizeof(tPtr->tclId), "tid%p", (void *) id);
     tPtr->state = THREAD_RUNNING;
     tPtr->cpuStartNs = CprofScopeThreadCpuNs();
@@ -369,14 +378,19 @@ FindThread(
     CprofSession *sPtr,
     Tcl_ThreadId id)
 {
-    ThreadRec *tPtr;
+    ThreadRec *tPtr, *found = NULL;
+
+    /*
+     * The newest record of the id (a reused id: the older ones are of
+     * threads that ended).
+     */
 
     for (tPtr = sPtr->threads; tPtr != NULL; tPtr = tPtr->nextPtr) {
 	if (tPtr->id == id) {
-	    return tPtr;
+	    found = tPtr;
 	}
     }
-    return NULL;
+    return found;
 }
 
 /*
@@ -508,6 +522,7 @@ Attach(
     }
     ciPtr->sessionPtr = sPtr;
     ciPtr->member = 1;
+    ciPtr->memberEpoch = sPtr->epoch;
     ciPtr->nextMemberPtr = sPtr->members;
     sPtr->members = ciPtr;
     sPtr->refCount++;
@@ -696,6 +711,21 @@ Publish(
     return copy;
 }
 
+/*
+ * The interval a member's part belongs to (-history): the one its data
+ * started in, unless that interval's file has been written already (a
+ * member that answered late): then the current one (under the lock).
+ */
+
+static int
+PartEpoch(
+    CprofSession *sPtr,
+    CprofInterp *ciPtr)
+{
+    return (ciPtr->memberEpoch > sPtr->joined) ? ciPtr->memberEpoch
+	    : sPtr->epoch;
+}
+
 void
 CprofScopeMemberGone(
     CprofInterp *ciPtr)
@@ -768,6 +798,7 @@ CprofScopeMemberGone(
 	partPtr->interpId = ciPtr->interpId;
 	partPtr->startNs = ciPtr->state.exact.runStartMonoNs;
 	partPtr->startTicks = ciPtr->state.exact.runStartNs;
+	partPtr->epoch = PartEpoch(sPtr, ciPtr);
 	partPtr->nextPtr = sPtr->parts;
 	sPtr->parts = partPtr;
 	value = NULL;
@@ -892,6 +923,15 @@ CprofScopeBegin(
     Tcl_MutexUnlock(&cprofScopeMutex);
     ciPtr->state.childProc = ChildProc;
     ciPtr->wholeProc = CprofScopeWhole;
+    if (ciPtr->nextRotateNs != 0) {
+	/*
+	 * -history: each file gets the whole of its interval.
+	 */
+
+	sPtr->joined = -1;
+	__atomic_store_n(&sPtr->intervals, 1, __ATOMIC_RELEASE);
+	ciPtr->rotateProc = Rotate;
+    }
     attached = (CprofInterp **) ckalloc((bPtr->num + 1)
 	    * sizeof(CprofInterp *));
     for (i = 0; i < bPtr->num; i++) {
@@ -1121,6 +1161,7 @@ CprofScopeRelease(
     ciPtr->sessionPtr = NULL;
     ciPtr->state.childProc = NULL;
     ciPtr->wholeProc = NULL;
+    ciPtr->rotateProc = NULL;
     Unref(sPtr);
 }
 
@@ -1131,6 +1172,247 @@ CprofScopeStopping(
     CprofSession *sPtr = ciPtr->sessionPtr;
 
     return sPtr != NULL && __atomic_load_n(&sPtr->stopping, __ATOMIC_ACQUIRE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofScopeIntervalAsked, CprofScopePublishInterval, Rotate --
+ *
+ *	-history in a run that takes in other threads. At the end of an
+ *	interval the owner (Rotate, rundb.c's rotation through rotateProc)
+ *	starts the next one (epoch) and asks the members for what they
+ *	collected: those of its thread at once, those of other threads
+ *	with an event and through their poll (every 256 commands), waiting
+ *	for them at most ROTATE_WAIT_MS; each publishes a part of the
+ *	interval and clears its data (run.c's Poll). The interval's whole
+ *	is the owner's own profile joined with the parts of the interval
+ *	(those of threads that ended during it among them). A member that
+ *	answers later has its part in the next interval's file; the parts
+ *	of an interval written go.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define ROTATE_WAIT_MS 200
+
+int
+CprofScopeIntervalAsked(
+    CprofInterp *ciPtr)
+{
+    CprofSession *sPtr = ciPtr->sessionPtr;
+
+    return sPtr != NULL && ciPtr->member
+	    && __atomic_load_n(&sPtr->intervals, __ATOMIC_ACQUIRE)
+	    && __atomic_load_n(&sPtr->epoch, __ATOMIC_ACQUIRE)
+		!= ciPtr->memberEpoch;
+}
+
+void
+CprofScopePublishInterval(
+    CprofInterp *ciPtr)
+{
+    CprofSession *sPtr = ciPtr->sessionPtr;
+    ThreadRec *tPtr;
+    Tcl_Obj *valueObj, *metaObj;
+    Part *partPtr;
+
+    if (sPtr == NULL || !ciPtr->member) {
+	return;
+    }
+    valueObj = (ciPtr->state.startNs != 0)
+	    ? CprofProfileValue(ciPtr, -1, 0) : NULL;
+    if (valueObj != NULL) {
+	Tcl_IncrRefCount(valueObj);
+    }
+    Tcl_MutexLock(&cprofScopeMutex);
+    tPtr = FindThread(sPtr, ciPtr->thread);
+    if (valueObj != NULL && tPtr != NULL) {
+	metaObj = CprofDictGet(valueObj, "meta");
+	partPtr = (Part *) ckalloc(sizeof(Part));
+	partPtr->threadPtr = tPtr;
+	partPtr->primary = (tPtr->primaryPtr == ciPtr);
+	partPtr->samples = CprofDictGetWide(metaObj, "samples");
+	partPtr->weight = CprofDictGetWide(metaObj, "weight");
+	partPtr->calls = CprofDictGetWide(metaObj, "calls");
+	partPtr->value = Publish(valueObj);
+	partPtr->interpId = ciPtr->interpId;
+	partPtr->startNs = ciPtr->state.exact.runStartMonoNs;
+	partPtr->startTicks = ciPtr->state.exact.runStartNs;
+	partPtr->epoch = PartEpoch(sPtr, ciPtr);
+	partPtr->nextPtr = sPtr->parts;
+	sPtr->parts = partPtr;
+	if (partPtr->primary) {
+	    tPtr->cpuNs = CprofScopeThreadCpuNs() - tPtr->cpuStartNs;
+	}
+    }
+    ciPtr->memberEpoch = sPtr->epoch;
+    Tcl_ConditionNotify(&sPtr->cond);
+    Tcl_MutexUnlock(&cprofScopeMutex);
+    if (valueObj != NULL) {
+	Tcl_DecrRefCount(valueObj);
+    }
+}
+
+/*
+ * The members of the calling thread asked for their interval publish it
+ * (their poll does, and clears their data).
+ */
+
+static void
+PublishThisThread(
+    CprofSession *sPtr)
+{
+    Tcl_ThreadId self = Tcl_GetCurrentThread();
+
+    for (;;) {
+	CprofInterp *mPtr;
+
+	Tcl_MutexLock(&cprofScopeMutex);
+	for (mPtr = sPtr->members; mPtr != NULL; mPtr = mPtr->nextMemberPtr) {
+	    if (mPtr->thread == self && mPtr->state.running
+		    && mPtr->memberEpoch != sPtr->epoch
+		    && mPtr->state.pollProc != NULL) {
+		break;
+	    }
+	}
+	Tcl_MutexUnlock(&cprofScopeMutex);
+	if (mPtr == NULL) {
+	    return;
+	}
+	mPtr->state.pollProc(&mPtr->state);
+	if (mPtr->memberEpoch != sPtr->epoch) {
+	    /*
+	     * (Its poll stopped it instead.)
+	     */
+
+	    return;
+	}
+    }
+}
+
+typedef struct IntervalEvent {
+    Tcl_Event header;
+    CprofSession *sessionPtr;
+} IntervalEvent;
+
+static int
+IntervalEventProc(
+    Tcl_Event *evPtr,
+    int flags)
+{
+    CprofSession *sPtr = ((IntervalEvent *) evPtr)->sessionPtr;
+
+    if (!__atomic_load_n(&sPtr->stopping, __ATOMIC_ACQUIRE)) {
+	PublishThisThread(sPtr);
+    }
+    Unref(sPtr);
+    return 1;
+}
+
+static Tcl_Obj *
+Rotate(
+    CprofInterp *ciPtr)
+{
+    CprofSession *sPtr = ciPtr->sessionPtr;
+    CprofInterp *mPtr;
+    ThreadRec *tPtr;
+    Part *pPtr, **linkPtr;
+    Tcl_Obj *wholeObj = NULL;
+    Tcl_Time deadline, now;
+    int ending, counted = 0;
+
+    if (sPtr == NULL || ciPtr->member || !sPtr->intervals) {
+	return NULL;
+    }
+    Tcl_MutexLock(&cprofScopeMutex);
+    if (sPtr->stopping || sPtr->pid != getpid()) {
+	Tcl_MutexUnlock(&cprofScopeMutex);
+	return NULL;
+    }
+    ending = sPtr->epoch;
+    __atomic_store_n(&sPtr->epoch, ending + 1, __ATOMIC_RELEASE);
+    for (tPtr = sPtr->threads; tPtr != NULL; tPtr = tPtr->nextPtr) {
+	if (tPtr->id != sPtr->ownerThread && tPtr->primaryPtr != NULL) {
+	    IntervalEvent *evPtr = (IntervalEvent *)
+		    ckalloc(sizeof(IntervalEvent));
+
+	    evPtr->header.proc = IntervalEventProc;
+	    evPtr->sessionPtr = sPtr;
+	    sPtr->refCount++;
+	    Tcl_ThreadQueueEvent(tPtr->id, (Tcl_Event *) evPtr,
+		    TCL_QUEUE_TAIL);
+	    Tcl_ThreadAlert(tPtr->id);
+	}
+    }
+    Tcl_MutexUnlock(&cprofScopeMutex);
+
+    /*
+     * This thread's members (child interpreters) now; the others' as they
+     * answer, for at most ROTATE_WAIT_MS.
+     */
+
+    PublishThisThread(sPtr);
+    Tcl_GetTime(&deadline);
+    deadline.usec += ROTATE_WAIT_MS * 1000;
+    while (deadline.usec >= 1000000) {
+	deadline.sec++;
+	deadline.usec -= 1000000;
+    }
+    Tcl_MutexLock(&cprofScopeMutex);
+    for (;;) {
+	Tcl_Time wait = {0, 20000};
+	int n = 0;
+
+	for (mPtr = sPtr->members; mPtr != NULL; mPtr = mPtr->nextMemberPtr) {
+	    if (mPtr->thread != sPtr->ownerThread
+		    && mPtr->memberEpoch == ending) {
+		n++;
+	    }
+	}
+	Tcl_GetTime(&now);
+	if (n == 0 || now.sec > deadline.sec
+		|| (now.sec == deadline.sec && now.usec >= deadline.usec)) {
+	    break;
+	}
+	Tcl_ConditionWait(&sPtr->cond, &cprofScopeMutex, &wait);
+    }
+    sPtr->joinEpoch = ending;
+    for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
+	if (pPtr->epoch == ending) {
+	    counted++;
+	}
+    }
+    Tcl_MutexUnlock(&cprofScopeMutex);
+
+    if (counted > 0) {
+	/*
+	 * (As CprofScopeWhole.)
+	 */
+
+	wholeObj = CprofScopeProfile(ciPtr, CprofProfileValue(ciPtr, -1, 0));
+    }
+
+    /*
+     * The interval is written: its parts go, later ones stay.
+     */
+
+    Tcl_MutexLock(&cprofScopeMutex);
+    sPtr->joined = ending;
+    sPtr->joinEpoch = ending + 1;
+    for (linkPtr = &sPtr->parts; (pPtr = *linkPtr) != NULL; ) {
+	if (pPtr->epoch <= ending) {
+	    *linkPtr = pPtr->nextPtr;
+	    if (pPtr->value != NULL) {
+		ckfree(pPtr->value);
+	    }
+	    ckfree(pPtr);
+	} else {
+	    linkPtr = &pPtr->nextPtr;
+	}
+    }
+    Tcl_MutexUnlock(&cprofScopeMutex);
+    return wholeObj;
 }
 
 /*

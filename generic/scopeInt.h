@@ -59,8 +59,18 @@ typedef struct Part {
     Tcl_WideInt startNs;	/* Its run's start (monotonic) ... */
     uint64_t startTicks;	/* ... and in its exact clock's ticks: its
 				 * events' time 0. */
+    int epoch;			/* With -history: the interval it belongs
+				 * to (CprofSession's epoch). */
     struct Part *nextPtr;
 } Part;
+
+/*
+ * With -history, which parts make a profile: those of the interval
+ * joined.
+ */
+
+#define PART_COUNTS(sPtr, pPtr) \
+    (!(sPtr)->intervals || (pPtr)->epoch == (sPtr)->joinEpoch)
 
 
 struct CprofSession {
@@ -83,6 +93,17 @@ struct CprofSession {
     CprofNameRefs names;	/* The members' paths (interpId), held
 				 * while the session lasts (under
 				 * scopeMutex). */
+
+    /* -history (the owner's run rotates its files): intervals. */
+    int intervals;		/* The owner's run keeps a history. */
+    int epoch;			/* The current interval (0, 1, ...): a
+				 * member whose memberEpoch differs is asked
+				 * to publish what it collected and clear
+				 * it (atomic reads). */
+    int joined;			/* The last interval whose file got its
+				 * whole; -1 before. */
+    int joinEpoch;		/* The interval a profile value is made of
+				 * (the current one, or the one ending). */
 };
 
 

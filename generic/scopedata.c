@@ -673,6 +673,9 @@ CprofScopeProfile(
     for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
 	int order = pPtr->threadPtr->order;
 
+	if (!PART_COUNTS(sPtr, pPtr)) {
+	    continue;
+	}
 	if (pPtr->primary && order > 0 && prims[order] == NULL) {
 	    /*
 	     * The newest, as CprofScopeMeta takes its figures.
@@ -716,7 +719,7 @@ CprofScopeProfile(
 
 	for (pPtr = sPtr->parts; pPtr != NULL && m < 256;
 		pPtr = pPtr->nextPtr) {
-	    if (pPtr->threadPtr->order == i
+	    if (pPtr->threadPtr->order == i && PART_COUNTS(sPtr, pPtr)
 		    && (!pPtr->primary || pPtr == prims[i])) {
 		partCalls[i] += pPtr->calls;
 		if (!pPtr->primary) {
@@ -881,13 +884,20 @@ CprofScopeWhole(
     CprofInterp *ciPtr)
 {
     CprofSession *sPtr = ciPtr->sessionPtr;
+    Part *pPtr;
     int parts;
 
     if (sPtr == NULL || ciPtr->member) {
 	return NULL;
     }
     Tcl_MutexLock(&cprofScopeMutex);
-    parts = (sPtr->parts != NULL);
+    parts = 0;
+    for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
+	if (PART_COUNTS(sPtr, pPtr)) {
+	    parts = 1;
+	    break;
+	}
+    }
     Tcl_MutexUnlock(&cprofScopeMutex);
     if (!parts) {
 	return NULL;
@@ -930,6 +940,9 @@ CprofScopeMeta(
 	recs[tPtr->order] = tPtr;
     }
     for (pPtr = sPtr->parts; pPtr != NULL; pPtr = pPtr->nextPtr) {
+	if (!PART_COUNTS(sPtr, pPtr)) {
+	    continue;
+	}
 	if (pPtr->primary && parts[pPtr->threadPtr->order] == NULL) {
 	    parts[pPtr->threadPtr->order] = pPtr;
 	} else if (!pPtr->primary) {
@@ -947,6 +960,15 @@ CprofScopeMeta(
 	int k;
 
 	tPtr = recs[i];
+	if (sPtr->intervals && i > 0 && parts[i] == NULL
+		&& tPtr->primaryPtr == NULL) {
+	    /*
+	     * -history: a thread that took no part in this interval.
+	     */
+
+	    Tcl_DecrRefCount(d);
+	    continue;
+	}
 	if (i == 0) {
 	    samples = CprofDictGetWide(metaObj, "samples");
 	    weight = CprofDictGetWide(metaObj, "weight");

@@ -362,8 +362,15 @@ ServerThread(
     if (code == TCL_OK) {
 	Tcl_SetVar2(interp, "::auto_path", NULL, sPtr->autoPath,
 		TCL_GLOBAL_ONLY);
-	code = Tcl_EvalEx(interp, "package require tclcprof " PACKAGE_VERSION,
-		-1, TCL_EVAL_GLOBAL);
+
+	/*
+	 * The TCLCPROF environment variable is the program's: the package
+	 * loaded here starts nothing (no run, no second server).
+	 */
+
+	code = Tcl_EvalEx(interp, "namespace eval ::tclcprof {variable noEnv 1};"
+		" package require tclcprof " PACKAGE_VERSION, -1,
+		TCL_EVAL_GLOBAL);
     }
     if (code == TCL_OK) {
 	Tcl_CreateObjCommand(interp, "::tclcprof::servelib::Ring", RingObjCmd,
@@ -586,4 +593,108 @@ WakeEventProc(
     int flags)
 {
     return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofServeAsideObjCmd --
+ *
+ *	::tclcprof::servelib::Aside (the program's interpreter): the
+ *	program's latest profile kept aside while the collector serves a
+ *	request, so that a request never replaces it (library/serve.tcl).
+ *
+ *	    Aside active		whether one is kept
+ *	    Aside keep value		keep value ({status S ?data D? ?views
+ *					{"view count" D ...}?}): status, data
+ *					and save give it from now on
+ *	    Aside bypass script	script's result, with status, data and
+ *					save reading the collector (the
+ *					request's run)
+ *	    Aside drop			forget it (tests)
+ *
+ *	The program's next start or reset drops it (CprofServeAsideDrop):
+ *	its new run, or its discarding, replaces its latest profile.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofServeAsideObjCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const subs[] = {
+	"active", "bypass", "drop", "keep", NULL
+    };
+    enum { SUB_ACTIVE, SUB_BYPASS, SUB_DROP, SUB_KEEP };
+    CprofInterp *ciPtr = (CprofInterp *) clientData;
+    int index, code, saved;
+
+    if (objc < 2 || Tcl_GetIndexFromObj(interp, objv[1], subs, "subcommand",
+	    0, &index) != TCL_OK) {
+	if (objc < 2) {
+	    CprofWrongArgs(interp, 1, objv, "active|bypass|drop|keep ?arg?");
+	}
+	return TCL_ERROR;
+    }
+    if (objc != ((index == SUB_BYPASS || index == SUB_KEEP) ? 3 : 2)) {
+	CprofWrongArgs(interp, 2, objv,
+		(index == SUB_BYPASS) ? "script"
+		: (index == SUB_KEEP) ? "value" : NULL);
+	return TCL_ERROR;
+    }
+    switch (index) {
+    case SUB_ACTIVE:
+	Tcl_SetObjResult(interp, Tcl_NewBooleanObj(ciPtr->asideObj != NULL));
+	return TCL_OK;
+    case SUB_DROP:
+	CprofServeAsideDrop(ciPtr);
+	return TCL_OK;
+    case SUB_KEEP:
+	Tcl_IncrRefCount(objv[2]);
+	CprofServeAsideDrop(ciPtr);
+	ciPtr->asideObj = objv[2];
+	return TCL_OK;
+    }
+    saved = ciPtr->asideBypass;
+    ciPtr->asideBypass = 1;
+    code = Tcl_EvalObjEx(interp, objv[2], TCL_EVAL_GLOBAL);
+    ciPtr->asideBypass = saved;
+    return code;
+}
+
+void
+CprofServeAsideDrop(
+    CprofInterp *ciPtr)
+{
+    if (ciPtr->asideObj != NULL) {
+	Tcl_DecrRefCount(ciPtr->asideObj);
+	ciPtr->asideObj = NULL;
+    }
+}
+
+/*
+ * A key of the aside value, or NULL.
+ */
+
+Tcl_Obj *
+CprofServeAsideGet(
+    CprofInterp *ciPtr,
+    const char *key)
+{
+    Tcl_Obj *keyObj, *valueObj = NULL;
+
+    if (ciPtr->asideObj == NULL) {
+	return NULL;
+    }
+    keyObj = Tcl_NewStringObj(key, -1);
+    Tcl_IncrRefCount(keyObj);
+    if (Tcl_DictObjGet(NULL, ciPtr->asideObj, keyObj, &valueObj) != TCL_OK) {
+	valueObj = NULL;
+    }
+    Tcl_DecrRefCount(keyObj);
+    return valueObj;
 }

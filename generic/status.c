@@ -48,6 +48,19 @@ CprofStatusObjCmd(
 	CprofWrongArgs(interp, 1, objv, NULL);
 	return TCL_ERROR;
     }
+    if (CprofAside(ciPtr) != NULL) {
+	/*
+	 * The program's latest profile is kept aside while the collector
+	 * serves a request (servethread.c): its status then, but whether
+	 * the collector runs (a start is refused meanwhile) now.
+	 */
+
+	resultObj = Tcl_DuplicateObj(CprofServeAsideGet(ciPtr, "status"));
+	PUT(resultObj, "running", Tcl_NewBooleanObj(statePtr->running));
+	PUT(resultObj, "paused", Tcl_NewBooleanObj(statePtr->paused));
+	Tcl_SetObjResult(interp, resultObj);
+	return TCL_OK;
+    }
     if (statePtr->samplerPtr != NULL || statePtr->memPtr != NULL) {
 	CprofDrain(statePtr);
     }
@@ -213,6 +226,46 @@ CprofDataObjCmd(
 		"-run needs -db: runs are read from a file", -1));
 	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "-run", NULL);
 	return TCL_ERROR;
+    }
+
+    /*
+     * The program's latest profile kept aside while the collector serves
+     * a request: as it was (each view of a memory profile was kept).
+     */
+
+    if (CprofAside(ciPtr) != NULL) {
+	Tcl_Obj *keptObj = CprofServeAsideGet(ciPtr, "data");
+
+	if (keptObj == NULL) {
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		    "no profile data: start profiling with tclcprof::start",
+		    -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
+	    return TCL_ERROR;
+	}
+	if (viewObj != NULL || count) {
+	    Tcl_Obj *viewsObj = CprofServeAsideGet(ciPtr, "views");
+	    Tcl_Obj *keyObj = Tcl_ObjPrintf("%s %d", viewObj != NULL
+		    ? Tcl_GetString(viewObj) : "alloc", count);
+
+	    Tcl_IncrRefCount(keyObj);
+	    keptObj = NULL;
+	    if (viewsObj != NULL && Tcl_DictObjGet(NULL, viewsObj, keyObj,
+		    &keptObj) != TCL_OK) {
+		keptObj = NULL;
+	    }
+	    Tcl_DecrRefCount(keyObj);
+	    if (keptObj == NULL) {
+		Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+			"%s applies to profiles of -mode memory",
+			viewObj != NULL ? "-view" : "-count"));
+		Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE",
+			viewObj != NULL ? "-view" : "-count", NULL);
+		return TCL_ERROR;
+	    }
+	}
+	Tcl_SetObjResult(interp, keptObj);
+	return TCL_OK;
     }
 
     /*
@@ -400,6 +453,46 @@ CprofSaveObjCmd(
 
     if (dataObj != NULL) {
 	return CprofStoreSaveData(interp, objv[1], dataObj, labelObj);
+    }
+    if (CprofAside(ciPtr) != NULL) {
+	/*
+	 * The program's latest profile, kept aside while the collector
+	 * serves a request, is written from its value.
+	 */
+
+	Tcl_Obj *keptObj = CprofServeAsideGet(ciPtr, "data");
+	Tcl_Obj *stObj;
+
+	if (keptObj == NULL) {
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		    "no profile data: start profiling with tclcprof::start",
+		    -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
+	    return TCL_ERROR;
+	}
+	code = CprofStoreSaveData(interp, objv[1], keptObj, labelObj);
+	if (code == TCL_OK) {
+	    /*
+	     * Saved: status says so.
+	     */
+
+	    Tcl_Obj *resObj = Tcl_GetObjResult(interp);
+
+	    Tcl_IncrRefCount(resObj);
+	    if (Tcl_IsShared(ciPtr->asideObj)) {
+		Tcl_Obj *copyObj = Tcl_DuplicateObj(ciPtr->asideObj);
+
+		Tcl_IncrRefCount(copyObj);
+		Tcl_DecrRefCount(ciPtr->asideObj);
+		ciPtr->asideObj = copyObj;
+	    }
+	    stObj = Tcl_DuplicateObj(CprofServeAsideGet(ciPtr, "status"));
+	    PUT(stObj, "unsaved", Tcl_NewBooleanObj(0));
+	    PUT(ciPtr->asideObj, "status", stObj);
+	    Tcl_SetObjResult(interp, resObj);
+	    Tcl_DecrRefCount(resObj);
+	}
+	return code;
     }
     if (statePtr->samplerPtr != NULL) {
 	CprofDrain(statePtr);

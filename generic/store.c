@@ -51,6 +51,7 @@
 
 #include "storeInt.h"
 #include <string.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <errno.h>
@@ -1378,11 +1379,16 @@ CprofStoreReplaceRun(
 	if (ok) {
 	    /*
 	     * The new run takes the old one's number, the one status, the
-	     * tool's message and any forked child's parent_run gave.
+	     * tool's message and any forked child's parent_run gave, and
+	     * its start time (the new run's is that of this write).
 	     */
 
-	    char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id = %lld;"
+	    char *sql = sqlite3_mprintf("UPDATE runs SET start_time ="
+		    " (SELECT start_time FROM runs WHERE id = %lld)"
+		    " WHERE id = %lld;"
+		    " DELETE FROM runs WHERE id = %lld;"
 		    " UPDATE runs SET id = %lld WHERE id = %lld",
+		    (long long) oldRun, (long long) newRun,
 		    (long long) oldRun, (long long) oldRun, (long long) newRun);
 
 	    ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)
@@ -1397,6 +1403,82 @@ CprofStoreReplaceRun(
     }
     Tcl_DecrRefCount(pathObj);
     return code;
+}
+
+/*
+ * -history FILE.db: the file's complete runs beyond the newest 'keep'
+ * (the store's own run, which is not touched, counted), or ended more
+ * than 'keepHours' ago, go, with every table's rows of them, in one
+ * transaction. Runs being written (not complete) stay. Failures are
+ * ignored: the next rotation tries again.
+ */
+
+void
+CprofStorePruneRuns(
+    CprofStore *storePtr,
+    int keep,
+    double keepHours)
+{
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    Tcl_DString ids;
+    char num[32];
+    int n = 0, found = 0, ok;
+    double limit = CprofWallSeconds() - keepHours * 3600.0;
+
+    if ((keep <= 0 && keepHours <= 0) || storePtr->runId == 0
+	    || CprofDbConnect(NULL, storePtr) != TCL_OK) {
+	return;
+    }
+    db = storePtr->db;
+    Tcl_DStringInit(&ids);
+    ok = (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK);
+    if (ok && sqlite3_prepare_v2(db, "SELECT id, coalesce(end_time, 0)"
+	    " FROM runs WHERE id != ? AND status = 'complete'"
+	    " ORDER BY start_time DESC, id DESC", -1, &stmt, NULL)
+	    == SQLITE_OK) {
+	sqlite3_bind_int64(stmt, 1, storePtr->runId);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+	    n++;
+	    if ((keep > 0 && n > keep - 1) || (keepHours > 0
+		    && sqlite3_column_double(stmt, 1) < limit)) {
+		snprintf(num, sizeof(num), "%s%lld", found ? "," : "",
+			(long long) sqlite3_column_int64(stmt, 0));
+		Tcl_DStringAppend(&ids, num, -1);
+		found = 1;
+	    }
+	}
+	sqlite3_finalize(stmt);
+    }
+    if (ok && found && sqlite3_prepare_v2(db, "SELECT m.name FROM"
+	    " sqlite_master m WHERE m.type = 'table' AND EXISTS (SELECT 1 FROM"
+	    " pragma_table_info(m.name) WHERE name = 'run')", -1, &stmt,
+	    NULL) == SQLITE_OK) {
+	while (ok && sqlite3_step(stmt) == SQLITE_ROW) {
+	    char *sql = sqlite3_mprintf("DELETE FROM \"%w\" WHERE run IN (%s)",
+		    (const char *) sqlite3_column_text(stmt, 0),
+		    Tcl_DStringValue(&ids));
+
+	    ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	    sqlite3_free(sql);
+	}
+	sqlite3_finalize(stmt);
+	if (ok) {
+	    char *sql = sqlite3_mprintf("DELETE FROM runs WHERE id IN (%s)",
+		    Tcl_DStringValue(&ids));
+
+	    ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	    sqlite3_free(sql);
+	}
+    }
+    if (ok) {
+	ok = (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+    }
+    if (!ok) {
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    Tcl_DStringFree(&ids);
+    CprofDbDisconnect(storePtr, 0);
 }
 
 /*

@@ -152,6 +152,7 @@ DeleteState(
     if (ciPtr->topScriptObj != NULL) {
 	Tcl_DecrRefCount(ciPtr->topScriptObj);
     }
+    CprofServeAsideDrop(ciPtr);
     ckfree(ciPtr);
 }
 
@@ -359,6 +360,8 @@ CreateCommands(
 	    CprofNodeLinesObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::servelib::Spawn",
 	    CprofServeSpawnObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::servelib::Aside",
+	    CprofServeAsideObjCmd, ciPtr, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::TopScript",
 	    CprofTopScriptObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::attach::Stacks",

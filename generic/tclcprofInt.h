@@ -1577,6 +1577,8 @@ MODULE_SCOPE void	CprofStoreOpDone(CprofStore *storePtr);
 MODULE_SCOPE int	CprofStoreBeginRun(Tcl_Interp *interp,
 			    CprofStore *storePtr, Tcl_Obj *infoObj);
 MODULE_SCOPE void	CprofStoreDiscardRun(CprofStore *storePtr);
+MODULE_SCOPE void	CprofStorePruneRuns(CprofStore *storePtr, int keep,
+			    double keepHours);
 MODULE_SCOPE int	CprofStoreFlush(Tcl_Interp *interp,
 			    CprofStore *storePtr, CprofState *statePtr,
 			    Tcl_Obj *metaObj, int final);

@@ -3,7 +3,7 @@
 #	The tclcprof command-line tool (installed as <prefix>/bin/tclcprof
 #	by "make install"; "make" builds one for the build directory):
 #
-#	    tclcprof run ?-tcltest 1? ?-eventloop auto|1|0? ?option value ...? script.tcl ?arg ...?
+#	    tclcprof run ?-tcltest 1? ?-eventloop auto|1|0? ?-serve port? ?option value ...? script.tcl ?arg ...?
 #	    tclcprof report file ?file ...? ?option value ...?
 #	    tclcprof export file ?file ...? -format format ?option value ...?
 #	    tclcprof diff base new ?option value ...?
@@ -39,7 +39,7 @@
 namespace eval ::tclcprof::cli {
     # Subcommands: name -> {proc usage}. Other library files add theirs.
     variable commands {
-	run    {Run    "run ?-tcltest 1? ?-eventloop auto|1|0? ?option value ...? script.tcl ?arg ...?"}
+	run    {Run    "run ?-tcltest 1? ?-eventloop auto|1|0? ?-serve port? ?option value ...? script.tcl ?arg ...?"}
 	report {Report "report file ?file ...? ?option value ...?"}
 	export {Export "export file ?file ...? -format format ?option value ...?"}
 	diff   {Diff   "diff base new ?option value ...?"}
@@ -126,8 +126,9 @@ proc ::tclcprof::cli::Help {args} {
     puts "     file, or -run ids or all, merged when there are several;"
     puts "     merge writes such a merge to out as a new run. A directory"
     puts "     written by -history stands for its files of the window of"
-    puts "     -since and -until (diff: -base-since, -base-until). See the"
-    puts "     tclcprof(n) manual page."
+    puts "     -since and -until (diff: -base-since, -base-until), a file"
+    puts "     written by -history FILE.db for its runs of the window. See"
+    puts "     the tclcprof(n) manual page."
     return 0
 }
 
@@ -191,10 +192,23 @@ proc ::tclcprof::cli::Run {args} {
 		"bad value \"$perTest\" for -tcltest: expected a boolean"
 	}
     }
-    if {![dict exists $opts -db] && ![dict exists $opts -history]
-	    && [dict get [dict merge {-mode sample} \
-	    [::tclcprof::configure] $opts] -mode] ne "stack"} {
-	dict set opts -db $defaultDb
+    # -serve PORT: the endpoint of tclcprof::serve while the script runs;
+    # alone, the script runs unprofiled (requests make their own runs).
+    set serve ""
+    if {[dict exists $opts -serve]} {
+	set serve [dict get $opts -serve]
+	dict unset opts -serve
+	if {$perTest} {
+	    return -code error -errorcode [list TCLCPROF VALUE -serve $serve] \
+		"-serve and -tcltest cannot be used together"
+	}
+    }
+    if {$serve eq "" || [dict size $opts]} {
+	if {![dict exists $opts -db] && ![dict exists $opts -history]
+		&& [dict get [dict merge {-mode sample} \
+		[::tclcprof::configure] $opts] -mode] ne "stack"} {
+	    dict set opts -db $defaultDb
+	}
     }
     if {$perTest} {
 	return [RunTests $script [lrange $args 1 end] $opts]
@@ -211,8 +225,17 @@ proc ::tclcprof::cli::Run {args} {
     # outermost frames, not this source. An error of start (bad options,
     # an unusable -db) stops source before the script runs.
     variable started 0
+    if {$serve ne ""} {
+	set port [::tclcprof::servelib::FromOption $serve]
+	puts stderr "tclcprof: serving on [set ::tclcprof::servelib::address]\
+		port $port (http://[set ::tclcprof::servelib::address]:$port/debug/pprof/)"
+    }
     set start [list ::tclcprof::cli::StartOnce $opts]
-    trace add execution ::source enter $start
+    if {$serve ne "" && ![dict size $opts]} {
+	set started 1
+    } else {
+	trace add execution ::source enter $start
+    }
     # A script that calls exit: the run's last write (at the exit) is
     # followed by the line that names it (rundb.c's ExitFlush reads
     # exitNote).
@@ -388,6 +411,21 @@ proc ::tclcprof::cli::Window {files arglist names} {
 	}
     }
     set out {}
+    if {[llength $window] && [llength $files] == 1
+	    && [::tclcprof::HistoryDb [lindex $files 0]]} {
+	# A history kept in one database: the runs of the window.
+	set file [lindex $files 0]
+	set picked [::tclcprof::history $file {*}$window]
+	if {![llength $picked]} {
+	    ::tclcprof::reportlib::Fail [list DB NORUN $file 0] "no run\
+		of the history \"$file\" in the time given"
+	}
+	if {[lsearch -exact $rest -run] >= 0} {
+	    ::tclcprof::reportlib::Fail [list VALUE -run] "-run and\
+		[lindex $window 0] cannot be used together"
+	}
+	return [list $files [linsert $rest end -run $picked]]
+    }
     foreach file $files {
 	if {[file isdirectory $file]} {
 	    set picked [::tclcprof::history $file {*}$window]
@@ -404,8 +442,8 @@ proc ::tclcprof::cli::Window {files arglist names} {
 	    && ![llength [lmap f $files {
 		if {![file isdirectory $f]} continue; set f}]]} {
 	::tclcprof::reportlib::Fail [list VALUE [lindex $window 0]] \
-	    "[lindex $window 0] selects runs of a -history directory:\
-	    no directory is given"
+	    "[lindex $window 0] selects runs of a -history directory or\
+	    database: none is given"
     }
     return [list $out $rest]
 }
@@ -416,12 +454,20 @@ proc ::tclcprof::cli::Window {files arglist names} {
 #	side as given.
 
 proc ::tclcprof::cli::HistorySide {spec arglist names} {
-    if {![file isdirectory $spec]} {
+    set db [expr {![file isdirectory $spec] && [::tclcprof::HistoryDb $spec]
+	&& [llength [lmap {o v} $arglist {
+	    if {$o ni $names} continue; set o}]]}]
+    if {![file isdirectory $spec] && !$db} {
 	lassign [Window {} $arglist $names] - rest
 	return [list $spec $rest]
     }
     lassign [Window [list $spec] $arglist $names] files rest
-    set profile [::tclcprof::mergelib::Read $files ""]
+    set runs ""
+    if {$db} {
+	set runs [dict get $rest -run]
+	dict unset rest -run
+    }
+    set profile [::tclcprof::mergelib::Read $files $runs]
     set tmp [file join [expr {[info exists ::env(TMPDIR)] ? $::env(TMPDIR)
 	: "/tmp"}] tclcprof-window-[pid]-[incr ::tclcprof::cli::windows].db]
     file delete $tmp

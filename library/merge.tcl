@@ -1073,6 +1073,10 @@ proc ::tclcprof::mergelib::CheckEvents {events what} {
 #	(2026-11-28T03:00, 2026-11-28 03:00:00, a trailing Z for UTC, else
 #	local time). Errors: TCLCPROF VALUE -since|-until value, TCLCPROF
 #	VALUE history dir (not a directory).
+#
+#	A history kept in one database file (-history FILE.db): the ids of
+#	its runs in the window, oldest first, for -run (with -db FILE).
+#	(HistoryDb.)
 
 namespace eval ::tclcprof {
     namespace export history
@@ -1100,9 +1104,23 @@ proc ::tclcprof::history {dir args} {
 	    }
 	}
     }
+    if {[HistoryDb $dir]} {
+	set found {}
+	foreach row [::tclcprof::runs -db $dir] {
+	    set start [dict get $row start_time]
+	    set end [dict get $row end_time]
+	    if {$end eq ""} {
+		set end $now
+	    }
+	    if {$end >= $since && $start <= $until} {
+		lappend found [list $start [dict get $row id]]
+	    }
+	}
+	return [lmap pair [lsort -real -index 0 $found] {lindex $pair 1}]
+    }
     if {![file isdirectory $dir]} {
 	::tclcprof::reportlib::Fail [list VALUE history $dir] "\"$dir\" is\
-	    not a history directory"
+	    not a history directory, nor a history database (FILE.db)"
     }
     set found {}
     foreach file [lsort [glob -nocomplain -directory $dir -types f \
@@ -1122,6 +1140,14 @@ proc ::tclcprof::history {dir args} {
 	}
     }
     return [lmap pair [lsort -real -index 0 $found] {lindex $pair 1}]
+}
+
+# HistoryDb --
+#	Whether path is a history kept in one database file: an existing
+#	file whose name ends in .db.
+
+proc ::tclcprof::HistoryDb {path} {
+    expr {[string match *.db $path] && [file isfile $path]}
 }
 
 # Time --

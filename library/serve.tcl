@@ -26,7 +26,12 @@
 #	program) and an "after" timer of the server's thread asks for the
 #	export once it has ended. One profile at a time: a second request
 #	meanwhile, or any while the program profiles on its own, is
-#	answered 409 Conflict; the program's own run is never disturbed.
+#	answered 409 Conflict; the program's own run is never disturbed,
+#	and its latest profile is kept aside while the collector serves a
+#	request (Keep; servethread.c's Aside): status, data and save give
+#	it, not the request's. heap and allocs without seconds= answer at
+#	once from the program's own memory run (HeapNow), as Go's heap
+#	profile is the heap now.
 #
 #	Each connection carries one request: the response says "Connection:
 #	close" and the connection is closed once it is written (in the
@@ -117,6 +122,30 @@ proc ::tclcprof::serve {args} {
 	    [dict get $o -allow] [dict get $o -token]]
 }
 
+# FromOption --
+#	In the program's thread: -serve of tclcprof run and of the TCLCPROF
+#	environment variable, {port ?option value ...?} (the options of
+#	tclcprof::serve: -address, -allow, -token): start the server. The
+#	port. Errors: TCLCPROF VALUE -serve value, and those of serve.
+
+proc ::tclcprof::servelib::FromOption {value} {
+    if {[catch {llength $value} n] || $n % 2 != 1
+	    || ![string is entier -strict [lindex $value 0]]
+	    || "-stop" in [lrange $value 1 end]
+	    || "-port" in [lrange $value 1 end]} {
+	Fail [list VALUE -serve $value] "bad value \"[Escape $value]\" for\
+		-serve: expected a port, or a list of a port and options of\
+		tclcprof::serve (-address, -allow, -token)"
+    }
+    try {
+	return [::tclcprof::serve -port [lindex $value 0] \
+		{*}[lrange $value 1 end]]
+    } trap {TCLCPROF VALUE} {msg} {
+	Fail [list VALUE -serve $value] "bad value \"[Escape $value]\" for\
+		-serve: $msg"
+    }
+}
+
 # Start --
 #	In the program's thread: start the server's thread, which listens.
 #	Errors: TCLCPROF STATE SERVING, TCLCPROF SERVE LISTEN (from the
@@ -148,10 +177,12 @@ proc ::tclcprof::servelib::Halt {} {
 		server"
     }
     Server stop
-    set st [::tclcprof::status]
-    if {$lastLabel ne "" && [dict get $st running]
-	    && [dict get $st label] eq $lastLabel} {
-	catch {::tclcprof::stop}
+    Aside bypass {
+	set st [::tclcprof::status]
+	if {$::tclcprof::servelib::lastLabel ne "" && [dict get $st running]
+		&& [dict get $st label] eq $::tclcprof::servelib::lastLabel} {
+	    catch {::tclcprof::stop}
+	}
     }
     return
 }
@@ -282,7 +313,7 @@ proc ::tclcprof::servelib::Reply {id code result} {
 #	one of label, collected for a request.
 
 proc ::tclcprof::servelib::Ours {label} {
-    set st [::tclcprof::status]
+    set st [Aside bypass ::tclcprof::status]
     expr {[dict get $st running] && [dict get $st label] eq $label}
 }
 
@@ -467,7 +498,7 @@ proc ::tclcprof::servelib::Request {sock lines} {
 	}
 	/debug/pprof/heap - /debug/pprof/allocs {
 	    if {[Method $sock $method GET]} {
-		Collect $sock heap $query
+		Collect $sock [string range $path 13 end] $query
 	    }
 	}
 	default {
@@ -569,8 +600,9 @@ proc ::tclcprof::servelib::Query {q} {
 #	by itself after that many seconds (OwnerStart); once it has
 #	started, a timer asks for its export when it has ended (Finish).
 #	Answers 400 for bad parameters, 409 when a profile runs already
-#	(the program's, or one for another request) or when the program's
-#	latest profile, which a run would replace, is not saved.
+#	(the program's, or one for another request). The program's latest
+#	profile is kept aside meanwhile (OwnerStart, Keep). heap and allocs
+#	without seconds answer at once (HeapNow).
 
 proc ::tclcprof::servelib::Collect {sock kind query} {
     variable collecting
@@ -578,6 +610,13 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
     variable defaultSeconds
     variable runs
 
+    if {$kind in {heap allocs} && ![dict exists $query seconds]} {
+	HeapNow $sock $kind
+	return
+    }
+    if {$kind eq "allocs"} {
+	set kind heap
+    }
     set seconds $defaultSeconds
     if {[dict exists $query seconds]} {
 	set seconds [dict get $query seconds]
@@ -631,27 +670,28 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 
 # OwnerStart --
 #	In the program's thread: start the run of a request (options opts,
-#	label) unless the program profiles or holds an unsaved profile.
+#	label) unless the program profiles; its latest profile is kept
+#	aside first.
 #	The result: {} when it started, else {code message headers} for
 #	the response.
 
 proc ::tclcprof::servelib::OwnerStart {opts label query} {
     variable lastLabel
-    set st [::tclcprof::status]
+    set st [Aside bypass ::tclcprof::status]
     if {[dict get $st running]} {
 	return [list 409 "tclcprof is already profiling this interpreter\
 		(a run the program started): it is left alone; try again\
 		once it has stopped\n" {}]
     }
-    if {[Unsaved $st]} {
-	return [list 409 "the program's latest profile is in memory and\
-		not saved: a profile for this request would replace it; it\
-		is left alone until the program saves it (tclcprof::save)\
-		or discards it (tclcprof::reset)\n" {}]
+    # The program's latest profile (or its having none) is kept aside
+    # before the collector is used: status, data and save give it until
+    # the program starts or resets a run of its own.
+    if {![Aside active]} {
+	Keep
     }
     set lastLabel $label
     try {
-	::tclcprof::start {*}$opts
+	Aside bypass [list ::tclcprof::start {*}$opts]
     } trap {TCLCPROF VALUE} {msg opts} {
 	set param [string range [lindex [dict get $opts -errorcode] 2] 1 end]
 	if {![dict exists $query $param]} {
@@ -665,6 +705,103 @@ proc ::tclcprof::servelib::OwnerStart {opts label query} {
 	return [list 500 "tclcprof::start failed: $msg\n" {}]
     }
     return {}
+}
+
+# Keep --
+#	In the program's thread: keep the program's latest profile aside
+#	(servethread.c, Aside): its status, its data, and each view of a
+#	memory profile, as they are now.
+
+proc ::tclcprof::servelib::Keep {} {
+    set kept [dict create status [::tclcprof::status]]
+    if {![catch {::tclcprof::data} profile]} {
+	dict set kept data $profile
+	foreach view {alloc live peak} {
+	    foreach count {0 1} {
+		if {![catch {::tclcprof::data -view $view -count $count} v]} {
+		    dict set kept views [list $view $count] $v
+		}
+	    }
+	}
+    }
+    Aside keep $kept
+}
+
+# HeapNow --
+#	In the server's thread: heap or allocs without seconds: the memory
+#	profile of the program's own run of -mode memory as it is now
+#	(OwnerHeap), at once, as Go's is the heap since the program
+#	started; 409 when the program runs none. It collects nothing and
+#	does not count as a profile being collected. A program's thread
+#	that does not answer within the start timeout: 503.
+
+proc ::tclcprof::servelib::HeapNow {sock kind} {
+    variable askId
+    variable startTimeout
+    set id [expr {$askId + 1}]
+    set timer [after $startTimeout [list ::tclcprof::servelib::HeapLate \
+	    $sock $id]]
+    chan event $sock readable [list ::tclcprof::servelib::HeapWaiting \
+	    $sock $id $timer]
+    Ask [list ::tclcprof::servelib::OwnerHeap $kind] \
+	    [list ::tclcprof::servelib::HeapAnswered $sock $timer]
+}
+
+# HeapWaiting --
+#	Input on a connection waiting for its heap now: more of the
+#	request (dropped), or the client gone: its answer is not waited for.
+
+proc ::tclcprof::servelib::HeapWaiting {sock id timer} {
+    variable asked
+    if {![catch {read $sock 65536}] && ![chan eof $sock]} {
+	return
+    }
+    after cancel $timer
+    dict unset asked $id
+    Close $sock
+}
+
+proc ::tclcprof::servelib::HeapLate {sock id} {
+    variable asked
+    variable startTimeout
+    dict unset asked $id
+    Respond $sock 503 "the program's thread did not answer within\
+	    [expr {$startTimeout / 1000.0}] s (busy in a C call or\
+	    blocked): try again later\n" {Retry-After 10} 0
+}
+
+proc ::tclcprof::servelib::HeapAnswered {sock timer code result} {
+    after cancel $timer
+    Finished $sock $code $result
+}
+
+# OwnerHeap --
+#	In the program's thread: the pprof export of the memory profile of
+#	the program's own run, running now with -mode memory (or sample
+#	memory), as {code body headers}; 409 when there is none.
+
+proc ::tclcprof::servelib::OwnerHeap {kind} {
+    variable lastLabel
+    set st [Aside bypass ::tclcprof::status]
+    if {![dict get $st running]
+	    || ($lastLabel ne "" && [dict get $st label] eq $lastLabel)
+	    || [lindex [dict get $st mode] end] ne "memory"} {
+	return [list 409 "no memory profile to show now: the program runs\
+		no memory profiling of its own (tclcprof::start -mode\
+		memory, TCLCPROF='-mode memory ...'); ask /debug/pprof/$kind?seconds=N\
+		for the allocations of the next N seconds\n" {}]
+    }
+    set profile [Aside bypass {::tclcprof::data -view alloc}]
+    dict set profile meta label "[dict get $profile meta label]\
+	    (/debug/pprof/$kind, now)"
+    if {[catch {::tclcprof::export -format pprof -data $profile} out opts]} {
+	if {[lrange [dict get $opts -errorcode] 0 2] ne {TCLCPROF NODATA tree}} {
+	    return [list 500 "cannot export the profile: $out\n" {}]
+	}
+	set out [EmptyPprof $profile]
+    }
+    return [list 200 $out [list Content-Type application/octet-stream \
+	    Content-Disposition {attachment; filename="profile"}]]
 }
 
 # NoStart --
@@ -714,17 +851,6 @@ proc ::tclcprof::servelib::Started {label code result} {
 	    ::tclcprof::servelib::Finish]
 }
 
-# Unsaved --
-#	In the program's thread: whether the profile in memory (status st)
-#	is the program's and holds data that no save and no -db run has
-#	written.
-
-proc ::tclcprof::servelib::Unsaved {st} {
-    variable lastLabel
-    expr {[dict get $st unsaved] && ($lastLabel eq ""
-	    || [dict get $st label] ne $lastLabel)}
-}
-
 # Waiting --
 #	In the server's thread: input on a connection waiting for its
 #	profile: more of the request (read and dropped), or the end: the
@@ -750,7 +876,7 @@ proc ::tclcprof::servelib::Waiting {sock} {
 
 proc ::tclcprof::servelib::OwnerStop {label} {
     if {[Ours $label]} {
-	catch {::tclcprof::stop}
+	catch {Aside bypass {::tclcprof::stop; ::tclcprof::reset}}
     }
     return
 }
@@ -788,14 +914,17 @@ proc ::tclcprof::servelib::Finished {sock code result} {
 
 proc ::tclcprof::servelib::OwnerFinish {label kind} {
     if {[Ours $label]} {
-	catch {::tclcprof::stop}
+	catch {Aside bypass ::tclcprof::stop}
     }
-    if {[catch {::tclcprof::data} profile]
+    if {[catch {Aside bypass ::tclcprof::data} profile]
 	    || [catch {dict get $profile meta label} have]
 	    || $have ne $label} {
 	return [list 409 "the profile was stopped or replaced by the\
 		program while it was collected\n" {}]
     }
+    # The request's profile is its answer only: the collector lets it go
+    # (the program's latest profile stays aside).
+    catch {Aside bypass ::tclcprof::reset}
     set format [expr {$kind eq "heap" ? "pprof" : $kind}]
     if {[catch {::tclcprof::export -format $format -data $profile} out opts]} {
 	if {[lrange [dict get $opts -errorcode] 0 2] ne {TCLCPROF NODATA tree}} {
@@ -911,9 +1040,12 @@ Go's sample types (<code>go tool pprof -sample_index=inuse_space</code>).
 Parameters: <code>seconds</code>, <code>memrate</code> (bytes between
 samples, on average) and <code>native</code>.</td></tr>
 </table>
-<p>One profile at a time; requests meanwhile, while the program
-profiles on its own, and while its latest profile is not saved, are
-answered 409 Conflict.</p>
+<p>Without <code>seconds</code>, heap and allocs answer at once with
+the memory profile of the program's own run of <code>-mode memory</code>
+(since it started), or 409 when it runs none.</p>
+<p>One profile at a time; requests meanwhile, and while the program
+profiles on its own, are answered 409 Conflict. A request never
+replaces the program's own latest profile.</p>
 </body></html>
 "
     return [encoding convertto utf-8 $page]

@@ -50,6 +50,21 @@ proc ::tclcprof::EnvStart {value} {
 	    options of tclcprof::start (-option value ...)"
     }
     set opts $value
+    # -serve PORT: the endpoint of tclcprof::serve; alone, no run is
+    # started (requests make their own).
+    if {[dict exists $opts -serve]} {
+	set serve [dict get $opts -serve]
+	dict unset opts -serve
+	try {
+	    ::tclcprof::servelib::FromOption $serve
+	} on error {msg options} {
+	    return -code error -errorcode [dict get $options -errorcode] \
+		"TCLCPROF environment variable: $msg"
+	}
+	if {![dict size $opts]} {
+	    return
+	}
+    }
     if {![dict exists $opts -db] && ![dict exists $opts -history]
 	    && [dict get [dict merge {-mode sample} \
 	    [::tclcprof::configure] $opts] -mode] ne "stack"} {

@@ -1298,6 +1298,71 @@ CprofAddSampleTo(
 /*
  *----------------------------------------------------------------------
  *
+ * CprofDrainSoon --
+ *
+ *	A drain in the middle of a run (the event loop's timer, or the
+ *	handler asking from a command boundary), which waits for no file:
+ *	when a module of the samples in the ring has no symbol table yet,
+ *	the table is asked for on the reading thread (symreader.c) and the
+ *	samples stay in the ring (the spool takes what overflows) for a
+ *	later drain (not the first drain in a child after fork, which makes
+ *	the child's timer). The samples are looked at in order up to the first
+ *	that needs a table not read yet (the handler asks again at every
+ *	sample once the ring is half full: each look stays short). Put off for PUT_OFF_MAX_NS at most in a row; then, or
+ *	with samples spooled, it is a drain like any other. Stop, status,
+ *	data and saving drain with CprofDrain, which waits.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define PUT_OFF_MAX_NS	3000000000u	/* 3 s */
+
+void
+CprofDrainSoon(
+    CprofState *statePtr)
+{
+    CprofSampler *sPtr = statePtr->samplerPtr;
+
+    if (sPtr != NULL && statePtr->symPtr != NULL && statePtr->memPtr == NULL
+	    && !sPtr->forked && CprofSamplerSpoolEmpty(sPtr)
+	    && CprofSamplerPeek(sPtr) != NULL) {
+	uint64_t now = CprofClockNs(CLOCK_MONOTONIC);
+
+	if (statePtr->putOffSinceNs == 0
+		|| now - statePtr->putOffSinceNs < PUT_OFF_MAX_NS) {
+	    CprofSample *samplePtr;
+	    uint32_t i;
+	    int warm = 1;
+
+	    if (statePtr->symLockPtr != NULL) {
+		Tcl_MutexLock(statePtr->symLockPtr);
+	    }
+	    CprofSymRefresh(statePtr->symPtr);
+	    for (i = 0; warm
+		    && (samplePtr = CprofSamplerPeekAt(sPtr, i)) != NULL; i++) {
+		warm = CprofSymWarm(statePtr->symPtr, samplePtr->ip,
+			samplePtr->nNative);
+	    }
+	    if (statePtr->symLockPtr != NULL) {
+		Tcl_MutexUnlock(statePtr->symLockPtr);
+	    }
+	    if (!warm) {
+		if (statePtr->putOffSinceNs == 0) {
+		    statePtr->putOffSinceNs = now;
+		}
+		statePtr->drainsPutOff++;
+		sPtr->needDrain = 0;
+		return;
+	    }
+	}
+    }
+    statePtr->putOffSinceNs = 0;
+    CprofDrain(statePtr);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofDrain --
  *
  *	Process every sample waiting in the ring and in the spool (where the

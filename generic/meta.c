@@ -118,6 +118,7 @@ CprofSamplingDict(
 	    Tcl_NewWideIntObj(statePtr->unmatchedFrames));
     PUT(dictObj, "short_native_stacks",
 	    Tcl_NewWideIntObj(statePtr->shortSamples));
+    PUT(dictObj, "drains_put_off", Tcl_NewWideIntObj(statePtr->drainsPutOff));
     handlerObj = Tcl_NewDictObj();
     PUT(handlerObj, "mean_ns", Tcl_NewWideIntObj(cPtr->signals
 	    ? (Tcl_WideInt) (cPtr->handlerNs / cPtr->signals) : 0));

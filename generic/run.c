@@ -135,7 +135,7 @@ HookDrain(
 {
     CprofState *statePtr = (CprofState *) data;
 
-    CprofDrain(statePtr->hostPtr != NULL ? statePtr->hostPtr : statePtr);
+    CprofDrainSoon(statePtr->hostPtr != NULL ? statePtr->hostPtr : statePtr);
 }
 
 static const CprofLevelHooks levelHooks = {
@@ -213,7 +213,7 @@ DrainTimerProc(
 
     statePtr->drainTimer = NULL;
     if (statePtr->samplerPtr != NULL || CprofMemoryRunning(statePtr)) {
-	CprofDrain(statePtr);
+	CprofDrainSoon(statePtr);
 	statePtr->drainTimer = Tcl_CreateTimerHandler(DRAIN_MS,
 		DrainTimerProc, statePtr);
     }
@@ -417,6 +417,8 @@ ClearData(
     statePtr->unsplicedSamples = 0;
     statePtr->unmatchedFrames = 0;
     statePtr->shortSamples = 0;
+    statePtr->drainsPutOff = 0;
+    statePtr->putOffSinceNs = 0;
     statePtr->hasData = 0;
     memset(&statePtr->lastCounters, 0, sizeof(statePtr->lastCounters));
     statePtr->lastAchieved = 0;

@@ -1308,6 +1308,9 @@ MODULE_SCOPE void	CprofSamplerAfterFork(Tcl_Interp *interp,
 			    CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDestroy(CprofSampler *samplerPtr);
 MODULE_SCOPE CprofSample *CprofSamplerPeek(CprofSampler *samplerPtr);
+MODULE_SCOPE CprofSample *CprofSamplerPeekAt(CprofSampler *samplerPtr,
+			    uint32_t n);
+MODULE_SCOPE int	CprofSamplerSpoolEmpty(CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerRelease(CprofSampler *samplerPtr);
 MODULE_SCOPE CprofSample *CprofSamplerTakeSpooled(CprofSampler *samplerPtr);
 MODULE_SCOPE void	CprofSamplerDiscard(CprofSampler *samplerPtr);
@@ -1422,6 +1425,11 @@ typedef struct CprofState {
     Tcl_TimerToken drainTimer;	/* Periodic drain from the event loop. */
     Tcl_WideInt splicedSamples;	/* Samples whose Tcl frames all matched. */
     Tcl_WideInt unsplicedSamples;/* Samples with unmatched Tcl frames. */
+    Tcl_WideInt drainsPutOff;	/* Drains in the middle of a run left for
+				 * later: symbol tables were being read
+				 * (CprofDrainSoon). */
+    uint64_t putOffSinceNs;	/* Monotonic time of the first of the
+				 * drains put off in a row, or 0. */
     Tcl_WideInt unmatchedFrames;/* Tcl frames that matched no anchor. */
     Tcl_WideInt shortSamples;	/* Samples whose outer Tcl frames lay
 				 * beyond the native stack: the unwind
@@ -1613,6 +1621,7 @@ MODULE_SCOPE void	CprofStoreSetBusyTimeout(int ms);
  */
 
 MODULE_SCOPE void	CprofDrain(CprofState *statePtr);
+MODULE_SCOPE void	CprofDrainSoon(CprofState *statePtr);
 MODULE_SCOPE void	CprofAddSample(CprofState *statePtr,
 			    const CprofSample *samplePtr);
 MODULE_SCOPE int	CprofAddSampleTo(CprofState *statePtr,
@@ -1787,6 +1796,8 @@ typedef struct CprofSymInfo {
 MODULE_SCOPE CprofSymbolizer *CprofSymNew(void);
 MODULE_SCOPE void	CprofSymFree(CprofSymbolizer *symPtr);
 MODULE_SCOPE void	CprofSymRefresh(CprofSymbolizer *symPtr);
+MODULE_SCOPE int	CprofSymWarm(CprofSymbolizer *symPtr,
+			    const uintptr_t *addrs, int n);
 MODULE_SCOPE void	CprofSymResolve(CprofSymbolizer *symPtr,
 			    uintptr_t addr, CprofSymInfo *infoPtr);
 MODULE_SCOPE int	CprofSymDebug(Tcl_Interp *interp, Tcl_Obj *addrsObj);

@@ -1085,6 +1085,39 @@ CprofSamplerPeek(
     return &sPtr->slots[sPtr->tail & sPtr->mask];
 }
 
+/*
+ * The n-th sample after the oldest still in the ring (0: the one Peek
+ * gives), or NULL. Normal context, in the sampled thread.
+ */
+
+CprofSample *
+CprofSamplerPeekAt(
+    CprofSampler *sPtr,
+    uint32_t n)
+{
+    uint32_t head = __atomic_load_n(&sPtr->head, __ATOMIC_ACQUIRE);
+
+    if (head - sPtr->tail <= n) {
+	return NULL;
+    }
+    return &sPtr->slots[(sPtr->tail + n) & sPtr->mask];
+}
+
+/*
+ * Whether samples wait in the spool (the ring was full).
+ */
+
+int
+CprofSamplerSpoolEmpty(
+    CprofSampler *sPtr)
+{
+    CprofSpool *spPtr = sPtr->spoolPtr;
+
+    return spPtr == NULL
+	    || __atomic_load_n(&spPtr->used, __ATOMIC_ACQUIRE)
+		<= spPtr->takeOffset;
+}
+
 void
 CprofSamplerRelease(
     CprofSampler *sPtr)

@@ -731,6 +731,28 @@ FindModule(
  *----------------------------------------------------------------------
  */
 
+/*
+ * The key of a module's file among the tables of symfile.c (the file's
+ * identity), or 0 when it has none to read.
+ */
+
+static int
+FileKey(
+    Module *modPtr,
+    char *key,
+    size_t size)
+{
+    const CprofFileId *idPtr = &modPtr->fileId;
+
+    if (modPtr->isVdso || !modPtr->statOk || modPtr->path == NULL) {
+	return 0;
+    }
+    snprintf(key, size, "file:%llx:%llx:%llx:%llx.%09ld",
+	    idPtr->dev, idPtr->ino, (unsigned long long) idPtr->size,
+	    (unsigned long long) idPtr->mtimeSec, idPtr->mtimeNsec);
+    return 1;
+}
+
 static CprofSymTable *
 ModuleTable(
     Module *modPtr)
@@ -750,13 +772,9 @@ ModuleTable(
 	    tablePtr = CprofSymTableAcquire(key, NULL, NULL,
 		    (const unsigned char *) modPtr->base, modPtr->imageSize);
 	}
-    } else if (modPtr->statOk && modPtr->path != NULL) {
-	const CprofFileId *idPtr = &modPtr->fileId;
-
-	snprintf(key, sizeof(key), "file:%llx:%llx:%llx:%llx.%09ld",
-		idPtr->dev, idPtr->ino, (unsigned long long) idPtr->size,
-		(unsigned long long) idPtr->mtimeSec, idPtr->mtimeNsec);
-	tablePtr = CprofSymTableAcquire(key, modPtr->path, idPtr, NULL, 0);
+    } else if (FileKey(modPtr, key, sizeof(key))) {
+	tablePtr = CprofSymTableAcquire(key, modPtr->path, &modPtr->fileId,
+		NULL, 0);
     }
     if (tablePtr != NULL && modPtr->buildIdLen > 0) {
 	int len;
@@ -1258,6 +1276,51 @@ Describe(
     entryPtr->info.fileId = found.fileId;
     entryPtr->info.line = found.line;
     return entryPtr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSymWarm --
+ *
+ *	Whether naming these addresses can go without waiting for a file to
+ *	be read: every module they are in has its table, or has it read
+ *	already by the reading thread. The tables missing are asked for
+ *	ahead (symreader.c), for a later drain. Uses the module list of the
+ *	last refresh.
+ *
+ * Results:
+ *	1 or 0.
+ *
+ * Side effects:
+ *	May queue reads on the reading thread.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSymWarm(
+    CprofSymbolizer *symPtr,
+    const uintptr_t *addrs,
+    int n)
+{
+    Module *lastPtr = NULL;
+    char key[160];
+    int i, warm = 1;
+
+    for (i = 0; i < n; i++) {
+	Module *modPtr = FindModule(symPtr, addrs[i]);
+
+	if (modPtr == NULL || modPtr == lastPtr || modPtr->tableTried) {
+	    continue;
+	}
+	lastPtr = modPtr;
+	if (FileKey(modPtr, key, sizeof(key))
+		&& !CprofSymTableWarm(key, modPtr->path, &modPtr->fileId)) {
+	    warm = 0;
+	}
+    }
+    return warm;
 }
 
 /*

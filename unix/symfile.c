@@ -1552,6 +1552,29 @@ CprofSymFileAcquire(
     Tcl_MutexUnlock(&tableMutex);
     return newPtr;
 }
+/*
+ * Whether a table of that key is read (held or spare); any thread.
+ */
+
+int
+CprofSymFileCached(
+    const char *key)
+{
+    SymTable *tablePtr;
+    int found = 0;
+
+    Tcl_MutexLock(&tableMutex);
+    for (tablePtr = tableList; tablePtr != NULL;
+	    tablePtr = tablePtr->nextPtr) {
+	if (strcmp(tablePtr->key, key) == 0) {
+	    found = 1;
+	    break;
+	}
+    }
+    Tcl_MutexUnlock(&tableMutex);
+    return found;
+}
+
 void
 CprofSymFileRelease(
     SymTable *tablePtr)

@@ -63,6 +63,8 @@ MODULE_SCOPE const unsigned char *CprofSymTableBuildId(
 			    CprofSymTable *tablePtr, int *lenPtr);
 MODULE_SCOPE void	CprofSymTableLookup(CprofSymTable *tablePtr,
 			    uint64_t rel, CprofSymFound *foundPtr);
+MODULE_SCOPE int	CprofSymTableWarm(const char *key, const char *path,
+			    const CprofFileId *idPtr);
 
 /*
  * symfile.c: on the calling thread (the reading thread's work).
@@ -74,5 +76,6 @@ MODULE_SCOPE CprofSymTable *CprofSymFileAcquire(const char *key,
 MODULE_SCOPE void	CprofSymFileRelease(CprofSymTable *tablePtr);
 MODULE_SCOPE void	CprofSymFileLookup(CprofSymTable *tablePtr,
 			    uint64_t rel, CprofSymFound *foundPtr);
+MODULE_SCOPE int	CprofSymFileCached(const char *key);
 
 #endif /* _SYMFILE_H */

@@ -28,6 +28,15 @@
  *	heap (50 ms instead of 44). Where no thread can be made, calls run
  *	on the caller's thread as they used to.
  *
+ *	Reading ahead (CprofSymTableWarm): a drain in the middle of a run
+ *	(from the event loop's timer, or asked for by the handler) does not
+ *	wait for a table to be read: it asks for the tables its samples need
+ *	and leaves the samples for a later drain while the thread reads them
+ *	(a queue of PREFETCH_MAX, served when no call waits). Reading
+ *	libc's separate debug file alone took the program's thread 1.2-1.9 s
+ *	at load 12, long enough for an "after 100" to fire before an
+ *	"after idle" queued before it (Tcl's msgcat-14.2 failed profiled).
+ *
  * Copyright (c) 2026 The tclcprof authors.
  *
  * See the file "LICENSE" for information on usage and redistribution of
@@ -63,6 +72,27 @@ typedef struct SymCall {
 #define SPIN_READER_NS	50000	/* the thread for the next call. */
 
 enum { READER_NONE, READER_RUNNING, READER_FAILED };
+
+/*
+ * Tables to read ahead, in the order asked for; under reader.mutex (count
+ * also read without it, atomically, by the thread's wait).
+ */
+
+#define PREFETCH_MAX	16
+#define PREFETCH_KEY	160
+
+typedef struct Prefetch {
+    char key[PREFETCH_KEY];
+    char *path;			/* ckalloc'd copy. */
+    CprofFileId id;
+} Prefetch;
+
+static struct {
+    Prefetch queue[PREFETCH_MAX];
+    int first;			/* Index of the oldest. */
+    int count;			/* Queued. */
+    char busyKey[PREFETCH_KEY];	/* The one being read ("" if none). */
+} prefetch;
 
 static struct {
     pthread_mutex_t submit;	/* Held by the caller for a whole call. */
@@ -126,13 +156,15 @@ NextCall(void)
     int spins = 0;
 
     while (__atomic_load_n(&reader.callPtr, __ATOMIC_ACQUIRE) == NULL
-	    && !__atomic_load_n(&reader.quit, __ATOMIC_ACQUIRE)) {
+	    && !__atomic_load_n(&reader.quit, __ATOMIC_ACQUIRE)
+	    && __atomic_load_n(&prefetch.count, __ATOMIC_ACQUIRE) == 0) {
 	if ((++spins & 63) == 0
 		&& CprofClockNs(CLOCK_MONOTONIC) > until) {
 	    pthread_mutex_lock(&reader.mutex);
 	    __atomic_store_n(&reader.readerAsleep, 1, __ATOMIC_SEQ_CST);
 	    while (__atomic_load_n(&reader.callPtr, __ATOMIC_SEQ_CST) == NULL
-		    && !__atomic_load_n(&reader.quit, __ATOMIC_SEQ_CST)) {
+		    && !__atomic_load_n(&reader.quit, __ATOMIC_SEQ_CST)
+		    && prefetch.count == 0) {
 		pthread_cond_wait(&reader.callCond, &reader.mutex);
 	    }
 	    __atomic_store_n(&reader.readerAsleep, 0, __ATOMIC_RELAXED);
@@ -148,6 +180,48 @@ NextCall(void)
     return callPtr;
 }
 
+/*
+ * On the thread, when no call waits: read the oldest table asked for
+ * ahead, and keep it (released at once, it stays among the spare tables
+ * of symfile.c until a drain acquires it).
+ */
+
+static void
+ReadAhead(void)
+{
+    Prefetch item;
+
+    pthread_mutex_lock(&reader.mutex);
+    if (prefetch.count == 0) {
+	pthread_mutex_unlock(&reader.mutex);
+	return;
+    }
+    item = prefetch.queue[prefetch.first];
+    prefetch.first = (prefetch.first + 1) % PREFETCH_MAX;
+    memcpy(prefetch.busyKey, item.key, PREFETCH_KEY);
+    __atomic_store_n(&prefetch.count, prefetch.count - 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&reader.mutex);
+
+    CprofSymFileRelease(CprofSymFileAcquire(item.key, item.path, &item.id,
+	    NULL, 0));
+    ckfree(item.path);
+
+    pthread_mutex_lock(&reader.mutex);
+    prefetch.busyKey[0] = '\0';
+    pthread_mutex_unlock(&reader.mutex);
+}
+
+static void
+ForgetReadAhead(void)
+{
+    while (prefetch.count > 0) {
+	ckfree(prefetch.queue[prefetch.first].path);
+	prefetch.first = (prefetch.first + 1) % PREFETCH_MAX;
+	prefetch.count--;
+    }
+    prefetch.busyKey[0] = '\0';
+}
+
 static void *
 ReaderMain(
     void *arg)
@@ -157,7 +231,15 @@ ReaderMain(
     (void) arg;
     onReader = 1;
     CprofMemGuard(1);
-    while ((callPtr = NextCall()) != NULL) {
+    while (1) {
+	callPtr = NextCall();
+	if (callPtr == NULL) {
+	    if (__atomic_load_n(&reader.quit, __ATOMIC_ACQUIRE)) {
+		break;
+	    }
+	    ReadAhead();
+	    continue;
+	}
 	RunCall(callPtr);
 
 	/*
@@ -208,6 +290,7 @@ ForkChild(void)
     pthread_cond_init(&reader.doneCond, NULL);
     reader.callPtr = NULL;
     reader.quit = reader.readerAsleep = reader.callerAsleep = 0;
+    ForgetReadAhead();
     if (reader.state == READER_RUNNING) {
 	reader.state = READER_NONE;
     }
@@ -351,6 +434,82 @@ CprofSymTableLookup(
 /*
  *----------------------------------------------------------------------
  *
+ * CprofSymTableWarm --
+ *
+ *	Whether the table of a file is read already (so that acquiring it
+ *	does not wait for the file). If not, it is asked for ahead (once:
+ *	a key queued or being read is not queued again) and the caller can
+ *	come back later.
+ *
+ * Results:
+ *	1 when the table is there, or when the caller had better read it
+ *	itself (no reading thread can be made); 0 while it is being read.
+ *
+ * Side effects:
+ *	May make the reading thread, and queue a read.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSymTableWarm(
+    const char *key,
+    const char *path,
+    const CprofFileId *idPtr)
+{
+    int i, queued = 0, up;
+
+    if (onReader || CprofSymFileCached(key)) {
+	return 1;
+    }
+    if (strlen(key) >= PREFETCH_KEY || path == NULL) {
+	return 1;
+    }
+
+    /*
+     * The submit mutex is held through every call of another thread
+     * (a drain of another thread of the session): not waited for.
+     */
+
+    if (pthread_mutex_trylock(&reader.submit) != 0) {
+	return 0;
+    }
+    up = ReaderUp();
+    if (up) {
+	pthread_mutex_lock(&reader.mutex);
+	if (strcmp(prefetch.busyKey, key) == 0) {
+	    queued = 1;
+	}
+	for (i = 0; i < prefetch.count && !queued; i++) {
+	    if (strcmp(prefetch.queue[(prefetch.first + i) % PREFETCH_MAX].key,
+		    key) == 0) {
+		queued = 1;
+	    }
+	}
+	if (!queued && prefetch.count < PREFETCH_MAX) {
+	    Prefetch *itemPtr = &prefetch.queue[(prefetch.first
+		    + prefetch.count) % PREFETCH_MAX];
+	    size_t len = strlen(path);
+
+	    memcpy(itemPtr->key, key, strlen(key) + 1);
+	    itemPtr->path = ckalloc(len + 1);
+	    memcpy(itemPtr->path, path, len + 1);
+	    itemPtr->id = *idPtr;
+	    __atomic_store_n(&prefetch.count, prefetch.count + 1,
+		    __ATOMIC_RELEASE);
+	    if (__atomic_load_n(&reader.readerAsleep, __ATOMIC_SEQ_CST)) {
+		pthread_cond_signal(&reader.callCond);
+	    }
+	}
+	pthread_mutex_unlock(&reader.mutex);
+    }
+    pthread_mutex_unlock(&reader.submit);
+    return !up;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofSymReaderStop --
  *
  *	The library leaves the process (unload): the reading thread ends
@@ -372,5 +531,6 @@ CprofSymReaderStop(void)
 	reader.quit = 0;
 	reader.state = READER_NONE;
     }
+    ForgetReadAhead();
     pthread_mutex_unlock(&reader.submit);
 }

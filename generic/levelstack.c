@@ -938,6 +938,16 @@ CprofLevelsEnter(
 	topPtr->nameId = CprofNameFold(lvPtr->namingPtr, topPtr->nameId,
 		topPtr->token, entryPtr->token);
 	topPtr->flags &= ~CPROF_FRAME_FOLD;
+	if ((topPtr->flags & CPROF_FRAME_OWN)
+		&& !(entryPtr->flags & CPROF_FRAME_OWN)) {
+	    /*
+	     * tclcprof's ensemble running a subcommand that is the
+	     * program's (tclcprof label): the frame is the subcommand's.
+	     */
+
+	    topPtr->flags &= ~(CPROF_FRAME_OWN | CPROF_FRAME_HIDDEN);
+	    topPtr->kind = entryPtr->kind;
+	}
 	lvPtr->counters.folded++;
 	CprofLevelsRename(lvPtr, stackPtr->depth - 1, oldNameId);
 	return NULL;

@@ -985,7 +985,16 @@ typedef struct CprofExactNode {
     uint64_t minNs, maxNs;	/* Per completed call. */
     uint64_t suspendedNs;	/* Coroutines: time suspended (on the node of
 				 * the outermost frame of the coroutine). */
+    int labels;			/* The set of labels in effect (labels.c),
+				 * 0: none. */
 } CprofExactNode;
+
+/*
+ * The kind of an exact node that stands for a set of labels: its name is
+ * the set's, its callees were called under it.
+ */
+
+#define CPROF_EXACT_LABELS	0x100
 
 /*
  * A call site (-lines): a source file and line, and one record per command
@@ -1040,6 +1049,9 @@ typedef struct CprofNameCalls CprofNameCalls;
 
 typedef struct CprofExact {
     int on;			/* Timing every traced command. */
+    struct CprofLabelThread *labelsPtr;
+				/* The thread's labels, found at the first
+				 * enter. */
     int interpId;		/* The interpreter timed (CprofFrameDef's
 				 * interpId): its nodes' 'interp'. */
     int coverage;		/* Coverage mode: counting only. */
@@ -1523,6 +1535,7 @@ typedef struct CprofMemRec {
     unsigned epoch;		/* CprofMemEpoch when it was made. */
     uint16_t nNative, nTcl;
     uint32_t flags;		/* CPROF_SAMPLE_* */
+    int32_t labels;		/* The set of labels in effect (labels.c). */
     uintptr_t *ip;		/* nNative return addresses, innermost */
     uintptr_t *cfa;		/* first, with their frames' CFAs... */
     CprofTclRef *tcl;		/* ...and the Tcl frames, outermost first

@@ -142,13 +142,26 @@ ThreadExit(
 	}
     }
     *ltPtrPtr = NULL;
+
+    /*
+     * The state itself stays (a few hundred bytes per thread that used
+     * labels or sampled): a sampler or the memory hooks of the thread may
+     * still look through it while the thread ends. Its table goes, the
+     * lookup then finding nothing.
+     */
+
+    __atomic_store_n(&ltPtr->numInterps, 0, __ATOMIC_RELEASE);
     if (ltPtr->table != NULL) {
-	ckfree(ltPtr->table);
+	LabelTable *tPtr = ltPtr->table;
+
+	__atomic_store_n(&ltPtr->table, NULL, __ATOMIC_RELEASE);
+	ckfree(tPtr);
     }
     if (ltPtr->cScopes != NULL) {
 	ckfree(ltPtr->cScopes);
+	ltPtr->cScopes = NULL;
+	ltPtr->numC = ltPtr->capC = 0;
     }
-    ckfree(ltPtr);
 }
 
 /*

@@ -93,6 +93,8 @@ static Tcl_ThreadDataKey labelKey;
 static Tcl_HashTable labelSets;	/* Canonical string -> id. */
 static int labelSetsInit = 0;
 static int overflowId = 0;
+static Tcl_WideInt overflows = 0;	/* Scopes recorded as the overflow
+					 * set. */
 TCL_DECLARE_MUTEX(labelMutex)
 
 static void		ThreadExit(ClientData clientData);
@@ -608,6 +610,7 @@ MakeSet(
 	    overflowId = CprofNameIntern("tclcprof overflow", -1) + 1;
 	}
 	id = overflowId;
+	overflows++;
     } else {
 	id = CprofNameIntern(canonical, -1) + 1;
 	hPtr = Tcl_CreateHashEntry(&labelSets, canonical, &isNew);
@@ -887,4 +890,38 @@ const void *
 CprofLabelsApi(void)
 {
     return &api;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofLabelsStatus --
+ *
+ *	status's "labels": sets (interned in the process), limit, and
+ *	overflow (scopes recorded as the set {tclcprof overflow} because
+ *	the limit was reached); in_effect, the labels in effect in the
+ *	calling thread.
+ *
+ *----------------------------------------------------------------------
+ */
+
+Tcl_Obj *
+CprofLabelsStatus(void)
+{
+    Tcl_Obj *dictObj = Tcl_NewDictObj();
+    Tcl_WideInt sets, over;
+
+    Tcl_MutexLock(&labelMutex);
+    sets = labelSetsInit ? labelSets.numEntries : 0;
+    over = overflows;
+    Tcl_MutexUnlock(&labelMutex);
+    Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("sets", -1),
+	    Tcl_NewWideIntObj(sets));
+    Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("limit", -1),
+	    Tcl_NewIntObj(LABEL_MAX_SETS));
+    Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("overflow", -1),
+	    Tcl_NewWideIntObj(over));
+    Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("in_effect", -1),
+	    CprofLabelsDict(CprofLabelsNow(CprofLabelsThread())));
+    return dictObj;
 }

@@ -403,6 +403,7 @@ MODULE_SCOPE int	CprofLabelsNow(const CprofLabelThread *ltPtr);
 MODULE_SCOPE const char *CprofLabelsString(int id);
 MODULE_SCOPE Tcl_Obj *	CprofLabelsDict(int id);
 MODULE_SCOPE const void *CprofLabelsApi(void);
+MODULE_SCOPE Tcl_Obj *	CprofLabelsStatus(void);
 MODULE_SCOPE Tcl_ObjCmdProc CprofLabelObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofLabelNRCmd;
 MODULE_SCOPE void	CprofWrongArgs(Tcl_Interp *interp, int objc,

@@ -413,8 +413,11 @@ NodeDict(
 		Tcl_NewStringObj(name ? name : "?", -1));
 	Tcl_DictObjPut(NULL, dictObj, keys[1],
 		Tcl_NewStringObj(fPtr->isC == CPROF_FD_THREAD ? "thread"
+		: fPtr->isC == CPROF_FD_LABELS ? "labels"
 		: fPtr->isC ? "c" : "tcl", -1));
-	if (fPtr->isC == CPROF_FD_THREAD) {
+	if (fPtr->isC == CPROF_FD_LABELS) {
+	    /* The name is the set. */
+	} else if (fPtr->isC == CPROF_FD_THREAD) {
 	    const char *id = fPtr->moduleId >= 0
 		    ? CprofNameString(fPtr->moduleId) : NULL;
 
@@ -1034,10 +1037,11 @@ CprofAddSampleTo(
     const CprofSample *samplePtr)
 {
     CprofSpliceEntry merged[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
-    int frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
-    int exact[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
-    int fileIds[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
-    int lines[CPROF_NATIVE_MAX + CPROF_TCL_MAX];
+    int frames[CPROF_NATIVE_MAX + CPROF_TCL_MAX + 1];
+    int exact[CPROF_NATIVE_MAX + CPROF_TCL_MAX + 1];
+    int fileIds[CPROF_NATIVE_MAX + CPROF_TCL_MAX + 1];
+    int lines[CPROF_NATIVE_MAX + CPROF_TCL_MAX + 1];
+    int labelFrames = 0;		/* 1: the stack starts with its labels. */
     int withExact = statePtr->exact.on && treePtr == &statePtr->tree;
     int tclLines = treePtr == &statePtr->tree && statePtr->samplerPtr != NULL
 	    && statePtr->samplerPtr->lines;
@@ -1173,6 +1177,20 @@ CprofAddSampleTo(
 	}
     }
 
+    /*
+     * Labels (labels.c): the sample's set heads its stack, a node of its
+     * own under the root.
+     */
+
+    if (samplePtr->labels > 0) {
+	exact[kept] = -1;
+	lines[kept] = 0;
+	fileIds[kept] = -1;
+	frames[kept++] = CprofTreeFrame(treePtr, CPROF_FD_LABELS,
+		samplePtr->labels - 1, -1, -1, -1);
+	labelFrames = 1;
+    }
+
     for (i = 0; i < n; i++) {
 	if (merged[i].isTcl) {
 	    const CprofTclRef *refPtr = &tcl[merged[i].index];
@@ -1264,7 +1282,7 @@ CprofAddSampleTo(
 		 * unnamed function that calls the C library's start-up.
 		 */
 
-		if (startup && kept == 0 && !info.exact && i + 1 < n
+		if (startup && kept == labelFrames && !info.exact && i + 1 < n
 			&& !merged[i + 1].isTcl) {
 		    int k = merged[i + 1].index;
 		    CprofSymInfo next;

@@ -659,7 +659,8 @@ ChildNode(
     CprofExactNode *pPtr = &exactPtr->nodes[parent];
     int node = pPtr->lastChild;
 
-    if (node >= 0 && exactPtr->nodes[node].nameId == nameId) {
+    if (node >= 0 && exactPtr->nodes[node].nameId == nameId
+	    && exactPtr->nodes[node].kind != CPROF_EXACT_LABELS) {
 	return node;
     }
     node = MapGet(&exactPtr->childMap, (uint64_t) parent, (uint64_t) nameId);
@@ -712,7 +713,46 @@ NewNode(
     nPtr->minNs = UINT64_MAX;
     nPtr->maxNs = 0;
     nPtr->suspendedNs = 0;
+    nPtr->labels = pPtr->labels;
     pPtr->firstChild = node;
+    return node;
+}
+
+/*
+ * The node a call made now under 'parent' goes under: 'parent', or, when
+ * the labels in effect (labels.c) are not the parent's, the child of the
+ * parent that stands for them (made if new; its name the set's, "" for
+ * none). Keyed in the child map apart from frames' names.
+ */
+
+#define LABEL_KEY	((uint64_t) 1 << 40)
+
+static int
+LabelParent(
+    CprofExact *exactPtr,
+    int parent)
+{
+    int labels, node, nameId;
+
+    if (exactPtr->labelsPtr == NULL) {
+	exactPtr->labelsPtr = CprofLabelsThread();
+    }
+    labels = CprofLabelsNow(exactPtr->labelsPtr);
+    if (labels == exactPtr->nodes[parent].labels) {
+	return parent;
+    }
+    node = MapGet(&exactPtr->childMap, (uint64_t) parent,
+	    LABEL_KEY | (uint64_t) labels);
+    if (node < 0) {
+	nameId = labels > 0 ? labels - 1 : CprofNameIntern("", 0);
+	node = NewNode(exactPtr, parent, nameId, CPROF_EXACT_LABELS);
+	if (node == parent) {
+	    return parent;
+	}
+	exactPtr->nodes[node].labels = labels;
+	MapPut(&exactPtr->childMap, (uint64_t) parent,
+		LABEL_KEY | (uint64_t) labels, node);
+    }
     return node;
 }
 
@@ -1060,7 +1100,8 @@ CprofExactEnter(
 	framePtr->flags |= CPROF_FRAME_HIDDEN;
 	framePtr->node = parentNode;
     } else {
-	framePtr->node = ChildNode(exactPtr, parentNode, framePtr->nameId,
+	framePtr->node = ChildNode(exactPtr,
+		LabelParent(exactPtr, parentNode), framePtr->nameId,
 		framePtr->kind);
     }
     if (exactPtr->lines) {
@@ -1133,8 +1174,8 @@ CprofExactRename(
 	}
 	return;
     }
-    framePtr->node = ChildNode(exactPtr, parentNode, framePtr->nameId,
-	    framePtr->kind);
+    framePtr->node = ChildNode(exactPtr, LabelParent(exactPtr, parentNode),
+	    framePtr->nameId, framePtr->kind);
     if (site >= 0) {
 	framePtr->lineRec = LineRecFor(exactPtr, site, framePtr->nameId,
 		framePtr->kind, parentNode);

@@ -206,6 +206,11 @@ CprofExactTreeObj(
 	    PUT(dictObj, "name", Tcl_NewObj());
 	    PUT(dictObj, "kind", linkObj);
 	    PUT(dictObj, "link", Tcl_NewListObj(2, pair));
+	} else if (nPtr->kind == CPROF_EXACT_LABELS) {
+	    const char *name = CprofNameString(nPtr->nameId);
+
+	    PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "", -1));
+	    PUT(dictObj, "kind", Tcl_NewStringObj("labels", -1));
 	} else {
 	    const char *name = CprofNameString(nPtr->nameId);
 

@@ -938,6 +938,21 @@ CprofLevelsEnter(
 	topPtr->nameId = CprofNameFold(lvPtr->namingPtr, topPtr->nameId,
 		topPtr->token, entryPtr->token);
 	topPtr->flags &= ~CPROF_FRAME_FOLD;
+	if ((topPtr->flags & CPROF_FRAME_OWN)
+		&& !(entryPtr->flags & CPROF_FRAME_OWN)
+		&& (stackPtr->depth < 2
+		|| !(stackPtr->frames[stackPtr->depth - 2].flags
+		& CPROF_FRAME_OWN)
+		|| stackPtr->frames[stackPtr->depth - 2].envPtr != envPtr)) {
+	    /*
+	     * tclcprof's ensemble running a subcommand that is the
+	     * program's (tclcprof label), called by the program (not by
+	     * tclcprof's own code): the frame is the subcommand's.
+	     */
+
+	    topPtr->flags &= ~(CPROF_FRAME_OWN | CPROF_FRAME_HIDDEN);
+	    topPtr->kind = entryPtr->kind;
+	}
 	lvPtr->counters.folded++;
 	CprofLevelsRename(lvPtr, stackPtr->depth - 1, oldNameId);
 	return NULL;

@@ -372,6 +372,7 @@ AddRecord(
     sPtr->weight = count;
     sPtr->count = count;
     sPtr->flags = recPtr->flags;
+    sPtr->labels = recPtr->labels;
     sPtr->timeNs = 0;
     sPtr->nNative = recPtr->nNative;
     sPtr->nTcl = recPtr->nTcl;

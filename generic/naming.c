@@ -620,7 +620,12 @@ CprofNameCommandUncached(
     Tcl_GetCommandFullName(nPtr->interp, (Tcl_Command) origPtr, nameObj);
     name = Tcl_GetStringFromObj(nameObj, &length);
 
-    if (strcmp(name, "::tclcprof") == 0
+    if (strcmp(name, "::tclcprof::label") == 0) {
+	/*
+	 * Labels (labels.c) are the program's: what runs inside them is
+	 * its (a control command, below).
+	 */
+    } else if (strcmp(name, "::tclcprof") == 0
 	    || strncmp(name, "::tclcprof::", 12) == 0) {
 	namePtr->flags |= CPROF_NAME_OWN;
     } else if (!TclIsProc(origPtr)) {
@@ -713,6 +718,9 @@ CprofNameCommandUncached(
 		namePtr->kind = CPROF_KIND_CONTROL;
 		break;
 	    }
+	}
+	if (strcmp(name, "::tclcprof::label") == 0) {
+	    namePtr->kind = CPROF_KIND_CONTROL;
 	}
 	Tcl_DStringInit(&inst);
 	if (namePtr->nameId < 0 && namePtr->kind == CPROF_KIND_CMD

@@ -115,6 +115,7 @@ CprofStatusObjCmd(
     PUT(resultObj, "sampling", CprofSamplingDict(statePtr));
     PUT(resultObj, "exact", CprofExactDict(statePtr));
     PUT(resultObj, "memory", CprofMemoryDict(statePtr));
+    PUT(resultObj, "labels", CprofLabelsStatus());
     PUT(resultObj, "db", ciPtr->storePtr != NULL
 	    ? CprofStoreStatus(ciPtr->storePtr) : Tcl_NewDictObj());
 

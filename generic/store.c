@@ -58,7 +58,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#define SCHEMA_VERSION	3
+#define SCHEMA_VERSION	4
 #define OLDEST_VERSION	1	/* The oldest schema still read. */
 #define APPLICATION_ID	0x74637066	/* "tcpf" */
 #define BUSY_TIMEOUT_MS	5000
@@ -174,7 +174,7 @@
 #define FRAMES_SQL \
 "CREATE TABLE frames (\n" \
 "  id INTEGER PRIMARY KEY,\n" \
-"  kind TEXT NOT NULL,\n"		/* tcl, c, thread */ \
+"  kind TEXT NOT NULL,\n"		/* tcl, c, thread, labels */ \
 "  name TEXT NOT NULL,\n" \
 "  tclkind TEXT NOT NULL DEFAULT '',\n" \
 "  module TEXT NOT NULL DEFAULT '',\n" \
@@ -183,6 +183,20 @@
 "  line INTEGER NOT NULL DEFAULT 0,\n" \
 "  UNIQUE (kind, name, tclkind, module, interp, file, line)\n" \
 ");\n"
+
+/*
+ * Version 4: sets of labels are frames of kind "labels" (name: the set, a
+ * Tcl list key value ... sorted by key), each with its keys and values in
+ * frame_labels (labels.c).
+ */
+
+#define FRAME_LABELS_SQL \
+"CREATE TABLE IF NOT EXISTS frame_labels (\n" \
+"  frame INTEGER NOT NULL REFERENCES frames(id),\n" \
+"  key TEXT NOT NULL,\n" \
+"  value TEXT NOT NULL,\n" \
+"  PRIMARY KEY (frame, key)\n" \
+") WITHOUT ROWID;\n"
 
 #define DISPLAY_NAME(f) \
     f ".name || CASE WHEN " f ".interp = '' THEN '' ELSE ' [' || " f \
@@ -333,6 +347,7 @@ COVERAGE_COMMANDS_SQL
 ") WITHOUT ROWID;\n"
 HANDLERS_SQL
 THREADS_SQL
+FRAME_LABELS_SQL
 FRAME_VIEWS_SQL
 "CREATE INDEX nodes_parent ON nodes(run, tree, parent);\n";
 
@@ -382,6 +397,13 @@ NODE_LINES_SQL
 HANDLERS_SQL
 THREADS_SQL
 FRAME_VIEWS_SQL;
+
+/*
+ * Version 3 to 4: the table of labels added.
+ */
+
+static const char upgrade3Sql[] =
+FRAME_LABELS_SQL;
 
 static const char *const stmtSql[ST_COUNT] = {
     "SELECT id FROM frames WHERE kind = ?1 AND name = ?2 AND tclkind = ?3"
@@ -669,6 +691,12 @@ UpgradeSchema(
 		    NULL);
 	} else {
 	    version = 3;
+	}
+    }
+    if (rc == SQLITE_OK && version == 3) {
+	rc = sqlite3_exec(db, upgrade3Sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+	    version = 4;
 	}
     }
     if (rc == SQLITE_OK) {

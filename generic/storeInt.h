@@ -150,6 +150,8 @@ MODULE_SCOPE void	CprofDbBindObj(sqlite3_stmt *stmt, int index,
 MODULE_SCOPE void	CprofDbBindNumber(sqlite3_stmt *stmt, int index,
 			    Tcl_Obj *valueObj);
 MODULE_SCOPE int	CprofDbExec(sqlite3_stmt *stmt);
+MODULE_SCOPE int	CprofDbLabelRows(CprofStore *storePtr, int64_t frameId,
+			    const char *set);
 
 /*
  * storewrite.c

@@ -147,6 +147,10 @@ DataFrameId(
 	rc = CprofDbExec(stmt);
 	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
 	stmt = storePtr->stmts[ST_FRAME_GET];
+	if (rc == SQLITE_OK && strcmp(kind, "labels") == 0) {
+	    rc = CprofDbLabelRows(storePtr, *idPtr,
+		    Tcl_GetString(parts[1]));
+	}
     }
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);

@@ -318,6 +318,8 @@ LoadTree(
 		SPUT(dictObj, "module", SCOL(5));
 	    } else if (kind != NULL && strcmp(kind, "thread") == 0) {
 		SPUT(dictObj, "thread", SCOL(5));
+	    } else if (kind != NULL && strcmp(kind, "labels") == 0) {
+		/* The name is the set. */
 	    } else {
 		SPUT(dictObj, "tclkind", SCOL(4));
 		SPUT(dictObj, "interp", SCOL(14));

@@ -57,7 +57,8 @@ FrameId(
     Tcl_HashEntry *hPtr;
     sqlite3_stmt *stmt;
     const char *name, *module = "", *tclkind = "", *interpName = "";
-    const char *kind = isC == CPROF_FD_THREAD ? "thread" : isC ? "c" : "tcl";
+    const char *kind = isC == CPROF_FD_THREAD ? "thread"
+	    : isC == CPROF_FD_LABELS ? "labels" : isC ? "c" : "tcl";
 
     key[0] = isC;
     key[1] = nameId;
@@ -69,7 +70,9 @@ FrameId(
 	return SQLITE_OK;
     }
     name = CprofNameString(nameId);
-    if (isC) {
+    if (isC == CPROF_FD_LABELS) {
+	module = "";
+    } else if (isC) {
 	module = aux >= 0 ? CprofNameString(aux) : "";
     } else {
 	int origin = CprofNameOrigin(nameId);
@@ -113,6 +116,9 @@ FrameId(
 	rc = CprofDbExec(stmt);
 	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
 	stmt = storePtr->stmts[ST_FRAME_GET];
+	if (rc == SQLITE_OK && isC == CPROF_FD_LABELS) {
+	    rc = CprofDbLabelRows(storePtr, *idPtr, name ? name : "");
+	}
     }
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);
@@ -122,6 +128,47 @@ FrameId(
     }
     Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) *idPtr);
     return SQLITE_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDbLabelRows --
+ *
+ *	The rows of frame_labels of a new frame of kind labels: its set's
+ *	keys and values.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofDbLabelRows(
+    CprofStore *storePtr,
+    int64_t frameId,
+    const char *set)
+{
+    sqlite3_stmt *stmt;
+    Tcl_Size n, i;
+    const char **argv;
+    int rc;
+
+    if (Tcl_SplitList(NULL, set, &n, &argv) != TCL_OK) {
+	return SQLITE_OK;
+    }
+    rc = sqlite3_prepare_v2(storePtr->db, "INSERT OR IGNORE INTO frame_labels"
+	    " (frame, key, value) VALUES (?1, ?2, ?3)", -1, &stmt, NULL);
+    for (i = 0; rc == SQLITE_OK && i + 1 < n; i += 2) {
+	sqlite3_bind_int64(stmt, 1, frameId);
+	CprofDbBindText(stmt, 2, argv[i]);
+	CprofDbBindText(stmt, 3, argv[i + 1]);
+	rc = CprofDbExec(stmt);
+	sqlite3_reset(stmt);
+    }
+    if (stmt != NULL) {
+	sqlite3_finalize(stmt);
+    }
+    Tcl_Free((char *) argv);
+    return rc;
 }
 
 /*
@@ -448,7 +495,10 @@ FlushExactTree(
 	if (i < shPtr->count) {
 	    rec.frame = shPtr->recs[i].frame;
 	} else if (i > 0) {
-	    rc = FrameId(storePtr, 0, nPtr->nameId, nPtr->kind,
+	    rc = (nPtr->kind == CPROF_EXACT_LABELS)
+		    ? FrameId(storePtr, CPROF_FD_LABELS, nPtr->nameId, -1, -1,
+		    &rec.frame)
+		    : FrameId(storePtr, 0, nPtr->nameId, nPtr->kind,
 		    exactPtr->interpId, &rec.frame);
 	    if (rc != SQLITE_OK) {
 		break;

@@ -39,6 +39,7 @@ static const struct {
     {"configure",	CprofConfigureObjCmd, NULL},
     {"data",		CprofDataObjCmd, NULL},
     {"debug",		CprofDebugObjCmd, NULL},
+    {"label",		CprofLabelObjCmd, CprofLabelNRCmd},
     {"pause",		CprofPauseObjCmd, NULL},
     {"profile",		CprofProfileObjCmd, CprofProfileNRCmd},
     {"reset",		CprofResetObjCmd, NULL},
@@ -218,7 +219,8 @@ Tclcprof_Init(
 		!= TCL_OK || SourceLibrary(interp) != TCL_OK)) {
 	    return TCL_ERROR;
 	}
-	return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
+	return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION,
+	    (void *) CprofLabelsApi());
     }
 
     ciPtr = CprofInterpFor(interp);
@@ -226,7 +228,8 @@ Tclcprof_Init(
 	    || SourceLibrary(interp) != TCL_OK) {
 	return TCL_ERROR;
     }
-    return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION, NULL);
+    return Tcl_PkgProvideEx(interp, "tclcprof", PACKAGE_VERSION,
+	    (void *) CprofLabelsApi());
 }
 
 /*

@@ -392,6 +392,20 @@ typedef struct CprofNaming {
 } CprofNaming;
 
 MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
+
+/*
+ * Labels (labels.c).
+ */
+
+typedef struct CprofLabelThread CprofLabelThread;
+MODULE_SCOPE CprofLabelThread *CprofLabelsThread(void);
+MODULE_SCOPE int	CprofLabelsNow(const CprofLabelThread *ltPtr);
+MODULE_SCOPE const char *CprofLabelsString(int id);
+MODULE_SCOPE Tcl_Obj *	CprofLabelsDict(int id);
+MODULE_SCOPE const void *CprofLabelsApi(void);
+MODULE_SCOPE Tcl_Obj *	CprofLabelsStatus(void);
+MODULE_SCOPE Tcl_ObjCmdProc CprofLabelObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofLabelNRCmd;
 MODULE_SCOPE void	CprofWrongArgs(Tcl_Interp *interp, int objc,
 			    Tcl_Obj *const objv[], const char *message);
 MODULE_SCOPE const CprofTclInternals *CprofProbeInternals(
@@ -780,6 +794,9 @@ typedef struct CprofSample {
     uint16_t nNative;
     uint16_t nTcl;
     uint32_t flags;
+    int32_t labels;		/* The labels in effect (labels.c), 0:
+				 * none. */
+    uint32_t unused;
     uint64_t timeNs;		/* CLOCK_MONOTONIC at the signal. */
     uintptr_t ip[CPROF_NATIVE_MAX];	/* ip[0] is the interrupted PC;
 					 * the others return addresses. */
@@ -828,6 +845,8 @@ MODULE_SCOPE int	CprofSplice(const uintptr_t *ip, const uintptr_t *cfa,
 #define CPROF_FD_C	1
 #define CPROF_FD_THREAD	2	/* A thread's root in a profile of several
 				 * threads. */
+#define CPROF_FD_LABELS	3	/* A set of labels (labels.c): nameId is
+				 * the set's canonical string. */
 
 typedef struct CprofFrameDef {
     int isC;			/* CPROF_FD_TCL, CPROF_FD_C or
@@ -967,7 +986,16 @@ typedef struct CprofExactNode {
     uint64_t minNs, maxNs;	/* Per completed call. */
     uint64_t suspendedNs;	/* Coroutines: time suspended (on the node of
 				 * the outermost frame of the coroutine). */
+    int labels;			/* The set of labels in effect (labels.c),
+				 * 0: none. */
 } CprofExactNode;
+
+/*
+ * The kind of an exact node that stands for a set of labels: its name is
+ * the set's, its callees were called under it.
+ */
+
+#define CPROF_EXACT_LABELS	0x100
 
 /*
  * A call site (-lines): a source file and line, and one record per command
@@ -1022,6 +1050,9 @@ typedef struct CprofNameCalls CprofNameCalls;
 
 typedef struct CprofExact {
     int on;			/* Timing every traced command. */
+    struct CprofLabelThread *labelsPtr;
+				/* The thread's labels, found at the first
+				 * enter. */
     int interpId;		/* The interpreter timed (CprofFrameDef's
 				 * interpId): its nodes' 'interp'. */
     int coverage;		/* Coverage mode: counting only. */
@@ -1205,6 +1236,8 @@ typedef struct CprofSampler {
 				 * since the last one handled), for the
 				 * caller to charge (CprofTreeAddTail). */
     CprofStack *stackPtr;	/* The profiled interpreter's level stack. */
+    struct CprofLabelThread *labelsPtr;
+				/* The thread's labels (labels.c). */
     CprofExtraStack extra[CPROF_EXTRA_STACKS];
 				/* The level stacks of other interpreters
 				 * profiled in this thread (child
@@ -1511,6 +1544,7 @@ typedef struct CprofMemRec {
     unsigned epoch;		/* CprofMemEpoch when it was made. */
     uint16_t nNative, nTcl;
     uint32_t flags;		/* CPROF_SAMPLE_* */
+    int32_t labels;		/* The set of labels in effect (labels.c). */
     uintptr_t *ip;		/* nNative return addresses, innermost */
     uintptr_t *cfa;		/* first, with their frames' CFAs... */
     CprofTclRef *tcl;		/* ...and the Tcl frames, outermost first

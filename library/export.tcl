@@ -28,8 +28,8 @@ namespace eval ::tclcprof::exportlib {
     # Escape, Quote, SourceLines, NodeLines.
     namespace path ::tclcprof::reportlib
 
-    variable optionNames {-base -basedb -baserun -count -data -db -file
-	-format -min -normalize -run -thread -view}
+    variable optionNames {-base -basedb -baserun -by -count -data -db -file
+	-format -label -min -normalize -run -thread -view}
     variable formats {callgrind chrome dot folded html pprof speedscope}
 
     # Which tree of a profile of mode both each format uses with -view
@@ -164,6 +164,8 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 	}
 	dict set o $opt $v
     }
+    # -label, -by (labels.tcl).
+    LabelOptions $o
     if {![dict exists $o -format]} {
 	Fail {VALUE -format} "-format is needed: one of [join \
 		[lrange $formats 0 end-1] {, }] or [lindex $formats end]"
@@ -240,6 +242,8 @@ proc ::tclcprof::exportlib::DiffHtml {o profile base} {
     } else {
 	set base [Threads $o $base]
     }
+    set profile [Labels $o $profile]
+    set base [Labels $o $base]
     set t [Load $profile [TreeKey $o $profile html]]
     if {[catch {Load $base [TreeKey $o $base html]} b opts]} {
 	set code [dict get $opts -errorcode]
@@ -268,8 +272,9 @@ proc ::tclcprof::exportlib::Export {o profile} {
 	}
 	return [Chrome $profile]
     }
-    # -thread, and the frames of other interpreters named (threads.tcl).
-    set profile [Threads $o $profile]
+    # -thread, and the frames of other interpreters named (threads.tcl);
+    # -label and -by (labels.tcl).
+    set profile [Labels $o [Threads $o $profile]]
     set t [Load $profile [TreeKey $o $profile $format]]
     switch -- $format {
 	folded {return [Folded $t]}
@@ -1514,8 +1519,11 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 		? round(1e9 / $rate) : 0}]
     }
     # Threads' roots are no location: each sample under one has the
-    # label "thread" (its name) instead.
+    # label "thread" (its name) instead. Nor are sets of labels: each
+    # sample under one has its keys and values as labels (the innermost
+    # set's, which holds those of the sets around it).
     set threadOf [lrepeat [llength $fid] {}]
+    set setOf [lrepeat [llength $fid] {}]
     set threadNodes [dict values [ThreadRoots $t]]
     set tkey [{*}$str thread]
     set i 0
@@ -1523,13 +1531,29 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	unset -nocomplain p
 	set f [lindex $fid $i]
 	set isThread [expr {$i in $threadNodes}]
+	set isSet [expr {$i > 0 && [lindex $fkind $f] eq "labels"}]
 	if {$isThread} {
 	    lset threadOf $i [Bytes 3 [Field 1 $tkey][Field 2 \
 		    [{*}$str [lindex $fname $f]]]]
+	} elseif {$isSet} {
+	    set bytes ""
+	    foreach {k v} [lindex $fname $f] {
+		append bytes [Bytes 3 [Field 1 [{*}$str $k]][Field 2 [{*}$str $v]]]
+	    }
+	    lset setOf $i $bytes
 	}
-	set label [lindex $threadOf $i]
+	set label [lindex $threadOf $i][lindex $setOf $i]
 	foreach c $ks {
-	    lset threadOf $c $label
+	    lset threadOf $c [lindex $threadOf $i]
+	    lset setOf $c [lindex $setOf $i]
+	    if {$isSet} {
+		# Callers' locations run through a set as if it were not
+		# there.
+		lset step $c [lindex $step $i]
+		lset up $c [lindex $up $i]
+		lset cnt $c [lindex $cnt $i]
+		lset anc $c [lindex $anc $i]
+	    }
 	}
 	if {$hasLines && $i > 0 && [info exists selfL($i)]} {
 	    set p [PackedPath $step $up $i $cnt $anc cut]
@@ -1574,6 +1598,8 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	if {$keep} {
 	    if {$i == 0 || $isThread} {
 		set here ""
+	    } elseif {$isSet} {
+		set here [PackedPath $step $up $i $cnt $anc cut]
 	    } else {
 		if {![info exists p]} {
 		    set p [PackedPath $step $up $i $cnt $anc cut]
@@ -1582,7 +1608,7 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 	    }
 	    append samples [Bytes 2 [Bytes 1 $here][Bytes 2 $values]$label]
 	}
-	if {$i > 0 && !$isThread} {
+	if {$i > 0 && !$isThread && !$isSet} {
 	    set caller [lindex $fname $f]
 	    foreach c $ks {
 		set loc $f

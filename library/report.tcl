@@ -29,8 +29,8 @@ namespace eval ::tclcprof {
 
 namespace eval ::tclcprof::reportlib {
     variable optionNames {
-	-channel -count -data -db -focus -format -hide -limit -min -run -sort
-	-thread -type -view
+	-by -channel -count -data -db -focus -format -hide -label -limit -min
+	-run -sort -thread -type -view
     }
 
     # The exact figures of a node, in the order they are kept.
@@ -337,6 +337,8 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 	dict set o $opt $v
 	dict set given $opt 1
     }
+    # -label, -by (labels.tcl).
+    LabelOptions $o
 
     if {[dict get $o -sort] eq ""} {
 	dict set o -sort [expr {[dict get $o -type] in {flat coverage}
@@ -388,6 +390,8 @@ proc ::tclcprof::reportlib::Report {o profile} {
     set type [dict get $o -type]
     # -thread, and the frames of other interpreters named (threads.tcl).
     set profile [Threads $o $profile]
+    # -label and -by (labels.tcl).
+    set profile [Labels $o $profile]
     if {$type eq "coverage"} {
 	return [Coverage $o $profile]
     }
@@ -1801,6 +1805,7 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
 	append view ", times in [dict get $meta clock] time"
     }
     lappend lines "view: $view"
+    lappend lines {*}[LabelHeader $meta]
 
     set s [expr {[info exists oSelf] ? [lindex $oSelf 0] : 0}]
     if {$s > 0} {

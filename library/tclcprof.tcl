@@ -13,6 +13,7 @@
 namespace eval ::tclcprof {}
 source -encoding utf-8 [file join [file dirname [info script]] report.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] threads.tcl]
+source -encoding utf-8 [file join [file dirname [info script]] labels.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] events.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] export.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] flamegraph.tcl]

@@ -21,6 +21,7 @@
 #endif
 #include <tclInt.h>
 #include <tclOO.h>
+#include "tclcprof.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -136,6 +137,98 @@ SpinCmd(
     }
     Tcl_SetObjResult(interp, Tcl_NewDoubleObj(Spin(ms) > 0 ? ms : 0));
     return TCL_OK;
+}
+
+
+/*
+ * Labels through tclcprof's C interface (tclcprof.h), as an extension
+ * or an embedding host sets them:
+ *
+ * cbtest::labelpush ?key value ...?	-- push, return the token (0 and
+ *					   the error when refused)
+ * cbtest::labelpop token		-- pop
+ * cbtest::labelget			-- the labels in effect
+ * cbtest::labelspin labels ms		-- push, spin ms of CPU in C, pop
+ * cbtest::labeleval labels script	-- push, evaluate the script, pop
+ * cbtest::noapi			-- 1 when tclcprof is not present
+ */
+
+static int
+LabelCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    const TclcprofApi *api = Tclcprof_GetApi(interp);
+    const char *what = (const char *) clientData;
+    const char *kv[64];
+    Tcl_Obj **elems;
+#if TCL_MAJOR_VERSION >= 9
+    Tcl_Size n = 0;
+#else
+    int n = 0;
+#endif
+    int i, token, code = TCL_OK;
+
+    if (strcmp(what, "noapi") == 0) {
+	Tcl_SetObjResult(interp, Tcl_NewIntObj(api == NULL));
+	return TCL_OK;
+    }
+    if (api == NULL) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("tclcprof not present",
+		-1));
+	return TCL_ERROR;
+    }
+    if (strcmp(what, "get") == 0) {
+	Tcl_SetObjResult(interp, api->labelGet(interp));
+	return TCL_OK;
+    }
+    if (strcmp(what, "pop") == 0) {
+	if (objc != 2 || Tcl_GetIntFromObj(interp, objv[1], &token)
+		!= TCL_OK) {
+	    return TCL_ERROR;
+	}
+	return api->labelPop(interp, token);
+    }
+    if (strcmp(what, "push") == 0) {
+	elems = (Tcl_Obj **) objv + 1;
+	n = objc - 1;
+    } else {
+	if (objc != 3 || Tcl_ListObjGetElements(interp, objv[1], &n, &elems)
+		!= TCL_OK) {
+	    Tcl_WrongNumArgs(interp, 1, objv, "labels arg");
+	    return TCL_ERROR;
+	}
+    }
+    if (n > 64) {
+	n = 64;
+    }
+    for (i = 0; i < n; i++) {
+	kv[i] = Tcl_GetString(elems[i]);
+    }
+    token = api->labelPush(interp, (int) n, kv);
+    if (token == 0) {
+	return TCL_ERROR;
+    }
+    if (strcmp(what, "push") == 0) {
+	Tcl_SetObjResult(interp, Tcl_NewIntObj(token));
+	return TCL_OK;
+    }
+    if (strcmp(what, "spin") == 0) {
+	double ms;
+
+	code = Tcl_GetDoubleFromObj(interp, objv[2], &ms);
+	if (code == TCL_OK) {
+	    Spin(ms);
+	}
+    } else {
+	code = Tcl_EvalObjEx(interp, objv[2], 0);
+    }
+    if (api->labelPop(interp, token) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    return code;
 }
 
 /*
@@ -1254,6 +1347,12 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::labelpush", LabelCmd, "push", NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::labelpop", LabelCmd, "pop", NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::labelget", LabelCmd, "get", NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::labelspin", LabelCmd, "spin", NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::labeleval", LabelCmd, "eval", NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::noapi", LabelCmd, "noapi", NULL);
     Tcl_CreateObjCommand(interp, "cbtest::clockspin", SpinCmd, (ClientData) 1,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::work", WorkCmd, NULL, NULL);

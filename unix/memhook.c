@@ -487,6 +487,8 @@ typedef struct MemStack {
     uint64_t hash;
     uint16_t nNative, nTcl;
     uint32_t flags;
+    int32_t labels;		/* The set of labels in effect (labels.c). */
+    uint32_t unused;
     /* uintptr_t ip[nNative], cfa[nNative]; CprofTclRef tcl[nTcl]. */
 } MemStack;
 
@@ -515,10 +517,12 @@ StackHash(
     int n,
     const CprofTclRef *tcl,
     int nTcl,
-    uint32_t flags)
+    uint32_t flags,
+    int32_t labels)
 {
     const unsigned char *bytes = (const unsigned char *) tcl;
-    uint64_t h = Mix(((uint64_t) n << 48) | ((uint64_t) nTcl << 32), flags);
+    uint64_t h = Mix(Mix(((uint64_t) n << 48) | ((uint64_t) nTcl << 32),
+	    flags), (uint64_t) (uint32_t) labels);
     size_t i;
 
     for (i = 0; i < (size_t) n; i++) {
@@ -546,7 +550,8 @@ StackGet(
     int n,
     const CprofTclRef *tcl,
     int nTcl,
-    uint32_t flags)
+    uint32_t flags,
+    int32_t labels)
 {
     MemStack **headPtr = &stackBuckets[hash & (STACK_BUCKETS - 1)];
     MemStack *sPtr;
@@ -554,7 +559,7 @@ StackGet(
 
     for (sPtr = *headPtr; sPtr != NULL; sPtr = sPtr->next) {
 	if (sPtr->hash == hash && sPtr->nNative == n && sPtr->nTcl == nTcl
-		&& sPtr->flags == flags
+		&& sPtr->flags == flags && sPtr->labels == labels
 		&& memcmp(STACK_IP(sPtr), ip, n * sizeof(uintptr_t)) == 0
 		&& memcmp(STACK_CFA(sPtr), cfa, n * sizeof(uintptr_t)) == 0
 		&& memcmp(STACK_TCL(sPtr), tcl,
@@ -572,6 +577,7 @@ StackGet(
     sPtr->nNative = (uint16_t) n;
     sPtr->nTcl = (uint16_t) nTcl;
     sPtr->flags = flags;
+    sPtr->labels = labels;
     memcpy(STACK_IP(sPtr), ip, n * sizeof(uintptr_t));
     memcpy(STACK_CFA(sPtr), cfa, n * sizeof(uintptr_t));
     memcpy(STACK_TCL(sPtr), tcl, nTcl * sizeof(CprofTclRef));
@@ -1053,6 +1059,7 @@ RecordAlloc(
     CprofSampler *sPtr = CprofSamplerCurrent();
     CprofMemRec *recPtr;
     uint32_t flags = 0;
+    int32_t labels = 0;
     int n, skip = 0, nTcl = 0, share;
     size_t bytes;
     uint64_t hash = 0;
@@ -1070,11 +1077,12 @@ RecordAlloc(
     }
     if (sPtr != NULL) {
 	nTcl = CprofCopyTclFrames(sPtr, tcl, CPROF_TCL_MAX, &flags, NULL);
+	labels = CprofLabelsNow(sPtr->labelsPtr);
     }
     share = __atomic_load_n(&numStacks, __ATOMIC_RELAXED)
 	    < __atomic_load_n(&stackMax, __ATOMIC_RELAXED);
     if (share) {
-	hash = StackHash(ip + skip, cfa + skip, n, tcl, nTcl, flags);
+	hash = StackHash(ip + skip, cfa + skip, n, tcl, nTcl, flags, labels);
 	__builtin_prefetch(&stackBuckets[hash & (STACK_BUCKETS - 1)]);
     }
     bytes = share ? sizeof(CprofMemRec) : sizeof(CprofMemRec)
@@ -1094,6 +1102,7 @@ RecordAlloc(
     recPtr->nNative = (uint16_t) n;
     recPtr->nTcl = (uint16_t) nTcl;
     recPtr->flags = flags;
+    recPtr->labels = labels;
     if (!share) {
 	recPtr->ip = (uintptr_t *) (recPtr + 1);
 	recPtr->cfa = recPtr->ip + n;
@@ -1106,7 +1115,7 @@ RecordAlloc(
     pthread_mutex_lock(&memMutex);
     if (share) {
 	MemStack *stackPtr = StackGet(hash, ip + skip, cfa + skip, n, tcl,
-		nTcl, flags);
+		nTcl, flags, labels);
 
 	if (stackPtr == NULL) {
 	    pthread_mutex_unlock(&memMutex);

@@ -222,6 +222,8 @@ typedef struct SpoolKey {
     uint16_t nNative;
     uint16_t nTcl;
     uint32_t flags;
+    int32_t labels;
+    uint32_t unused;
 } SpoolKey;
 
 #define SPOOL_KEY_MAX	(sizeof(SpoolKey) \
@@ -360,6 +362,8 @@ SpoolMerge(
     hdr.nNative = samplePtr->nNative;
     hdr.nTcl = samplePtr->nTcl;
     hdr.flags = samplePtr->flags;
+    hdr.labels = samplePtr->labels;
+    hdr.unused = 0;
     memcpy(p, &hdr, sizeof(hdr));
     len = sizeof(hdr);
     memcpy(p + len, samplePtr->ip, hdr.nNative * sizeof(uintptr_t));
@@ -461,6 +465,7 @@ CprofSamplerTakeSpooled(
     samplePtr->nNative = hdr.nNative;
     samplePtr->nTcl = hdr.nTcl;
     samplePtr->flags = hdr.flags;
+    samplePtr->labels = hdr.labels;
     samplePtr->timeNs = 0;
     samplePtr->tebcFrame = -1;	/* (The bytecode pc is not spooled.) */
     samplePtr->nCand = 0;
@@ -771,6 +776,7 @@ CprofSamplerCreate(
     memset(sPtr->slots, 0, bytes);	/* Pre-fault every page. */
     sPtr->mask = (uint32_t) slots - 1;
     sPtr->stackPtr = stackPtr;
+    sPtr->labelsPtr = CprofLabelsThread();
     sPtr->numLevelsPtr = numLevelsPtr;
     sPtr->clock = clock;
     sPtr->rate = rate > 0 ? rate : CprofDefaultRate(clock);
@@ -1032,6 +1038,7 @@ CprofSamplerCreateIdle(
     sPtr = (CprofSampler *) ckalloc(sizeof(CprofSampler));
     memset(sPtr, 0, sizeof(CprofSampler));
     sPtr->stackPtr = stackPtr;
+    sPtr->labelsPtr = CprofLabelsThread();
     sPtr->numLevelsPtr = numLevelsPtr;
     sPtr->rate = CprofDefaultRate(CPROF_CLOCK_CPU);
     *samplerPtrPtr = sPtr;
@@ -1934,6 +1941,7 @@ SignalHandler(
     slotPtr->weight = weight;
     slotPtr->count = 1;
     slotPtr->flags = 0;
+    slotPtr->labels = CprofLabelsNow(sPtr->labelsPtr);
     slotPtr->timeNs = t0;
 
     /*

@@ -53,7 +53,10 @@
  *	saved context being the one walked, counted, not walked twice. The
  *	walk is bounded (frames, coroutine hops, steps), so a chain that
  *	loops cannot hold the handler. Nothing else is dereferenced: no
- *	Command, no Tcl_Obj, no name; those are read at the drain.
+ *	Command, no Tcl_Obj, no name; those are read at the drain. The one
+ *	exception, the first bytes of the command an eval CmdFrame runs
+ *	(TclEvalEx's: a script evaluated from its string), is copied with
+ *	process_vm_readv, a system call that fails instead of faulting.
  *
  *	Why the drain never reads freed memory. A raw reference seen for the
  *	first time is copied with process_vm_readv on the process itself
@@ -120,6 +123,7 @@ struct CprofFrames {
     FramesInterp interps[CPROF_FRAMES_INTERPS];
     volatile int numInterps;	/* Slots in use or once used. */
     CprofFramesCounters counters;
+    pid_t pid;			/* The process (process_vm_readv). */
 
     /* Normal context. */
     Tcl_Interp *interp;		/* The sampler's interpreter. */
@@ -176,6 +180,79 @@ IsBytecodeFrame(
 	    || cfPtr->type == TCL_LOCATION_PREBC)
 	    && cfPtr->data.tebc.codePtr != NULL
 	    && cfPtr->data.tebc.pc != NULL;
+}
+
+/*
+ * A command of a script evaluated from its string: TclEvalEx's CmdFrame
+ * (tclBasic.c:5087-5148, type EVAL or SOURCE) is linked for the whole
+ * script (unlinked while a word is substituted, 5235/5299); it runs a
+ * command while nline > 0, set with cmd and len just before the command
+ * is evaluated and back to 0 after it (5360-5377). A list evaluated
+ * directly has cmdObj and no cmd (nline 0, tclBasic.c:6140-6152).
+ */
+
+static inline int
+IsEvalFrame(
+    const CmdFrame *cfPtr)
+{
+    return (cfPtr->type == TCL_LOCATION_EVAL
+	    || cfPtr->type == TCL_LOCATION_SOURCE)
+	    && cfPtr->nline > 0 && cfPtr->line != NULL
+	    && cfPtr->cmd != NULL && cfPtr->len > 0;
+}
+
+/*
+ * Whether the frame whose words are objv was invoked by the command that
+ * an eval CmdFrame runs: TclEvalEx passes Tcl_EvalObjv its words in an
+ * array allocated on Tcl's stack right after the CmdFrame (a marker word
+ * and an alignment word between them: tclExecute.c:1114-1128), or in a
+ * ckalloc'ed one beyond 20 words.
+ */
+
+#define EVAL_STATIC_WORDS	20
+
+static inline int
+EvalInvoked(
+    const CmdFrame *cfPtr,
+    int objc,
+    Tcl_Obj *const *objv)
+{
+    const char *after = (const char *) (cfPtr + 1);
+
+    if (objc != (int) cfPtr->nline) {
+	return 0;
+    }
+    return objc > EVAL_STATIC_WORDS || ((const char *) objv >= after
+	    && (const char *) objv <= after + 4 * sizeof(void *));
+}
+
+/*
+ * The first bytes of an eval frame's command text (up to 8), copied with
+ * process_vm_readv, which fails instead of faulting: the text is the
+ * script TclEvalEx holds while its frame runs a command, but cmd is set
+ * in a store the compiler may put after nline's. 0 if it could not be
+ * read (a command's text never starts with a NUL byte). The drain finds
+ * the same bytes at that address again, or leaves the frame out.
+ */
+
+static inline uintptr_t
+TextHead(
+    const CprofFrames *fPtr,
+    const char *text,
+    int len)
+{
+    uintptr_t head = 0;
+    struct iovec local, remote;
+
+    local.iov_base = &head;
+    local.iov_len = (len < (int) sizeof(head)) ? (size_t) len : sizeof(head);
+    remote.iov_base = (void *) text;
+    remote.iov_len = local.iov_len;
+    if (process_vm_readv(fPtr->pid, &local, 1, &remote, 1, 0)
+	    != (ssize_t) local.iov_len) {
+	return 0;
+    }
+    return head;
 }
 
 /*
@@ -318,10 +395,33 @@ ReadInterp(
 		if (++steps > MAX_STEPS) {
 		    goto cut;
 		}
-		if (!IsBytecodeFrame(cfPtr)) {
+		if (IsEvalFrame(cfPtr)) {
 		    /*
-		     * A script evaluated from its string invoked the frame
-		     * below (or a command): no call site to keep.
+		     * A command of a script evaluated from its string: the
+		     * call of the frame below, or a frame of its own.
+		     */
+
+		    if (callPtr == NULL
+			    || !EvalInvoked(cfPtr, callObjc, callObjv)) {
+			uintptr_t head = TextHead(fPtr, cfPtr->cmd,
+				(int) cfPtr->len);
+
+			if (head != 0) {
+			    if (NewRef(out, &n, room, interpId, CPROF_RAW_EVAL,
+				    cfPtr->cmd, (const void *) head,
+				    (int) (cfPtr->len & CPROF_RAW_EVAL_LEN)
+				    | (resumed ? CPROF_RAW_EVAL_RESUME : 0))
+				    == NULL) {
+				goto full;
+			    }
+			    resumed = 0;
+			}
+		    }
+		    callPtr = NULL;
+		} else if (!IsBytecodeFrame(cfPtr)) {
+		    /*
+		     * A list evaluated directly invoked the frame below (or a
+		     * command): no call site to keep.
 		     */
 
 		    callPtr = NULL;
@@ -601,6 +701,7 @@ CprofFramesNew(
     memset(fPtr, 0, sizeof(CprofFrames));
     fPtr->interp = interp;
     fPtr->namingPtr = namingPtr;
+    fPtr->pid = getpid();
     Tcl_InitHashTable(&fPtr->procs, TCL_ONE_WORD_KEYS);
     Tcl_InitHashTable(&fPtr->methods, TCL_ONE_WORD_KEYS);
     Tcl_InitHashTable(&fPtr->codes, TCL_ONE_WORD_KEYS);
@@ -918,13 +1019,14 @@ MethodName(
 static int
 NameOfCall(
     CprofFrames *fPtr,
+    Tcl_Namespace *nsPtr,
     int objc,
     Tcl_Obj *const objv[],
     int *kindPtr,
     int *nestsPtr)
 {
     Tcl_Command token = Tcl_FindCommand(fPtr->interp,
-	    Tcl_GetString(objv[0]), NULL, TCL_GLOBAL_ONLY);
+	    Tcl_GetString(objv[0]), nsPtr, nsPtr ? 0 : TCL_GLOBAL_ONLY);
     const CprofCmdName *namePtr;
     int nameId = -1;
 
@@ -974,6 +1076,24 @@ NameOfCall(
 			token, implToken);
 		*nestsPtr = (((Command *) implToken)->nreProc == NULL);
 	    }
+	} else {
+	    Tcl_Namespace *ensNsPtr = NULL;
+	    Tcl_Command implToken;
+
+	    /*
+	     * No map: the subcommand is the command of that name exported
+	     * from the ensemble's namespace.
+	     */
+
+	    if (Tcl_GetEnsembleNamespace(NULL, token, &ensNsPtr) == TCL_OK
+		    && ensNsPtr != NULL
+		    && (implToken = Tcl_FindCommand(fPtr->interp,
+			    Tcl_GetString(objv[1]), ensNsPtr,
+			    TCL_NAMESPACE_ONLY)) != NULL) {
+		nameId = CprofNameFold(fPtr->namingPtr, namePtr->nameId,
+			token, implToken);
+		*nestsPtr = (((Command *) implToken)->nreProc == NULL);
+	    }
 	}
     } else if (namePtr->flags & (CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT)) {
 	nameId = CprofNameArgument(fPtr->namingPtr, namePtr, objc, objv);
@@ -983,6 +1103,151 @@ NameOfCall(
     }
     CprofNameHold(&fPtr->refs, nameId);
     return nameId;
+}
+
+/*
+ * The name of a command from its text: its literal words (up to four:
+ * enough for a method's, a subcommand's or a script's name), the first
+ * resolved in nsPtr (NULL: the global namespace). 0: no name (the first
+ * word is not literal), else the name id + 1. Text that does not parse
+ * (a command longer than what was copied) is read up to its first word
+ * that is not a bare one.
+ */
+
+static int
+NameOfText(
+    CprofFrames *fPtr,
+    Tcl_Namespace *nsPtr,
+    const char *text,
+    int len,
+    int *kindPtr,
+    int *nestsPtr)
+{
+    Tcl_Obj *words[4];
+    Tcl_Parse parse;
+    int objc = 0, nameId = 0, w;
+
+    if (Tcl_ParseCommand(NULL, text, len, 0, &parse) == TCL_OK) {
+	Tcl_Token *tokPtr = parse.tokenPtr;
+
+	for (w = 0; w < parse.numWords && objc < 4; w++) {
+	    if (tokPtr->type != TCL_TOKEN_SIMPLE_WORD) {
+		break;
+	    }
+	    words[objc] = Tcl_NewStringObj(tokPtr[1].start, tokPtr[1].size);
+	    Tcl_IncrRefCount(words[objc]);
+	    objc++;
+	    tokPtr += tokPtr->numComponents + 1;
+	}
+	Tcl_FreeParse(&parse);
+    } else {
+	const char *p = text, *end = text + len;
+
+	while (objc < 4) {
+	    const char *start;
+
+	    while (p < end && (*p == ' ' || *p == '\t')) {
+		p++;
+	    }
+	    start = p;
+	    while (p < end && strchr(" \t\n;{}[]$\"\\", *p) == NULL) {
+		p++;
+	    }
+	    if (p == start || (p < end && *p != ' ' && *p != '\t')) {
+		break;
+	    }
+	    words[objc] = Tcl_NewStringObj(start, p - start);
+	    Tcl_IncrRefCount(words[objc]);
+	    objc++;
+	}
+    }
+    if (objc > 0) {
+	nameId = NameOfCall(fPtr, nsPtr, objc, words, kindPtr, nestsPtr) + 1;
+    }
+    while (objc-- > 0) {
+	Tcl_DecrRefCount(words[objc]);
+    }
+    return nameId;
+}
+
+/*
+ * The namespace a bytecode's commands are resolved in, when it is safely
+ * known: a procedure body's (its command, still its, not deleted), the
+ * global namespace's; else NULL (resolved from the global namespace).
+ */
+
+static Tcl_Namespace *
+CodeNamespace(
+    CprofFrames *fPtr,
+    const ByteCode *copyPtr)
+{
+    Interp *iPtr = (Interp *) fPtr->interp;
+    Proc procCopy;
+    Command cmdCopy;
+
+    if (copyPtr->procPtr == NULL) {
+	return NULL;
+    }
+    if (!SafeCopy(copyPtr->procPtr, &procCopy, sizeof(Proc))
+	    || procCopy.refCount <= 0 || procCopy.cmdPtr == NULL
+	    || !SafeCopy(procCopy.cmdPtr, &cmdCopy, sizeof(Command))
+	    || (cmdCopy.flags & CMD_IS_DELETED) || cmdCopy.hPtr == NULL
+	    || TclIsProc(&cmdCopy) != copyPtr->procPtr
+	    || cmdCopy.nsPtr == NULL || cmdCopy.nsPtr == iPtr->globalNsPtr) {
+	return NULL;
+    }
+    return (Tcl_Namespace *) cmdCopy.nsPtr;
+}
+
+/*
+ * A command of a script evaluated from its string: its text read again
+ * (it must start with the bytes the handler copied and be one command of
+ * the length it had), named from its literal words. -1: the text is gone.
+ */
+
+#define EVAL_TEXT_MAX	4096
+
+static int
+EvalName(
+    CprofFrames *fPtr,
+    const CprofTclRef *refPtr,
+    int *kindPtr,
+    int *nestsPtr)
+{
+    int len = refPtr->node & CPROF_RAW_EVAL_LEN;
+    int copied = (len < EVAL_TEXT_MAX) ? len : EVAL_TEXT_MAX;
+    char text[EVAL_TEXT_MAX];
+    uintptr_t head = 0;
+    Tcl_Parse parse;
+    int nameId;
+
+    *kindPtr = CPROF_KIND_CMD;
+    *nestsPtr = 0;
+    if (copied <= 0 || !SafeCopy((const void *) refPtr->anchor, text,
+	    (size_t) copied)) {
+	return -1;
+    }
+    memcpy(&head, text, copied < (int) sizeof(head) ? (size_t) copied
+	    : sizeof(head));
+    if (head != (uintptr_t) refPtr->ident) {
+	return -1;
+    }
+    if (len <= EVAL_TEXT_MAX) {
+	if (Tcl_ParseCommand(NULL, text, len, 0, &parse) != TCL_OK) {
+	    return -1;
+	}
+	nameId = (parse.commandStart == text && parse.commandSize == len)
+		? 0 : -1;
+	Tcl_FreeParse(&parse);
+	if (nameId < 0) {
+	    return -1;
+	}
+    }
+    if (refPtr->node & CPROF_RAW_EVAL_RESUME) {
+	return CprofNameCoroutine(fPtr->namingPtr, -1);
+    }
+    nameId = NameOfText(fPtr, NULL, text, copied, kindPtr, nestsPtr);
+    return nameId - 1;
 }
 
 /*
@@ -1003,7 +1268,6 @@ CommandName(
     const char *pc = (const char *) codePtr + refPtr->node;
     Tcl_HashEntry *hPtr;
     CmdFrame cf;
-    Tcl_Parse parse;
     int isNew, nameId = 0, kind = CPROF_KIND_CMD, nests = 0;
 
     *nestsPtr = 0;
@@ -1050,33 +1314,9 @@ CommandName(
     if (cf.type == TCL_LOCATION_SOURCE && cf.data.eval.path != NULL) {
 	Tcl_DecrRefCount(cf.data.eval.path);
     }
-    if (cf.cmd != NULL && cf.len > 0 && Tcl_ParseCommand(NULL, cf.cmd,
-	    cf.len, 0, &parse) == TCL_OK) {
-	Tcl_Obj *words[4];
-	Tcl_Token *tokPtr = parse.tokenPtr;
-	int objc = 0, w;
-
-	/*
-	 * The literal words the command starts with (up to four: enough for
-	 * a method's, a subcommand's or a script's name).
-	 */
-
-	for (w = 0; w < parse.numWords && objc < 4; w++) {
-	    if (tokPtr->type != TCL_TOKEN_SIMPLE_WORD) {
-		break;
-	    }
-	    words[objc] = Tcl_NewStringObj(tokPtr[1].start, tokPtr[1].size);
-	    Tcl_IncrRefCount(words[objc]);
-	    objc++;
-	    tokPtr += tokPtr->numComponents + 1;
-	}
-	if (objc > 0) {
-	    nameId = NameOfCall(fPtr, objc, words, &kind, &nests) + 1;
-	}
-	while (objc-- > 0) {
-	    Tcl_DecrRefCount(words[objc]);
-	}
-	Tcl_FreeParse(&parse);
+    if (cf.cmd != NULL && cf.len > 0) {
+	nameId = NameOfText(fPtr, CodeNamespace(fPtr, codePtr), cf.cmd,
+		cf.len, &kind, &nests);
     }
     if (nameId > 0xffffff || kind > 0xf) {
 	nameId = 0;
@@ -1138,6 +1378,29 @@ Anchor(
     }
 }
 
+/*
+ * Whether an ensemble frame's name ("ensemble subcommand", the
+ * implementation's tail) names the procedure procId as its subcommand.
+ */
+
+static int
+FoldsInto(
+    int ensId,
+    int procId)
+{
+    const char *ens = CprofNameString(ensId);
+    const char *proc = CprofNameString(procId);
+    const char *sub, *tail;
+
+    if (ens == NULL || proc == NULL || (sub = strrchr(ens, ' ')) == NULL) {
+	return 0;
+    }
+    sub++;
+    tail = strrchr(proc, ':');
+    tail = (tail != NULL) ? tail + 1 : proc;
+    return *sub != '\0' && strcmp(sub, tail) == 0;
+}
+
 int
 CprofFramesResolve(
     CprofFrames *fPtr,
@@ -1169,6 +1432,13 @@ CprofFramesResolve(
 	    nameId = MethodName(fPtr, refPtr);
 	    kind = CPROF_KIND_METHOD;
 	    break;
+	case CPROF_RAW_EVAL:
+	    nameId = EvalName(fPtr, refPtr, &kind, &nests);
+	    if (nameId < 0) {
+		fPtr->counters.unnamed++;
+		continue;
+	    }
+	    break;
 	case CPROF_RAW_CMD:
 	    nameId = CommandName(fPtr, refPtr, &kind, &nests);
 	    if (nameId == -1 && refPtr->anchor != 0) {
@@ -1186,7 +1456,8 @@ CprofFramesResolve(
 	    nameId = -1;
 	}
 	if (nameId < 0) {
-	    if (refPtr->kind == CPROF_RAW_CMD) {
+	    if (refPtr->kind == CPROF_RAW_CMD
+		    || refPtr->kind == CPROF_RAW_EVAL) {
 		fPtr->counters.unnamed++;
 		continue;
 	    }
@@ -1196,13 +1467,25 @@ CprofFramesResolve(
 	} else {
 	    fPtr->counters.named++;
 	}
+	if (refPtr->kind == CPROF_RAW_PROC && n > 0
+		&& out[n - 1].kind == CPROF_KIND_ENSEMBLE
+		&& out[n - 1].interpId == refPtr->interpId
+		&& FoldsInto(out[n - 1].nameId, nameId)) {
+	    /*
+	     * The procedure implementing the ensemble's subcommand just
+	     * below: the wrapper folds the two into one frame.
+	     */
+
+	    continue;
+	}
 	out[n] = *refPtr;
 	out[n].nameId = nameId;
 	out[n].kind = kind;
 	out[n].node = -1;
 	out[n].anchor = 0;
 	out[n].ident = NULL;
-	nest[n] = (refPtr->kind == CPROF_RAW_CMD) && nests;
+	nest[n] = (refPtr->kind == CPROF_RAW_CMD
+		|| refPtr->kind == CPROF_RAW_EVAL) && nests;
 	n++;
 	nests = 0;
     }

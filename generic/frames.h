@@ -30,11 +30,21 @@ enum CprofRawKind {
     CPROF_RAW_LAMBDA,		/* apply's lambda: anchor Proc* (not read). */
     CPROF_RAW_METHOD,		/* anchor Method*, ident its namePtr, node
 				 * the chain's CONSTRUCTOR|DESTRUCTOR. */
-    CPROF_RAW_CMD		/* A command invoked from bytecode: anchor
+    CPROF_RAW_CMD,		/* A command invoked from bytecode: anchor
 				 * its ByteCode, node the pc's offset, ident
 				 * CPROF_RAW_RESUME when it resumed the
 				 * coroutine whose frames are above it. */
+    CPROF_RAW_EVAL		/* A command of a script evaluated from its
+				 * string (TclEvalEx: a top-level command of
+				 * the main script, Tcl_Eval from C): anchor
+				 * its text, ident the text's first bytes
+				 * (copied at the sample), node its length,
+				 * with CPROF_RAW_EVAL_RESUME when it resumed
+				 * a coroutine. */
 };
+
+#define CPROF_RAW_EVAL_RESUME	0x40000000
+#define CPROF_RAW_EVAL_LEN	0x3fffffff
 
 #define CPROF_RAW_RESUME	((const void *) 1)
 

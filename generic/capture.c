@@ -92,7 +92,7 @@ CprofCaptureInstall(
      */
 
     if (kind == CPROF_CAPTURE_FRAMES) {
-	if (CprofUsesFrames(&statePtr->options)) {
+	if (CprofUsesFrames(&statePtr->options) && statePtr->hostPtr == NULL) {
 	    /*
 	     * Tcl's own frames, read at each sample (frames.c): nothing to
 	     * install, nothing runs per command.
@@ -112,7 +112,17 @@ CprofCaptureInstall(
 	    return TCL_OK;
 	}
 	snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
-		"%s", "frames are read only for samples (modes sample and"
+		"%s", CprofUsesFrames(&statePtr->options)
+
+		/*
+		 * A child interpreter sampled with its parent's thread: the
+		 * parent's sampler reads the parent's frames and copies the
+		 * child's level stack.
+		 */
+
+		? "a child interpreter sampled with its parent's thread"
+		" keeps its frames by wrapping"
+		: "frames are read only for samples (modes sample and"
 		" memory): exact timing, coverage and stack use wrap");
 	kind = CPROF_CAPTURE_WRAP;
     }

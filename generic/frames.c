@@ -118,9 +118,26 @@ typedef struct FramesInterp {
     int interpId;		/* Its frames' CprofTclRef.interpId. */
 } FramesInterp;
 
+/*
+ * Without -seed, the frames running at start are left out, as the wrapper
+ * never saw them: the CallFrames and CmdFrames linked then, by level (a
+ * CmdFrame with the pc or command it ran then: its level runs others
+ * later). The walk stops at the first it meets again.
+ */
+
+#define FLOOR_LEVELS	256
+
+typedef struct FloorEntry {
+    const void *ptr;
+    const void *key[2];
+} FloorEntry;
+
 struct CprofFrames {
     /* Read by the handler. */
     FramesInterp interps[CPROF_FRAMES_INTERPS];
+    int floor;			/* Frames running at start left out. */
+    FloorEntry floorCalls[FLOOR_LEVELS];
+    FloorEntry floorCmds[FLOOR_LEVELS];
     volatile int numInterps;	/* Slots in use or once used. */
     CprofFramesCounters counters;
     pid_t pid;			/* The process (process_vm_readv). */
@@ -350,6 +367,42 @@ NewRef(
     return refPtr;
 }
 
+static inline const void *
+CmdFrameKey(
+    const CmdFrame *cfPtr)
+{
+    if (cfPtr->type == TCL_LOCATION_BC || cfPtr->type == TCL_LOCATION_PREBC) {
+	return cfPtr->data.tebc.pc;
+    }
+    return (cfPtr->cmd != NULL) ? (const void *) cfPtr->cmd
+	    : (const void *) cfPtr->cmdObj;
+}
+
+static inline int
+BelowFloorCmd(
+    const CprofFrames *fPtr,
+    const CmdFrame *cfPtr)
+{
+    int level = cfPtr->level;
+
+    return level >= 0 && level < FLOOR_LEVELS
+	    && fPtr->floorCmds[level].ptr == cfPtr
+	    && fPtr->floorCmds[level].key[0] == CmdFrameKey(cfPtr);
+}
+
+static inline int
+BelowFloorCall(
+    const CprofFrames *fPtr,
+    const CallFrame *framePtr)
+{
+    int level = framePtr->level;
+
+    return level > 0 && level < FLOOR_LEVELS
+	    && fPtr->floorCalls[level].ptr == framePtr
+	    && fPtr->floorCalls[level].key[0] == framePtr->procPtr
+	    && fPtr->floorCalls[level].key[1] == framePtr->objv;
+}
+
 /*
  * One interpreter, innermost first into out[0..room). Returns the number
  * written; *truncPtr is set when frames were left.
@@ -394,6 +447,9 @@ ReadInterp(
 	    while (cfPtr != NULL && cfPtr->framePtr == framePtr) {
 		if (++steps > MAX_STEPS) {
 		    goto cut;
+		}
+		if (fPtr->floor && interpId < 0 && BelowFloorCmd(fPtr, cfPtr)) {
+		    return n;
 		}
 		if (IsEvalFrame(cfPtr)) {
 		    /*
@@ -450,6 +506,9 @@ ReadInterp(
 	    callPtr = NULL;
 	    if (++steps > MAX_STEPS) {
 		goto cut;
+	    }
+	    if (fPtr->floor && interpId < 0 && BelowFloorCall(fPtr, framePtr)) {
+		return n;
 	    }
 
 	    flags = framePtr->isProcCallFrame;
@@ -810,6 +869,45 @@ CprofFramesAddInterp(
 	}
     }
     return 0;
+}
+
+/*
+ * Without -seed: record the frames running now (the sampler's
+ * interpreter's), which the reader leaves out from then on.
+ */
+
+void
+CprofFramesFloor(
+    CprofFrames *fPtr)
+{
+    Interp *iPtr = (Interp *) fPtr->interp;
+    const CallFrame *framePtr;
+    const CmdFrame *cfPtr;
+
+    memset(fPtr->floorCalls, 0, sizeof(fPtr->floorCalls));
+    memset(fPtr->floorCmds, 0, sizeof(fPtr->floorCmds));
+    for (framePtr = iPtr->framePtr; framePtr != NULL;
+	    framePtr = framePtr->callerPtr) {
+	if (framePtr->level > 0 && framePtr->level < FLOOR_LEVELS
+		&& (framePtr->isProcCallFrame
+		& (FRAME_IS_PROC | FRAME_IS_METHOD | FRAME_IS_LAMBDA))) {
+	    FloorEntry *ePtr = &fPtr->floorCalls[framePtr->level];
+
+	    ePtr->ptr = framePtr;
+	    ePtr->key[0] = framePtr->procPtr;
+	    ePtr->key[1] = framePtr->objv;
+	}
+    }
+    for (cfPtr = iPtr->cmdFramePtr; cfPtr != NULL; cfPtr = cfPtr->nextPtr) {
+	if (cfPtr->level >= 0 && cfPtr->level < FLOOR_LEVELS) {
+	    FloorEntry *ePtr = &fPtr->floorCmds[cfPtr->level];
+
+	    ePtr->ptr = cfPtr;
+	    ePtr->key[0] = CmdFrameKey(cfPtr);
+	}
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->floor = 1;
 }
 
 void
@@ -1341,6 +1439,11 @@ CommandName(
  * innermost trampoline, and counts them unmatched.
  */
 
+#define NEST_CMD		1	/* A command frame that nests. */
+#define NEST_IS_CMD		2	/* A command frame. */
+#define NEST_CALLED_FROM_C	4	/* A procedure frame with no call
+					 * site. */
+
 static void
 Anchor(
     CprofFrames *fPtr,
@@ -1350,29 +1453,60 @@ Anchor(
     const CprofNativeStack *nativePtr)
 {
     int tramps[CPROF_NATIVE_MAX], k = 0, need = 1, i, j, t = 0;
+    int children = 0, spare;
 
     for (j = nativePtr->n - 1; j >= 0; j--) {
 	uintptr_t pc = (j == 0) ? nativePtr->ip[0] : nativePtr->ip[j] - 1;
 
 	if (pc >= nativePtr->trampStart && pc < nativePtr->trampEnd) {
-	    tramps[k++] = j;
+	    /*
+	     * Not a trampoline of a child interpreter: frames of its level
+	     * stack (the wrapper's, anchored exactly) name it.
+	     */
+
+	    for (i = 0; i < n; i++) {
+		if (out[i].interpId >= 0 && out[i].anchor == nativePtr->cfa[j]) {
+		    break;
+		}
+	    }
+	    if (i == n) {
+		tramps[k++] = j;
+	    }
 	}
     }
     for (i = 0; i + 1 < n; i++) {
-	if (out[i].interpId < 0 && nest[i]) {
+	if (out[i].interpId < 0 && (nest[i] & NEST_CMD)) {
 	    need++;
+	}
+	if (out[i].interpId >= 0) {
+	    children = 1;
 	}
     }
     if (k == 0 || need > k) {
 	fPtr->counters.unanchored++;
 	return;
     }
+
+    /*
+     * Trampolines left over with a child interpreter's frames in the
+     * sample: a command ran the child's code (its trampolines are left
+     * out above), which called back into this interpreter (an alias):
+     * the procedure called from C with no call site of its own after a
+     * command frame starts a trampoline further in.
+     */
+
+    spare = children ? k - need : 0;
     for (i = 0; i < n; i++) {
 	if (out[i].interpId >= 0) {
 	    continue;
 	}
+	if (spare > 0 && (nest[i] & NEST_CALLED_FROM_C) && i > 0
+		&& (nest[i - 1] & NEST_IS_CMD) && t + 1 < k) {
+	    t++;
+	    spare--;
+	}
 	out[i].anchor = nativePtr->cfa[tramps[t]];
-	if (nest[i] && t + 1 < k) {
+	if ((nest[i] & NEST_CMD) && t + 1 < k) {
 	    t++;
 	}
     }
@@ -1484,8 +1618,12 @@ CprofFramesResolve(
 	out[n].node = -1;
 	out[n].anchor = 0;
 	out[n].ident = NULL;
-	nest[n] = (refPtr->kind == CPROF_RAW_CMD
-		|| refPtr->kind == CPROF_RAW_EVAL) && nests;
+	nest[n] = ((refPtr->kind == CPROF_RAW_CMD
+		|| refPtr->kind == CPROF_RAW_EVAL) && nests ? NEST_CMD : 0)
+		| ((refPtr->kind == CPROF_RAW_CMD
+		|| refPtr->kind == CPROF_RAW_EVAL) ? NEST_IS_CMD : 0)
+		| (refPtr->kind == CPROF_RAW_PROC && refPtr->siteCode == NULL
+		? NEST_CALLED_FROM_C : 0);
 	n++;
 	nests = 0;
     }

@@ -81,6 +81,7 @@ MODULE_SCOPE CprofFrames *CprofFramesNew(Tcl_Interp *interp,
 MODULE_SCOPE void	CprofFramesFree(CprofFrames *fPtr);
 MODULE_SCOPE int	CprofFramesAddInterp(CprofFrames *fPtr,
 			    Tcl_Interp *interp, int interpId);
+MODULE_SCOPE void	CprofFramesFloor(CprofFrames *fPtr);
 MODULE_SCOPE void	CprofFramesRemoveInterp(CprofFrames *fPtr,
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofFramesRead(CprofFrames *fPtr, CprofTclRef *out,

@@ -141,6 +141,14 @@ struct CprofFrames {
     volatile int numInterps;	/* Slots in use or once used. */
     CprofFramesCounters counters;
     pid_t pid;			/* The process (process_vm_readv). */
+    struct {
+	const char *text;
+	int len;
+	uintptr_t head;
+    } heads[64];		/* The first bytes of eval frames' texts
+				 * copied lately, by address (the handler's
+				 * own: no copy for the main script's
+				 * top-level command at every sample). */
 
     /* Normal context. */
     Tcl_Interp *interp;		/* The sampler's interpreter. */
@@ -254,12 +262,24 @@ EvalInvoked(
 
 static inline uintptr_t
 TextHead(
-    const CprofFrames *fPtr,
+    CprofFrames *fPtr,
     const char *text,
     int len)
 {
     uintptr_t head = 0;
     struct iovec local, remote;
+    int slot = (int) (((uintptr_t) text >> 3) & 63);
+
+    /*
+     * The same text and length as a copy made before: its bytes then
+     * (the drain checks them against the text's bytes at its time all
+     * the same). The slot is cleared while it is rewritten.
+     */
+
+    if (fPtr->heads[slot].text == text && fPtr->heads[slot].len == len
+	    && fPtr->heads[slot].head != 0) {
+	return fPtr->heads[slot].head;
+    }
 
     local.iov_base = &head;
     local.iov_len = (len < (int) sizeof(head)) ? (size_t) len : sizeof(head);
@@ -269,6 +289,12 @@ TextHead(
 	    != (ssize_t) local.iov_len) {
 	return 0;
     }
+    fPtr->heads[slot].head = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->heads[slot].text = text;
+    fPtr->heads[slot].len = len;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->heads[slot].head = head;
     return head;
 }
 

@@ -125,7 +125,8 @@ typedef struct FramesInterp {
  * later). The walk stops at the first it meets again.
  */
 
-#define FLOOR_LEVELS	256
+#define FLOOR_SLOTS	512	/* Open addressing by the frame's address. */
+#define FLOOR_PROBES	8
 
 typedef struct FloorEntry {
     const void *ptr;
@@ -136,8 +137,7 @@ struct CprofFrames {
     /* Read by the handler. */
     FramesInterp interps[CPROF_FRAMES_INTERPS];
     int floor;			/* Frames running at start left out. */
-    FloorEntry floorCalls[FLOOR_LEVELS];
-    FloorEntry floorCmds[FLOOR_LEVELS];
+    FloorEntry floorTable[FLOOR_SLOTS];
     volatile int numInterps;	/* Slots in use or once used. */
     CprofFramesCounters counters;
     pid_t pid;			/* The process (process_vm_readv). */
@@ -404,16 +404,46 @@ CmdFrameKey(
 	    : (const void *) cfPtr->cmdObj;
 }
 
+static inline unsigned
+FloorSlot(
+    const void *ptr)
+{
+    uintptr_t h = (uintptr_t) ptr;
+
+    h ^= h >> 9;
+    h ^= h >> 17;
+    return (unsigned) (h & (FLOOR_SLOTS - 1));
+}
+
+static inline int
+InFloor(
+    const CprofFrames *fPtr,
+    const void *ptr,
+    const void *key0,
+    const void *key1)
+{
+    unsigned slot = FloorSlot(ptr), i;
+
+    for (i = 0; i < FLOOR_PROBES; i++) {
+	const FloorEntry *ePtr = &fPtr->floorTable[(slot + i)
+		& (FLOOR_SLOTS - 1)];
+
+	if (ePtr->ptr == NULL) {
+	    return 0;
+	}
+	if (ePtr->ptr == ptr) {
+	    return ePtr->key[0] == key0 && ePtr->key[1] == key1;
+	}
+    }
+    return 0;
+}
+
 static inline int
 BelowFloorCmd(
     const CprofFrames *fPtr,
     const CmdFrame *cfPtr)
 {
-    int level = cfPtr->level;
-
-    return level >= 0 && level < FLOOR_LEVELS
-	    && fPtr->floorCmds[level].ptr == cfPtr
-	    && fPtr->floorCmds[level].key[0] == CmdFrameKey(cfPtr);
+    return InFloor(fPtr, cfPtr, CmdFrameKey(cfPtr), NULL);
 }
 
 static inline int
@@ -421,12 +451,7 @@ BelowFloorCall(
     const CprofFrames *fPtr,
     const CallFrame *framePtr)
 {
-    int level = framePtr->level;
-
-    return level > 0 && level < FLOOR_LEVELS
-	    && fPtr->floorCalls[level].ptr == framePtr
-	    && fPtr->floorCalls[level].key[0] == framePtr->procPtr
-	    && fPtr->floorCalls[level].key[1] == framePtr->objv;
+    return InFloor(fPtr, framePtr, framePtr->procPtr, framePtr->objv);
 }
 
 /*
@@ -902,6 +927,27 @@ CprofFramesAddInterp(
  * interpreter's), which the reader leaves out from then on.
  */
 
+static void
+FloorAdd(
+    CprofFrames *fPtr,
+    const void *ptr,
+    const void *key0,
+    const void *key1)
+{
+    unsigned slot = FloorSlot(ptr), i;
+
+    for (i = 0; i < FLOOR_PROBES; i++) {
+	FloorEntry *ePtr = &fPtr->floorTable[(slot + i) & (FLOOR_SLOTS - 1)];
+
+	if (ePtr->ptr == NULL || ePtr->ptr == ptr) {
+	    ePtr->ptr = ptr;
+	    ePtr->key[0] = key0;
+	    ePtr->key[1] = key1;
+	    return;
+	}
+    }
+}
+
 void
 CprofFramesFloor(
     CprofFrames *fPtr)
@@ -910,27 +956,16 @@ CprofFramesFloor(
     const CallFrame *framePtr;
     const CmdFrame *cfPtr;
 
-    memset(fPtr->floorCalls, 0, sizeof(fPtr->floorCalls));
-    memset(fPtr->floorCmds, 0, sizeof(fPtr->floorCmds));
+    memset(fPtr->floorTable, 0, sizeof(fPtr->floorTable));
     for (framePtr = iPtr->framePtr; framePtr != NULL;
 	    framePtr = framePtr->callerPtr) {
-	if (framePtr->level > 0 && framePtr->level < FLOOR_LEVELS
-		&& (framePtr->isProcCallFrame
-		& (FRAME_IS_PROC | FRAME_IS_METHOD | FRAME_IS_LAMBDA))) {
-	    FloorEntry *ePtr = &fPtr->floorCalls[framePtr->level];
-
-	    ePtr->ptr = framePtr;
-	    ePtr->key[0] = framePtr->procPtr;
-	    ePtr->key[1] = framePtr->objv;
+	if (framePtr->isProcCallFrame
+		& (FRAME_IS_PROC | FRAME_IS_METHOD | FRAME_IS_LAMBDA)) {
+	    FloorAdd(fPtr, framePtr, framePtr->procPtr, framePtr->objv);
 	}
     }
     for (cfPtr = iPtr->cmdFramePtr; cfPtr != NULL; cfPtr = cfPtr->nextPtr) {
-	if (cfPtr->level >= 0 && cfPtr->level < FLOOR_LEVELS) {
-	    FloorEntry *ePtr = &fPtr->floorCmds[cfPtr->level];
-
-	    ePtr->ptr = cfPtr;
-	    ePtr->key[0] = CmdFrameKey(cfPtr);
-	}
+	FloorAdd(fPtr, cfPtr, CmdFrameKey(cfPtr), NULL);
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     fPtr->floor = 1;

@@ -13,6 +13,7 @@
  */
 
 #include "cmdInt.h"
+#include "frames.h"
 #include <string.h>
 
 /*
@@ -497,6 +498,44 @@ CprofStackObjCmd(
 	return TCL_ERROR;
     }
     listObj = Tcl_NewListObj(0, NULL);
+    if (statePtr->running && !statePtr->paused
+	    && statePtr->framesPtr != NULL && !CprofChecksFrames(
+	    &statePtr->options)) {
+	/*
+	 * -capture frames: no level stack; Tcl's frames, read and named as
+	 * a sample's are (their position for a level, no anchor).
+	 */
+
+	CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+	uint32_t flags = 0;
+
+	depth = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX,
+		&flags);
+	depth = CprofFramesResolve(statePtr->framesPtr, raw, depth, NULL,
+		named);
+	if (depth > 0) {
+	    const char *last = CprofNameString(named[depth - 1].nameId);
+
+	    if (last != NULL && (strcmp(last, "tclcprof::stack") == 0
+		    || strcmp(last, "::tclcprof::stack") == 0
+		    || strcmp(last, "tclcprof stack") == 0)) {
+		depth--;
+	    }
+	}
+	for (i = 0; i < depth; i++) {
+	    Tcl_Obj *dictObj = Tcl_NewDictObj();
+	    const char *name = CprofNameString(named[i].nameId);
+
+	    PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "?", -1));
+	    PUT(dictObj, "level", Tcl_NewIntObj(i + 1));
+	    PUT(dictObj, "kind", Tcl_NewStringObj(
+		    CprofKindName(named[i].kind), -1));
+	    PUT(dictObj, "anchor", Tcl_NewWideIntObj(0));
+	    Tcl_ListObjAppendElement(NULL, listObj, dictObj);
+	}
+	Tcl_SetObjResult(interp, listObj);
+	return TCL_OK;
+    }
     depth = (statePtr->running && !statePtr->paused)
 	    ? CprofLevelsLiveDepth(&statePtr->levels) : 0;
     if (depth > 0 && statePtr->levels.stack.frames[depth-1].token

@@ -1175,6 +1175,42 @@ MethodName(
  * the first word when it names no command.
  */
 
+/*
+ * The command of an ensemble without a map that a subcommand names: the
+ * command of that name in the ensemble's namespace, or the only one whose
+ * name it starts (the ensemble takes unique prefixes).
+ */
+
+static Tcl_Command
+EnsembleImpl(
+    CprofFrames *fPtr,
+    Tcl_Namespace *nsPtr,
+    const char *sub)
+{
+    Tcl_Command token = Tcl_FindCommand(fPtr->interp, sub, nsPtr,
+	    TCL_NAMESPACE_ONLY);
+    Tcl_HashTable *tablePtr = &((Namespace *) nsPtr)->cmdTable;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr, *foundPtr = NULL;
+    size_t len = strlen(sub);
+
+    if (token != NULL || len == 0) {
+	return token;
+    }
+    for (hPtr = Tcl_FirstHashEntry(tablePtr, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	if (strncmp((const char *) Tcl_GetHashKey(tablePtr, hPtr), sub,
+		len) == 0) {
+	    if (foundPtr != NULL) {
+		return NULL;
+	    }
+	    foundPtr = hPtr;
+	}
+    }
+    return (foundPtr != NULL) ? (Tcl_Command) Tcl_GetHashValue(foundPtr)
+	    : NULL;
+}
+
 static int
 NameOfCall(
     CprofFrames *fPtr,
@@ -1246,9 +1282,8 @@ NameOfCall(
 
 	    if (Tcl_GetEnsembleNamespace(NULL, token, &ensNsPtr) == TCL_OK
 		    && ensNsPtr != NULL
-		    && (implToken = Tcl_FindCommand(fPtr->interp,
-			    Tcl_GetString(objv[1]), ensNsPtr,
-			    TCL_NAMESPACE_ONLY)) != NULL) {
+		    && (implToken = EnsembleImpl(fPtr, ensNsPtr,
+			    Tcl_GetString(objv[1]))) != NULL) {
 		nameId = CprofNameFold(fPtr->namingPtr, namePtr->nameId,
 			token, implToken);
 		*nestsPtr = (((Command *) implToken)->nreProc == NULL);
@@ -1402,9 +1437,6 @@ EvalName(
 	    return -1;
 	}
     }
-    if (refPtr->node & CPROF_RAW_EVAL_RESUME) {
-	return CprofNameCoroutine(fPtr->namingPtr, -1);
-    }
     nameId = NameOfText(fPtr, NULL, text, copied, kindPtr, nestsPtr);
     return nameId - 1;
 }
@@ -1430,15 +1462,6 @@ CommandName(
     int isNew, nameId = 0, kind = CPROF_KIND_CMD, nests = 0;
 
     *nestsPtr = 0;
-    if (refPtr->ident == CPROF_RAW_RESUME) {
-	/*
-	 * It resumed the coroutine above it (the coroutine may be gone by
-	 * now): named after its body (Resolve).
-	 */
-
-	*kindPtr = CPROF_KIND_CMD;
-	return CprofNameCoroutine(fPtr->namingPtr, -1);
-    }
     if (Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) == NULL) {
 	ByteCode copy;
 
@@ -1604,7 +1627,7 @@ CprofFramesResolve(
     const CprofNativeStack *nativePtr,
     CprofTclRef *out)
 {
-    int i, n = 0, nests = 0;
+    int i, n = 0, nests = 0, lastRaw = -1, resume, addCoro = 0;
     unsigned char nest[CPROF_TCL_MAX];
 
     for (i = 0; i < nIn; i++) {
@@ -1613,7 +1636,47 @@ CprofFramesResolve(
 
 	if (refPtr->nameId != CPROF_FRAMES_RAW) {
 	    out[n++] = *refPtr;
+	    lastRaw = -1;
 	    continue;
+	}
+	resume = (refPtr->kind == CPROF_RAW_CMD
+		&& refPtr->ident == CPROF_RAW_RESUME)
+		|| (refPtr->kind == CPROF_RAW_EVAL
+		&& (refPtr->node & CPROF_RAW_EVAL_RESUME));
+	if (resume) {
+	    /*
+	     * The command that resumed the coroutine above it: the
+	     * coroutine's command (named after its body below), the
+	     * coroutine command that made it, or a command that resumed it
+	     * from C (then a coroutine frame of its own follows).
+	     */
+
+	    int coroId = CprofNameCoroutine(fPtr->namingPtr, -1);
+	    const char *name;
+
+	    nameId = (refPtr->kind == CPROF_RAW_CMD)
+		    ? CommandName(fPtr, refPtr, &kind, &nests)
+		    : EvalName(fPtr, refPtr, &kind, &nests);
+	    name = (nameId >= 0) ? CprofNameString(nameId) : NULL;
+	    if (nameId >= 0 && nameId != coroId && name != NULL
+		    && (strcmp(name, "coroutine") == 0
+		    || strcmp(name, "::coroutine") == 0)) {
+		/* Made by the coroutine command: that frame alone. */
+	    } else if (nameId >= 0 && nameId != coroId && nests) {
+		/* Resumed from C by a command with no NRE entry. */
+		addCoro = 1;
+	    } else {
+		/*
+		 * The coroutine's command (gone by now, or called by a word
+		 * that is not literal).
+		 */
+
+		nameId = coroId;
+		kind = CPROF_KIND_CMD;
+		nests = 0;
+	    }
+	    fPtr->counters.named++;
+	    goto named;
 	}
 	switch (refPtr->kind) {
 	case CPROF_RAW_PROC:
@@ -1662,6 +1725,21 @@ CprofFramesResolve(
 	} else {
 	    fPtr->counters.named++;
 	}
+      named:
+	if ((refPtr->kind == CPROF_RAW_PROC || refPtr->kind == CPROF_RAW_METHOD)
+		&& n > 0 && lastRaw == CPROF_RAW_CMD
+		&& out[n - 1].kind == CPROF_KIND_PROC
+		&& out[n - 1].interpId == refPtr->interpId) {
+	    /*
+	     * The call site names a procedure but another one runs above
+	     * it: the first did a tailcall (which the wrapper shows as the
+	     * frame replaced), or its call's words were rewritten (the
+	     * same procedure twice otherwise).
+	     */
+
+	    n--;
+	    lastRaw = -1;
+	}
 	if (refPtr->kind == CPROF_RAW_PROC && n > 0
 		&& out[n - 1].kind == CPROF_KIND_ENSEMBLE
 		&& out[n - 1].interpId == refPtr->interpId
@@ -1687,6 +1765,19 @@ CprofFramesResolve(
 		? NEST_CALLED_FROM_C : 0);
 	n++;
 	nests = 0;
+	lastRaw = refPtr->kind;
+	if (addCoro && n < CPROF_TCL_MAX) {
+	    out[n] = out[n - 1];
+	    out[n].nameId = CprofNameCoroutine(fPtr->namingPtr, -1);
+	    out[n].kind = CPROF_KIND_CMD;
+	    out[n].flags &= ~CPROF_REF_CURRENT;
+	    out[n].siteCode = NULL;
+	    out[n].siteOffset = 0;
+	    nest[n] = 0;
+	    n++;
+	    lastRaw = -1;
+	}
+	addCoro = 0;
     }
     if (n > 0 && n < nIn && (in[nIn - 1].flags & CPROF_REF_CURRENT)) {
 	out[n - 1].flags |= CPROF_REF_CURRENT;

@@ -31,6 +31,28 @@
  */
 
 
+
+/*
+ * The depth status gives: the level stack's, or the number of Tcl's frames
+ * when the run reads them (-capture frames) and has no level stack.
+ */
+
+static int
+FramesDepth(
+    CprofState *statePtr)
+{
+    CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+    uint32_t flags = 0;
+    int n;
+
+    if (statePtr->framesPtr == NULL
+	    || CprofChecksFrames(&statePtr->options)) {
+	return CprofLevelsLiveDepth(&statePtr->levels);
+    }
+    n = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX, &flags);
+    return CprofFramesResolve(statePtr->framesPtr, raw, n, NULL, named);
+}
+
 int
 CprofStatusObjCmd(
     ClientData clientData,
@@ -73,8 +95,7 @@ CprofStatusObjCmd(
     PUT(resultObj, "unsaved", Tcl_NewBooleanObj(ciPtr->unsaved));
     PUT(resultObj, "options", CprofOptionsDict(ciPtr));
     PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
-	    && !statePtr->paused ? CprofLevelsLiveDepth(&statePtr->levels)
-	    : 0));
+	    && !statePtr->paused ? FramesDepth(statePtr) : 0));
     PUT(resultObj, "elapsed", Tcl_NewDoubleObj(elapsed / 1e9));
 
     countersObj = Tcl_NewDictObj();

@@ -1597,6 +1597,24 @@ Anchor(
 }
 
 /*
+ * Whether a command frame's name is the coroutine command's or a
+ * coroutine's ("<coroutine ...>").
+ */
+
+static int
+IsCoroutineName(
+    CprofFrames *fPtr,
+    int nameId)
+{
+    const char *name = CprofNameString(nameId);
+
+    return nameId == CprofNameCoroutine(fPtr->namingPtr, -1)
+	    || (name != NULL && (strcmp(name, "coroutine") == 0
+	    || strcmp(name, "::coroutine") == 0
+	    || strncmp(name, "<coroutine", 10) == 0));
+}
+
+/*
  * Whether an ensemble frame's name ("ensemble subcommand", the
  * implementation's tail) names the procedure procId as its subcommand.
  */
@@ -1628,6 +1646,7 @@ CprofFramesResolve(
     CprofTclRef *out)
 {
     int i, n = 0, nests = 0, lastRaw = -1, resume, addCoro = 0;
+    int lastResume = 0;
     unsigned char nest[CPROF_TCL_MAX];
 
     for (i = 0; i < nIn; i++) {
@@ -1728,13 +1747,16 @@ CprofFramesResolve(
       named:
 	if ((refPtr->kind == CPROF_RAW_PROC || refPtr->kind == CPROF_RAW_METHOD)
 		&& n > 0 && lastRaw == CPROF_RAW_CMD
-		&& out[n - 1].kind == CPROF_KIND_PROC
-		&& out[n - 1].interpId == refPtr->interpId) {
+		&& out[n - 1].interpId == refPtr->interpId
+		&& (out[n - 1].kind == CPROF_KIND_PROC
+		|| (!lastResume && IsCoroutineName(fPtr, out[n - 1].nameId)))) {
 	    /*
 	     * The call site names a procedure but another one runs above
 	     * it: the first did a tailcall (which the wrapper shows as the
 	     * frame replaced), or its call's words were rewritten (the
-	     * same procedure twice otherwise).
+	     * same procedure twice otherwise). Or it made or resumed a
+	     * coroutine that did a yieldto: the command yielded to runs in
+	     * its place.
 	     */
 
 	    n--;
@@ -1766,6 +1788,7 @@ CprofFramesResolve(
 	n++;
 	nests = 0;
 	lastRaw = refPtr->kind;
+	lastResume = resume;
 	if (addCoro && n < CPROF_TCL_MAX) {
 	    out[n] = out[n - 1];
 	    out[n].nameId = CprofNameCoroutine(fPtr->namingPtr, -1);

@@ -137,6 +137,9 @@ struct CprofFrames {
     /* Read by the handler. */
     FramesInterp interps[CPROF_FRAMES_INTERPS];
     int floor;			/* Frames running at start left out. */
+    int floorLevel;		/* The innermost CmdFrame's level then: a
+				 * deeper one is not looked up, nor a
+				 * CallFrame just below one. */
     FloorEntry floorTable[FLOOR_SLOTS];
     volatile int numInterps;	/* Slots in use or once used. */
     CprofFramesCounters counters;
@@ -480,6 +483,7 @@ ReadInterp(
 				 * its chain: the frames of [next] share
 				 * the context, each one index up. */
     int n = 0, hops = 0, steps = 0, resumed = 0;
+    int lastCmdLevel = 0;	/* The last CmdFrame's level. */
     ExecEnv *firstEePtr = eePtr;
     Tcl_NRPostProc *callerCb = coroCallerCb;
 
@@ -499,7 +503,10 @@ ReadInterp(
 		if (++steps > MAX_STEPS) {
 		    goto cut;
 		}
-		if (fPtr->floor && interpId < 0 && BelowFloorCmd(fPtr, cfPtr)) {
+		lastCmdLevel = cfPtr->level;
+		if (fPtr->floor && interpId < 0
+			&& lastCmdLevel <= fPtr->floorLevel
+			&& BelowFloorCmd(fPtr, cfPtr)) {
 		    return n;
 		}
 		if (IsEvalFrame(cfPtr)) {
@@ -558,7 +565,9 @@ ReadInterp(
 	    if (++steps > MAX_STEPS) {
 		goto cut;
 	    }
-	    if (fPtr->floor && interpId < 0 && BelowFloorCall(fPtr, framePtr)) {
+	    if (fPtr->floor && interpId < 0
+		    && lastCmdLevel <= fPtr->floorLevel
+		    && BelowFloorCall(fPtr, framePtr)) {
 		return n;
 	    }
 
@@ -964,8 +973,13 @@ CprofFramesFloor(
 	    FloorAdd(fPtr, framePtr, framePtr->procPtr, framePtr->objv);
 	}
     }
+    fPtr->floorLevel = (iPtr->cmdFramePtr != NULL)
+	    ? iPtr->cmdFramePtr->level : 0;
     for (cfPtr = iPtr->cmdFramePtr; cfPtr != NULL; cfPtr = cfPtr->nextPtr) {
 	FloorAdd(fPtr, cfPtr, CmdFrameKey(cfPtr), NULL);
+	if (cfPtr->level > fPtr->floorLevel) {
+	    fPtr->floorLevel = cfPtr->level;
+	}
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     fPtr->floor = 1;

@@ -169,6 +169,9 @@ struct CprofFrames {
 typedef struct HeldProc {
     Proc *procPtr;
     const void *bodyPtr;
+    Command *cmdPtr;		/* Its command, held: renamed (its epoch
+				 * moves), it is named again. */
+    int epoch;
     int nameId;
     int kind;
 } HeldProc;
@@ -868,6 +871,7 @@ ReleaseHeld(
 	    if (--hpPtr->procPtr->refCount <= 0) {
 		TclProcCleanupProc(hpPtr->procPtr);
 	    }
+	    TclCleanupCommandMacro(hpPtr->cmdPtr);
 	    ckfree(hpPtr);
 	}
     }
@@ -1074,6 +1078,25 @@ ProcName(
 
 	if (hpPtr->bodyPtr == refPtr->ident
 		|| procPtr->bodyPtr == refPtr->ident) {
+	    Command *cmdPtr = hpPtr->cmdPtr;
+
+	    if (!(cmdPtr->flags & CMD_IS_DELETED)
+		    && (int) cmdPtr->cmdEpoch != hpPtr->epoch) {
+		/*
+		 * Renamed since: named by its new name, as the wrapper
+		 * names it.
+		 */
+
+		const CprofCmdName *namePtr = CprofNameCommand(
+			fPtr->namingPtr, (Tcl_Command) cmdPtr);
+
+		hpPtr->epoch = (int) cmdPtr->cmdEpoch;
+		if (namePtr != NULL && namePtr->nameId >= 0) {
+		    CprofNameHold(&fPtr->refs, namePtr->nameId);
+		    hpPtr->nameId = namePtr->nameId;
+		    hpPtr->kind = namePtr->kind;
+		}
+	    }
 	    *kindPtr = hpPtr->kind;
 	    return hpPtr->nameId;
 	}
@@ -1104,6 +1127,9 @@ ProcName(
     hpPtr = (HeldProc *) ckalloc(sizeof(HeldProc));
     hpPtr->procPtr = procPtr;
     hpPtr->bodyPtr = refPtr->ident;
+    hpPtr->cmdPtr = procCopy.cmdPtr;
+    hpPtr->cmdPtr->refCount++;
+    hpPtr->epoch = (int) hpPtr->cmdPtr->cmdEpoch;
     hpPtr->nameId = namePtr->nameId;
     hpPtr->kind = namePtr->kind;
     hPtr = Tcl_CreateHashEntry(&fPtr->procs, (char *) procPtr, &isNew);

@@ -279,6 +279,12 @@ StopFrames(
     }
     CprofFramesCounts(statePtr->framesPtr, &counters);
     memcpy(statePtr->framesCounts, &counters, sizeof(counters));
+    statePtr->allFramesChecks += statePtr->framesChecks;
+    statePtr->allFramesDisagreements += statePtr->framesDisagreements;
+    if (statePtr->allFramesFirst[0] == '\0') {
+	memcpy(statePtr->allFramesFirst, statePtr->framesFirst,
+		sizeof(statePtr->allFramesFirst));
+    }
     CprofFramesFree(statePtr->framesPtr);
     statePtr->framesPtr = NULL;
 }

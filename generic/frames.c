@@ -487,6 +487,8 @@ ReadInterp(
 				 * the context, each one index up. */
     int n = 0, hops = 0, steps = 0, resumed = 0;
     int lastCmdLevel = 0;	/* The last CmdFrame's level. */
+    int callFirstCtor = 0;	/* callPtr is a class's first constructor
+				 * (not one reached by [next]). */
     ExecEnv *firstEePtr = eePtr;
     Tcl_NRPostProc *callerCb = coroCallerCb;
 
@@ -543,16 +545,27 @@ ReadInterp(
 
 		    callPtr = NULL;
 		} else {
+		    int own = 1, own2 = 1;
+
 		    if (callPtr != NULL && InvokedFrom(cfPtr, callObjc, callObjv)) {
+			/*
+			 * The call site of the frame below; a constructor's
+			 * is a frame of its own too (create, new), as the
+			 * wrapper shows it.
+			 */
+
 			SetSite(callPtr, cfPtr);
-			callPtr = NULL;
-		    } else {
+			own = callFirstCtor;
+			own2 = 0;
+		    }
+		    callPtr = NULL;
+		    if (own) {
 			CprofTclRef *refPtr;
 
-			callPtr = NULL;
 			refPtr = NewRef(out, &n, room, interpId,
 				CPROF_RAW_CMD, cfPtr->data.tebc.codePtr,
-				resumed ? CPROF_RAW_RESUME : NULL,
+				resumed ? CPROF_RAW_RESUME
+				: (callFirstCtor && !own2) ? CPROF_RAW_CTOR : NULL,
 				(int) (cfPtr->data.tebc.pc
 				- (const char *) cfPtr->data.tebc.codePtr));
 			if (refPtr == NULL) {
@@ -592,6 +605,7 @@ ReadInterp(
 
 		    lastCtxPtr = ctxPtr;
 		    lastIndex = index;
+		    callFirstCtor = (chainPtr->flags & CONSTRUCTOR) && index == 0;
 		    callPtr = NewRef(out, &n, room, interpId,
 			    CPROF_RAW_METHOD, mPtr, mPtr->namePtr,
 			    chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR));
@@ -1550,6 +1564,71 @@ CommandName(
 }
 
 /*
+ * A command frame whose first word is not literal ([self] create, $obj
+ * destroy): named from what runs above it and its literal second word
+ * when that tells the method for sure: a class's first constructor
+ * called from these very words runs from oo::class's create, new or
+ * createWithNamespace; a destructor under "destroy", from oo::object's
+ * destroy. -1 otherwise.
+ */
+
+static int
+OoFallbackName(
+    CprofFrames *fPtr,
+    const CprofTclRef *refPtr,
+    const CprofTclRef *nextPtr)
+{
+    ByteCode *codePtr = (ByteCode *) refPtr->anchor;
+    CmdFrame cf;
+    Tcl_Parse parse;
+    Tcl_Token *tokPtr;
+    char name[64];
+    int nameId = -1, ctor = (refPtr->ident == CPROF_RAW_CTOR);
+    int dtor = nextPtr != NULL && nextPtr->nameId == CPROF_FRAMES_RAW
+	    && nextPtr->kind == CPROF_RAW_METHOD
+	    && (nextPtr->node & DESTRUCTOR);
+
+    if ((!ctor && !dtor)
+	    || Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) == NULL) {
+	return -1;
+    }
+    memset(&cf, 0, sizeof(cf));
+    cf.type = TCL_LOCATION_BC;
+    cf.data.tebc.codePtr = codePtr;
+    cf.data.tebc.pc = (const char *) codePtr + refPtr->node;
+    TclGetSrcInfoForPc(&cf);
+    if (cf.type == TCL_LOCATION_SOURCE && cf.data.eval.path != NULL) {
+	Tcl_DecrRefCount(cf.data.eval.path);
+    }
+    if (cf.cmd == NULL || cf.len <= 0 || Tcl_ParseCommand(NULL, cf.cmd,
+	    cf.len, 0, &parse) != TCL_OK) {
+	return -1;
+    }
+    tokPtr = parse.tokenPtr;
+    if (parse.numWords >= 2 && tokPtr->type != TCL_TOKEN_SIMPLE_WORD) {
+	Tcl_Token *t2 = tokPtr + tokPtr->numComponents + 1;
+
+	if (t2->type == TCL_TOKEN_SIMPLE_WORD && t2[1].size < 32) {
+	    char word[32];
+
+	    memcpy(word, t2[1].start, t2[1].size);
+	    word[t2[1].size] = '\0';
+	    if (ctor && (strcmp(word, "create") == 0
+		    || strcmp(word, "new") == 0
+		    || strcmp(word, "createWithNamespace") == 0)) {
+		snprintf(name, sizeof(name), "oo::class %s", word);
+		nameId = CprofNameInternIn(&fPtr->refs, name, -1);
+	    } else if (dtor && strcmp(word, "destroy") == 0) {
+		nameId = CprofNameInternIn(&fPtr->refs, "oo::object destroy",
+			-1);
+	    }
+	}
+    }
+    Tcl_FreeParse(&parse);
+    return nameId;
+}
+
+/*
  * Anchors for the splice (splice.c), from the nesting of trampolines: a
  * command with no NRE entry (a plain objProc, Command.nreProc NULL) can
  * run Tcl code only through Tcl_Eval*, which starts a trampoline of its
@@ -1758,6 +1837,11 @@ CprofFramesResolve(
 	    break;
 	case CPROF_RAW_CMD:
 	    nameId = CommandName(fPtr, refPtr, &kind, &nests);
+	    if (nameId == -1 && (nameId = OoFallbackName(fPtr, refPtr,
+		    i + 1 < nIn ? &in[i + 1] : NULL)) >= 0) {
+		kind = CPROF_KIND_METHOD;
+		nests = 0;
+	    }
 	    if (nameId == -1 && refPtr->anchor != 0) {
 		/*
 		 * Code that could not be found (no longer live): the frame

@@ -47,6 +47,8 @@ enum CprofRawKind {
 #define CPROF_RAW_EVAL_LEN	0x3fffffff
 
 #define CPROF_RAW_RESUME	((const void *) 1)
+#define CPROF_RAW_CTOR		((const void *) 2)	/* The call site of a
+				 * class's first constructor too. */
 
 /*
  * The interpreters read (the sampler's own first, then its scope's others

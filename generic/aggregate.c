@@ -1102,6 +1102,19 @@ CprofAddSampleTo(
 		: CprofFramesResolve(statePtr->framesPtr, tcl, nTcl, &native,
 		rawTcl);
 	tcl = rawTcl;
+	if (statePtr->exact.includeObj != NULL
+		|| statePtr->exact.excludeObj != NULL) {
+	    /*
+	     * -include, -exclude: the frames the wrapper would not push.
+	     */
+
+	    for (i = 0; i < nTcl; i++) {
+		if (rawTcl[i].interpId < 0 && CprofFrameHidden(statePtr,
+			rawTcl[i].nameId, rawTcl[i].kind)) {
+		    rawTcl[i].flags |= CPROF_FRAME_HIDDEN;
+		}
+	    }
+	}
     }
 
     /*

@@ -144,13 +144,14 @@ CprofCaptureInstall(
      */
 
     if (kind == CPROF_CAPTURE_FRAMES) {
-	if (CprofUsesFrames(&statePtr->options)
+	if (CprofUsesFrames(&statePtr->options) && statePtr->hostPtr == NULL
 		&& !CprofFramesUsable(statePtr, statePtr->captureNote,
 			sizeof(statePtr->captureNote))) {
 	    /*
 	     * The note says why wrap is used.
 	     */
-	} else if (CprofUsesFrames(&statePtr->options)) {
+	} else if (CprofUsesFrames(&statePtr->options)
+		&& statePtr->hostPtr == NULL) {
 	    /*
 	     * Tcl's own frames, read at each sample (frames.c): nothing to
 	     * install, nothing runs per command.
@@ -161,9 +162,18 @@ CprofCaptureInstall(
 	}
 	if (statePtr->captureNote[0] == '\0') {
 	    snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
-		    "%s", "frames are read only for samples (modes sample"
-		    " and memory): exact timing, coverage and stack use"
-		    " wrap");
+		    "%s", CprofUsesFrames(&statePtr->options)
+
+		    /*
+		     * A child interpreter sampled with its parent's thread:
+		     * the parent's sampler reads the parent's frames and
+		     * copies the child's level stack.
+		     */
+
+		    ? "a child interpreter sampled with its parent's thread"
+		    " keeps its frames by wrapping"
+		    : "frames are read only for samples (modes sample and"
+		    " memory): exact timing, coverage and stack use wrap");
 	}
 	kind = CPROF_CAPTURE_WRAP;
     }

@@ -439,6 +439,12 @@ CprofDebugObjCmd(
 		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->allDisagreements));
 	PUT(dictObj, "first", statePtr->firstDisagreement
 		? statePtr->firstDisagreement : Tcl_NewObj());
+	PUT(dictObj, "frames_checks",
+		Tcl_NewWideIntObj((Tcl_WideInt) statePtr->allFramesChecks));
+	PUT(dictObj, "frames_disagreements", Tcl_NewWideIntObj(
+		(Tcl_WideInt) statePtr->allFramesDisagreements));
+	PUT(dictObj, "frames_first",
+		Tcl_NewStringObj(statePtr->allFramesFirst, -1));
 	Tcl_SetObjResult(interp, dictObj);
 	break;
     }

@@ -53,7 +53,10 @@
  *	saved context being the one walked, counted, not walked twice. The
  *	walk is bounded (frames, coroutine hops, steps), so a chain that
  *	loops cannot hold the handler. Nothing else is dereferenced: no
- *	Command, no Tcl_Obj, no name; those are read at the drain.
+ *	Command, no Tcl_Obj, no name; those are read at the drain. The one
+ *	exception, the first bytes of the command an eval CmdFrame runs
+ *	(TclEvalEx's: a script evaluated from its string), is copied with
+ *	process_vm_readv, a system call that fails instead of faulting.
  *
  *	Why the drain never reads freed memory. A raw reference seen for the
  *	first time is copied with process_vm_readv on the process itself
@@ -120,11 +123,40 @@ typedef struct FramesInterp {
     int interpId;		/* Its frames' CprofTclRef.interpId. */
 } FramesInterp;
 
+/*
+ * Without -seed, the frames running at start are left out, as the wrapper
+ * never saw them: the CallFrames and CmdFrames linked then, by level (a
+ * CmdFrame with the pc or command it ran then: its level runs others
+ * later). The walk stops at the first it meets again.
+ */
+
+#define FLOOR_SLOTS	512	/* Open addressing by the frame's address. */
+#define FLOOR_PROBES	8
+
+typedef struct FloorEntry {
+    const void *ptr;
+    const void *key[2];
+} FloorEntry;
+
 struct CprofFrames {
     /* Read by the handler. */
     FramesInterp interps[CPROF_FRAMES_INTERPS];
+    int floor;			/* Frames running at start left out. */
+    int floorLevel;		/* The innermost CmdFrame's level then: a
+				 * deeper one is not looked up, nor a
+				 * CallFrame just below one. */
+    FloorEntry floorTable[FLOOR_SLOTS];
     volatile int numInterps;	/* Slots in use or once used. */
     CprofFramesCounters counters;
+    pid_t pid;			/* The process (process_vm_readv). */
+    struct {
+	const char *text;
+	int len;
+	uintptr_t head;
+    } heads[64];		/* The first bytes of eval frames' texts
+				 * copied lately, by address (the handler's
+				 * own: no copy for the main script's
+				 * top-level command at every sample). */
 
     /* Normal context. */
     Tcl_Interp *interp;		/* The sampler's interpreter. */
@@ -143,6 +175,9 @@ struct CprofFrames {
 typedef struct HeldProc {
     Proc *procPtr;
     const void *bodyPtr;
+    Command *cmdPtr;		/* Its command, held: renamed (its epoch
+				 * moves), it is named again. */
+    int epoch;
     int nameId;
     int kind;
 } HeldProc;
@@ -182,6 +217,97 @@ IsBytecodeFrame(
 	    || cfPtr->type == TCL_LOCATION_PREBC)
 	    && cfPtr->data.tebc.codePtr != NULL
 	    && cfPtr->data.tebc.pc != NULL;
+}
+
+/*
+ * A command of a script evaluated from its string: TclEvalEx's CmdFrame
+ * (tclBasic.c:5087-5148, type EVAL or SOURCE) is linked for the whole
+ * script (unlinked while a word is substituted, 5235/5299); it runs a
+ * command while nline > 0, set with cmd and len just before the command
+ * is evaluated and back to 0 after it (5360-5377). A list evaluated
+ * directly has cmdObj and no cmd (nline 0, tclBasic.c:6140-6152).
+ */
+
+static inline int
+IsEvalFrame(
+    const CmdFrame *cfPtr)
+{
+    return (cfPtr->type == TCL_LOCATION_EVAL
+	    || cfPtr->type == TCL_LOCATION_SOURCE)
+	    && cfPtr->nline > 0 && cfPtr->line != NULL
+	    && cfPtr->cmd != NULL && cfPtr->len > 0;
+}
+
+/*
+ * Whether the frame whose words are objv was invoked by the command that
+ * an eval CmdFrame runs: TclEvalEx passes Tcl_EvalObjv its words in an
+ * array allocated on Tcl's stack right after the CmdFrame (a marker word
+ * and an alignment word between them: tclExecute.c:1114-1128), or in a
+ * ckalloc'ed one beyond 20 words.
+ */
+
+#define EVAL_STATIC_WORDS	20
+
+static inline int
+EvalInvoked(
+    const CmdFrame *cfPtr,
+    int objc,
+    Tcl_Obj *const *objv)
+{
+    const char *after = (const char *) (cfPtr + 1);
+
+    if (objc != (int) cfPtr->nline) {
+	return 0;
+    }
+    return objc > EVAL_STATIC_WORDS || ((const char *) objv >= after
+	    && (const char *) objv <= after + 4 * sizeof(void *));
+}
+
+/*
+ * The first bytes of an eval frame's command text (up to 8), copied with
+ * process_vm_readv, which fails instead of faulting: the text is the
+ * script TclEvalEx holds while its frame runs a command, but cmd is set
+ * in a store the compiler may put after nline's. 0 if it could not be
+ * read (a command's text never starts with a NUL byte). The drain finds
+ * the same bytes at that address again, or leaves the frame out.
+ */
+
+static inline uintptr_t
+TextHead(
+    CprofFrames *fPtr,
+    const char *text,
+    int len)
+{
+    uintptr_t head = 0;
+    struct iovec local, remote;
+    int slot = (int) (((uintptr_t) text >> 3) & 63);
+
+    /*
+     * The same text and length as a copy made before: its bytes then
+     * (the drain checks them against the text's bytes at its time all
+     * the same). The slot is cleared while it is rewritten.
+     */
+
+    if (fPtr->heads[slot].text == text && fPtr->heads[slot].len == len
+	    && fPtr->heads[slot].head != 0) {
+	return fPtr->heads[slot].head;
+    }
+
+    local.iov_base = &head;
+    local.iov_len = (len < (int) sizeof(head)) ? (size_t) len : sizeof(head);
+    remote.iov_base = (void *) text;
+    remote.iov_len = local.iov_len;
+    if (process_vm_readv(fPtr->pid, &local, 1, &remote, 1, 0)
+	    != (ssize_t) local.iov_len) {
+	return 0;
+    }
+    fPtr->heads[slot].head = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->heads[slot].text = text;
+    fPtr->heads[slot].len = len;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->heads[slot].head = head;
+    return head;
 }
 
 /*
@@ -279,6 +405,67 @@ NewRef(
     return refPtr;
 }
 
+static inline const void *
+CmdFrameKey(
+    const CmdFrame *cfPtr)
+{
+    if (cfPtr->type == TCL_LOCATION_BC || cfPtr->type == TCL_LOCATION_PREBC) {
+	return cfPtr->data.tebc.pc;
+    }
+    return (cfPtr->cmd != NULL) ? (const void *) cfPtr->cmd
+	    : (const void *) cfPtr->cmdObj;
+}
+
+static inline unsigned
+FloorSlot(
+    const void *ptr)
+{
+    uintptr_t h = (uintptr_t) ptr;
+
+    h ^= h >> 9;
+    h ^= h >> 17;
+    return (unsigned) (h & (FLOOR_SLOTS - 1));
+}
+
+static inline int
+InFloor(
+    const CprofFrames *fPtr,
+    const void *ptr,
+    const void *key0,
+    const void *key1)
+{
+    unsigned slot = FloorSlot(ptr), i;
+
+    for (i = 0; i < FLOOR_PROBES; i++) {
+	const FloorEntry *ePtr = &fPtr->floorTable[(slot + i)
+		& (FLOOR_SLOTS - 1)];
+
+	if (ePtr->ptr == NULL) {
+	    return 0;
+	}
+	if (ePtr->ptr == ptr) {
+	    return ePtr->key[0] == key0 && ePtr->key[1] == key1;
+	}
+    }
+    return 0;
+}
+
+static inline int
+BelowFloorCmd(
+    const CprofFrames *fPtr,
+    const CmdFrame *cfPtr)
+{
+    return InFloor(fPtr, cfPtr, CmdFrameKey(cfPtr), NULL);
+}
+
+static inline int
+BelowFloorCall(
+    const CprofFrames *fPtr,
+    const CallFrame *framePtr)
+{
+    return InFloor(fPtr, framePtr, framePtr->procPtr, framePtr->objv);
+}
+
 /*
  * One interpreter, innermost first into out[0..room). Returns the number
  * written; *truncPtr is set when frames were left.
@@ -305,6 +492,9 @@ ReadInterp(
 				 * its chain: the frames of [next] share
 				 * the context, each one index up. */
     int n = 0, hops = 0, steps = 0, resumed = 0;
+    int lastCmdLevel = 0;	/* The last CmdFrame's level. */
+    int callFirstCtor = 0;	/* callPtr is a class's first constructor
+				 * (not one reached by [next]). */
     ExecEnv *firstEePtr = eePtr;
     Tcl_NRPostProc *callerCb = coroCallerCb;
 
@@ -324,24 +514,64 @@ ReadInterp(
 		if (++steps > MAX_STEPS) {
 		    goto cut;
 		}
-		if (!IsBytecodeFrame(cfPtr)) {
+		lastCmdLevel = cfPtr->level;
+		if (fPtr->floor && interpId < 0
+			&& lastCmdLevel <= fPtr->floorLevel
+			&& BelowFloorCmd(fPtr, cfPtr)) {
+		    return n;
+		}
+		if (IsEvalFrame(cfPtr)) {
 		    /*
-		     * A script evaluated from its string invoked the frame
-		     * below (or a command): no call site to keep.
+		     * A command of a script evaluated from its string: the
+		     * call of the frame below, or a frame of its own.
+		     */
+
+		    if (callPtr == NULL
+			    || !EvalInvoked(cfPtr, callObjc, callObjv)) {
+			uintptr_t head = TextHead(fPtr, cfPtr->cmd,
+				(int) cfPtr->len);
+
+			if (head != 0) {
+			    if (NewRef(out, &n, room, interpId, CPROF_RAW_EVAL,
+				    cfPtr->cmd, (const void *) head,
+				    (int) (cfPtr->len & CPROF_RAW_EVAL_LEN)
+				    | (resumed ? CPROF_RAW_EVAL_RESUME : 0))
+				    == NULL) {
+				goto full;
+			    }
+			    resumed = 0;
+			}
+		    }
+		    callPtr = NULL;
+		} else if (!IsBytecodeFrame(cfPtr)) {
+		    /*
+		     * A list evaluated directly invoked the frame below (or a
+		     * command): no call site to keep.
 		     */
 
 		    callPtr = NULL;
 		} else {
+		    int own = 1, own2 = 1;
+
 		    if (callPtr != NULL && InvokedFrom(cfPtr, callObjc, callObjv)) {
+			/*
+			 * The call site of the frame below; a constructor's
+			 * is a frame of its own too (create, new), as the
+			 * wrapper shows it.
+			 */
+
 			SetSite(callPtr, cfPtr);
-			callPtr = NULL;
-		    } else {
+			own = callFirstCtor;
+			own2 = 0;
+		    }
+		    callPtr = NULL;
+		    if (own) {
 			CprofTclRef *refPtr;
 
-			callPtr = NULL;
 			refPtr = NewRef(out, &n, room, interpId,
 				CPROF_RAW_CMD, cfPtr->data.tebc.codePtr,
-				resumed ? CPROF_RAW_RESUME : NULL,
+				resumed ? CPROF_RAW_RESUME
+				: (callFirstCtor && !own2) ? CPROF_RAW_CTOR : NULL,
 				(int) (cfPtr->data.tebc.pc
 				- (const char *) cfPtr->data.tebc.codePtr));
 			if (refPtr == NULL) {
@@ -356,6 +586,11 @@ ReadInterp(
 	    callPtr = NULL;
 	    if (++steps > MAX_STEPS) {
 		goto cut;
+	    }
+	    if (fPtr->floor && interpId < 0
+		    && lastCmdLevel <= fPtr->floorLevel
+		    && BelowFloorCall(fPtr, framePtr)) {
+		return n;
 	    }
 
 	    flags = framePtr->isProcCallFrame;
@@ -376,6 +611,7 @@ ReadInterp(
 
 		    lastCtxPtr = ctxPtr;
 		    lastIndex = index;
+		    callFirstCtor = (chainPtr->flags & CONSTRUCTOR) && index == 0;
 		    callPtr = NewRef(out, &n, room, interpId,
 			    CPROF_RAW_METHOD, mPtr, mPtr->namePtr,
 			    chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR));
@@ -608,6 +844,7 @@ CprofFramesNew(
     memset(fPtr, 0, sizeof(CprofFrames));
     fPtr->interp = interp;
     fPtr->namingPtr = namingPtr;
+    fPtr->pid = getpid();
     Tcl_InitHashTable(&fPtr->procs, TCL_ONE_WORD_KEYS);
     Tcl_InitHashTable(&fPtr->methods, TCL_ONE_WORD_KEYS);
     Tcl_InitHashTable(&fPtr->codes, TCL_ONE_WORD_KEYS);
@@ -655,6 +892,7 @@ ReleaseHeld(
 	    if (--hpPtr->procPtr->refCount <= 0) {
 		TclProcCleanupProc(hpPtr->procPtr);
 	    }
+	    TclCleanupCommandMacro(hpPtr->cmdPtr);
 	    ckfree(hpPtr);
 	}
     }
@@ -716,6 +954,60 @@ CprofFramesAddInterp(
 	}
     }
     return 0;
+}
+
+/*
+ * Without -seed: record the frames running now (the sampler's
+ * interpreter's), which the reader leaves out from then on.
+ */
+
+static void
+FloorAdd(
+    CprofFrames *fPtr,
+    const void *ptr,
+    const void *key0,
+    const void *key1)
+{
+    unsigned slot = FloorSlot(ptr), i;
+
+    for (i = 0; i < FLOOR_PROBES; i++) {
+	FloorEntry *ePtr = &fPtr->floorTable[(slot + i) & (FLOOR_SLOTS - 1)];
+
+	if (ePtr->ptr == NULL || ePtr->ptr == ptr) {
+	    ePtr->ptr = ptr;
+	    ePtr->key[0] = key0;
+	    ePtr->key[1] = key1;
+	    return;
+	}
+    }
+}
+
+void
+CprofFramesFloor(
+    CprofFrames *fPtr)
+{
+    Interp *iPtr = (Interp *) fPtr->interp;
+    const CallFrame *framePtr;
+    const CmdFrame *cfPtr;
+
+    memset(fPtr->floorTable, 0, sizeof(fPtr->floorTable));
+    for (framePtr = iPtr->framePtr; framePtr != NULL;
+	    framePtr = framePtr->callerPtr) {
+	if (framePtr->isProcCallFrame
+		& (FRAME_IS_PROC | FRAME_IS_METHOD | FRAME_IS_LAMBDA)) {
+	    FloorAdd(fPtr, framePtr, framePtr->procPtr, framePtr->objv);
+	}
+    }
+    fPtr->floorLevel = (iPtr->cmdFramePtr != NULL)
+	    ? iPtr->cmdFramePtr->level : 0;
+    for (cfPtr = iPtr->cmdFramePtr; cfPtr != NULL; cfPtr = cfPtr->nextPtr) {
+	FloorAdd(fPtr, cfPtr, CmdFrameKey(cfPtr), NULL);
+	if (cfPtr->level > fPtr->floorLevel) {
+	    fPtr->floorLevel = cfPtr->level;
+	}
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->floor = 1;
 }
 
 void
@@ -947,6 +1239,25 @@ ProcName(
 
 	if (hpPtr->bodyPtr == refPtr->ident
 		|| procPtr->bodyPtr == refPtr->ident) {
+	    Command *cmdPtr = hpPtr->cmdPtr;
+
+	    if (!(cmdPtr->flags & CMD_IS_DELETED)
+		    && (int) cmdPtr->cmdEpoch != hpPtr->epoch) {
+		/*
+		 * Renamed since: named by its new name, as the wrapper
+		 * names it.
+		 */
+
+		const CprofCmdName *namePtr = CprofNameCommand(
+			fPtr->namingPtr, (Tcl_Command) cmdPtr);
+
+		hpPtr->epoch = (int) cmdPtr->cmdEpoch;
+		if (namePtr != NULL && namePtr->nameId >= 0) {
+		    CprofNameHold(&fPtr->refs, namePtr->nameId);
+		    hpPtr->nameId = namePtr->nameId;
+		    hpPtr->kind = namePtr->kind;
+		}
+	    }
 	    *kindPtr = hpPtr->kind;
 	    return hpPtr->nameId;
 	}
@@ -977,6 +1288,9 @@ ProcName(
     hpPtr = (HeldProc *) ckalloc(sizeof(HeldProc));
     hpPtr->procPtr = procPtr;
     hpPtr->bodyPtr = refPtr->ident;
+    hpPtr->cmdPtr = procCopy.cmdPtr;
+    hpPtr->cmdPtr->refCount++;
+    hpPtr->epoch = (int) hpPtr->cmdPtr->cmdEpoch;
     hpPtr->nameId = namePtr->nameId;
     hpPtr->kind = namePtr->kind;
     hPtr = Tcl_CreateHashEntry(&fPtr->procs, (char *) procPtr, &isNew);
@@ -1097,16 +1411,53 @@ MethodNests(
  * the first word when it names no command.
  */
 
+/*
+ * The command of an ensemble without a map that a subcommand names: the
+ * command of that name in the ensemble's namespace, or the only one whose
+ * name it starts (the ensemble takes unique prefixes).
+ */
+
+static Tcl_Command
+EnsembleImpl(
+    CprofFrames *fPtr,
+    Tcl_Namespace *nsPtr,
+    const char *sub)
+{
+    Tcl_Command token = Tcl_FindCommand(fPtr->interp, sub, nsPtr,
+	    TCL_NAMESPACE_ONLY);
+    Tcl_HashTable *tablePtr = &((Namespace *) nsPtr)->cmdTable;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr, *foundPtr = NULL;
+    size_t len = strlen(sub);
+
+    if (token != NULL || len == 0) {
+	return token;
+    }
+    for (hPtr = Tcl_FirstHashEntry(tablePtr, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	if (strncmp((const char *) Tcl_GetHashKey(tablePtr, hPtr), sub,
+		len) == 0) {
+	    if (foundPtr != NULL) {
+		return NULL;
+	    }
+	    foundPtr = hPtr;
+	}
+    }
+    return (foundPtr != NULL) ? (Tcl_Command) Tcl_GetHashValue(foundPtr)
+	    : NULL;
+}
+
 static int
 NameOfCall(
     CprofFrames *fPtr,
+    Tcl_Namespace *nsPtr,
     int objc,
     Tcl_Obj *const objv[],
     int *kindPtr,
     int *nestsPtr)
 {
     Tcl_Command token = Tcl_FindCommand(fPtr->interp,
-	    Tcl_GetString(objv[0]), NULL, TCL_GLOBAL_ONLY);
+	    Tcl_GetString(objv[0]), nsPtr, nsPtr ? 0 : TCL_GLOBAL_ONLY);
     const CprofCmdName *namePtr;
     int nameId = -1;
 
@@ -1157,6 +1508,23 @@ NameOfCall(
 			token, implToken);
 		*nestsPtr = (((Command *) implToken)->nreProc == NULL);
 	    }
+	} else {
+	    Tcl_Namespace *ensNsPtr = NULL;
+	    Tcl_Command implToken;
+
+	    /*
+	     * No map: the subcommand is the command of that name exported
+	     * from the ensemble's namespace.
+	     */
+
+	    if (Tcl_GetEnsembleNamespace(NULL, token, &ensNsPtr) == TCL_OK
+		    && ensNsPtr != NULL
+		    && (implToken = EnsembleImpl(fPtr, ensNsPtr,
+			    Tcl_GetString(objv[1]))) != NULL) {
+		nameId = CprofNameFold(fPtr->namingPtr, namePtr->nameId,
+			token, implToken);
+		*nestsPtr = (((Command *) implToken)->nreProc == NULL);
+	    }
 	}
     } else if (namePtr->flags & (CPROF_NAME_SUBCMD | CPROF_NAME_SCRIPT)) {
 	nameId = CprofNameArgument(fPtr->namingPtr, namePtr, objc, objv);
@@ -1166,6 +1534,148 @@ NameOfCall(
     }
     CprofNameHold(&fPtr->refs, nameId);
     return nameId;
+}
+
+/*
+ * The name of a command from its text: its literal words (up to four:
+ * enough for a method's, a subcommand's or a script's name), the first
+ * resolved in nsPtr (NULL: the global namespace). 0: no name (the first
+ * word is not literal), else the name id + 1. Text that does not parse
+ * (a command longer than what was copied) is read up to its first word
+ * that is not a bare one.
+ */
+
+static int
+NameOfText(
+    CprofFrames *fPtr,
+    Tcl_Namespace *nsPtr,
+    const char *text,
+    int len,
+    int *kindPtr,
+    int *nestsPtr)
+{
+    Tcl_Obj *words[4];
+    Tcl_Parse parse;
+    int objc = 0, nameId = 0, w;
+
+    if (Tcl_ParseCommand(NULL, text, len, 0, &parse) == TCL_OK) {
+	Tcl_Token *tokPtr = parse.tokenPtr;
+
+	for (w = 0; w < parse.numWords && objc < 4; w++) {
+	    if (tokPtr->type != TCL_TOKEN_SIMPLE_WORD) {
+		break;
+	    }
+	    words[objc] = Tcl_NewStringObj(tokPtr[1].start, tokPtr[1].size);
+	    Tcl_IncrRefCount(words[objc]);
+	    objc++;
+	    tokPtr += tokPtr->numComponents + 1;
+	}
+	Tcl_FreeParse(&parse);
+    } else {
+	const char *p = text, *end = text + len;
+
+	while (objc < 4) {
+	    const char *start;
+
+	    while (p < end && (*p == ' ' || *p == '\t')) {
+		p++;
+	    }
+	    start = p;
+	    while (p < end && strchr(" \t\n;{}[]$\"\\", *p) == NULL) {
+		p++;
+	    }
+	    if (p == start || (p < end && *p != ' ' && *p != '\t')) {
+		break;
+	    }
+	    words[objc] = Tcl_NewStringObj(start, p - start);
+	    Tcl_IncrRefCount(words[objc]);
+	    objc++;
+	}
+    }
+    if (objc > 0) {
+	nameId = NameOfCall(fPtr, nsPtr, objc, words, kindPtr, nestsPtr) + 1;
+    }
+    while (objc-- > 0) {
+	Tcl_DecrRefCount(words[objc]);
+    }
+    return nameId;
+}
+
+/*
+ * The namespace a bytecode's commands are resolved in, when it is safely
+ * known: a procedure body's (its command, still its, not deleted), the
+ * global namespace's; else NULL (resolved from the global namespace).
+ */
+
+static Tcl_Namespace *
+CodeNamespace(
+    CprofFrames *fPtr,
+    const ByteCode *copyPtr)
+{
+    Interp *iPtr = (Interp *) fPtr->interp;
+    Proc procCopy;
+    Command cmdCopy;
+
+    if (copyPtr->procPtr == NULL) {
+	return NULL;
+    }
+    if (!SafeCopy(copyPtr->procPtr, &procCopy, sizeof(Proc))
+	    || procCopy.refCount <= 0 || procCopy.cmdPtr == NULL
+	    || !SafeCopy(procCopy.cmdPtr, &cmdCopy, sizeof(Command))
+	    || (cmdCopy.flags & CMD_IS_DELETED) || cmdCopy.hPtr == NULL
+	    || TclIsProc(&cmdCopy) != copyPtr->procPtr
+	    || cmdCopy.nsPtr == NULL || cmdCopy.nsPtr == iPtr->globalNsPtr) {
+	return NULL;
+    }
+    return (Tcl_Namespace *) cmdCopy.nsPtr;
+}
+
+/*
+ * A command of a script evaluated from its string: its text read again
+ * (it must start with the bytes the handler copied and be one command of
+ * the length it had), named from its literal words. -1: the text is gone.
+ */
+
+#define EVAL_TEXT_MAX	4096
+
+static int
+EvalName(
+    CprofFrames *fPtr,
+    const CprofTclRef *refPtr,
+    int *kindPtr,
+    int *nestsPtr)
+{
+    int len = refPtr->node & CPROF_RAW_EVAL_LEN;
+    int copied = (len < EVAL_TEXT_MAX) ? len : EVAL_TEXT_MAX;
+    char text[EVAL_TEXT_MAX];
+    uintptr_t head = 0;
+    Tcl_Parse parse;
+    int nameId;
+
+    *kindPtr = CPROF_KIND_CMD;
+    *nestsPtr = 0;
+    if (copied <= 0 || !SafeCopy((const void *) refPtr->anchor, text,
+	    (size_t) copied)) {
+	return -1;
+    }
+    memcpy(&head, text, copied < (int) sizeof(head) ? (size_t) copied
+	    : sizeof(head));
+    if (head != (uintptr_t) refPtr->ident) {
+	return -1;
+    }
+    if (len <= EVAL_TEXT_MAX) {
+	if (Tcl_ParseCommand(NULL, text, len, 0, &parse) != TCL_OK) {
+	    return -1;
+	}
+	nameId = (parse.commandStart == text && parse.commandSize == len)
+		? 0 : -1;
+	Tcl_FreeParse(&parse);
+	if (nameId < 0) {
+	    return -1;
+	}
+    }
+    nameId = NameOfText(fPtr, NULL, text, copied, kindPtr, nestsPtr);
+    return nameId - 1;
 }
 
 /*
@@ -1186,19 +1696,9 @@ CommandName(
     const char *pc = (const char *) codePtr + refPtr->node;
     Tcl_HashEntry *hPtr;
     CmdFrame cf;
-    Tcl_Parse parse;
     int isNew, nameId = 0, kind = CPROF_KIND_CMD, nests = 0;
 
     *nestsPtr = 0;
-    if (refPtr->ident == CPROF_RAW_RESUME) {
-	/*
-	 * It resumed the coroutine above it (the coroutine may be gone by
-	 * now): named after its body (Resolve).
-	 */
-
-	*kindPtr = CPROF_KIND_CMD;
-	return CprofNameCoroutine(fPtr->namingPtr, -1);
-    }
     if (Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) == NULL) {
 	ByteCode copy;
 
@@ -1233,33 +1733,9 @@ CommandName(
     if (cf.type == TCL_LOCATION_SOURCE && cf.data.eval.path != NULL) {
 	Tcl_DecrRefCount(cf.data.eval.path);
     }
-    if (cf.cmd != NULL && cf.len > 0 && Tcl_ParseCommand(NULL, cf.cmd,
-	    cf.len, 0, &parse) == TCL_OK) {
-	Tcl_Obj *words[4];
-	Tcl_Token *tokPtr = parse.tokenPtr;
-	int objc = 0, w;
-
-	/*
-	 * The literal words the command starts with (up to four: enough for
-	 * a method's, a subcommand's or a script's name).
-	 */
-
-	for (w = 0; w < parse.numWords && objc < 4; w++) {
-	    if (tokPtr->type != TCL_TOKEN_SIMPLE_WORD) {
-		break;
-	    }
-	    words[objc] = Tcl_NewStringObj(tokPtr[1].start, tokPtr[1].size);
-	    Tcl_IncrRefCount(words[objc]);
-	    objc++;
-	    tokPtr += tokPtr->numComponents + 1;
-	}
-	if (objc > 0) {
-	    nameId = NameOfCall(fPtr, objc, words, &kind, &nests) + 1;
-	}
-	while (objc-- > 0) {
-	    Tcl_DecrRefCount(words[objc]);
-	}
-	Tcl_FreeParse(&parse);
+    if (cf.cmd != NULL && cf.len > 0) {
+	nameId = NameOfText(fPtr, CodeNamespace(fPtr, codePtr), cf.cmd,
+		cf.len, &kind, &nests);
     }
     if (nameId > 0xffffff || kind > 0xf) {
 	nameId = 0;
@@ -1268,6 +1744,71 @@ CommandName(
     *kindPtr = kind;
     *nestsPtr = nests;
     return nameId - 1;
+}
+
+/*
+ * A command frame whose first word is not literal ([self] create, $obj
+ * destroy): named from what runs above it and its literal second word
+ * when that tells the method for sure: a class's first constructor
+ * called from these very words runs from oo::class's create, new or
+ * createWithNamespace; a destructor under "destroy", from oo::object's
+ * destroy. -1 otherwise.
+ */
+
+static int
+OoFallbackName(
+    CprofFrames *fPtr,
+    const CprofTclRef *refPtr,
+    const CprofTclRef *nextPtr)
+{
+    ByteCode *codePtr = (ByteCode *) refPtr->anchor;
+    CmdFrame cf;
+    Tcl_Parse parse;
+    Tcl_Token *tokPtr;
+    char name[64];
+    int nameId = -1, ctor = (refPtr->ident == CPROF_RAW_CTOR);
+    int dtor = nextPtr != NULL && nextPtr->nameId == CPROF_FRAMES_RAW
+	    && nextPtr->kind == CPROF_RAW_METHOD
+	    && (nextPtr->node & DESTRUCTOR);
+
+    if ((!ctor && !dtor)
+	    || Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) == NULL) {
+	return -1;
+    }
+    memset(&cf, 0, sizeof(cf));
+    cf.type = TCL_LOCATION_BC;
+    cf.data.tebc.codePtr = codePtr;
+    cf.data.tebc.pc = (const char *) codePtr + refPtr->node;
+    TclGetSrcInfoForPc(&cf);
+    if (cf.type == TCL_LOCATION_SOURCE && cf.data.eval.path != NULL) {
+	Tcl_DecrRefCount(cf.data.eval.path);
+    }
+    if (cf.cmd == NULL || cf.len <= 0 || Tcl_ParseCommand(NULL, cf.cmd,
+	    cf.len, 0, &parse) != TCL_OK) {
+	return -1;
+    }
+    tokPtr = parse.tokenPtr;
+    if (parse.numWords >= 2 && tokPtr->type != TCL_TOKEN_SIMPLE_WORD) {
+	Tcl_Token *t2 = tokPtr + tokPtr->numComponents + 1;
+
+	if (t2->type == TCL_TOKEN_SIMPLE_WORD && t2[1].size < 32) {
+	    char word[32];
+
+	    memcpy(word, t2[1].start, t2[1].size);
+	    word[t2[1].size] = '\0';
+	    if (ctor && (strcmp(word, "create") == 0
+		    || strcmp(word, "new") == 0
+		    || strcmp(word, "createWithNamespace") == 0)) {
+		snprintf(name, sizeof(name), "oo::class %s", word);
+		nameId = CprofNameInternIn(&fPtr->refs, name, -1);
+	    } else if (dtor && strcmp(word, "destroy") == 0) {
+		nameId = CprofNameInternIn(&fPtr->refs, "oo::object destroy",
+			-1);
+	    }
+	}
+    }
+    Tcl_FreeParse(&parse);
+    return nameId;
 }
 
 /*
@@ -1284,6 +1825,11 @@ CommandName(
  * innermost trampoline, and counts them unmatched.
  */
 
+#define NEST_CMD		1	/* A command frame that nests. */
+#define NEST_IS_CMD		2	/* A command frame. */
+#define NEST_CALLED_FROM_C	4	/* A procedure frame with no call
+					 * site. */
+
 static void
 Anchor(
     CprofFrames *fPtr,
@@ -1293,32 +1839,104 @@ Anchor(
     const CprofNativeStack *nativePtr)
 {
     int tramps[CPROF_NATIVE_MAX], k = 0, need = 1, i, j, t = 0;
+    int children = 0, spare;
 
     for (j = nativePtr->n - 1; j >= 0; j--) {
 	uintptr_t pc = (j == 0) ? nativePtr->ip[0] : nativePtr->ip[j] - 1;
 
 	if (pc >= nativePtr->trampStart && pc < nativePtr->trampEnd) {
-	    tramps[k++] = j;
+	    /*
+	     * Not a trampoline of a child interpreter: frames of its level
+	     * stack (the wrapper's, anchored exactly) name it.
+	     */
+
+	    for (i = 0; i < n; i++) {
+		if (out[i].interpId >= 0 && out[i].anchor == nativePtr->cfa[j]) {
+		    break;
+		}
+	    }
+	    if (i == n) {
+		tramps[k++] = j;
+	    }
 	}
     }
     for (i = 0; i + 1 < n; i++) {
-	if (out[i].interpId < 0 && nest[i]) {
+	if (out[i].interpId < 0 && (nest[i] & NEST_CMD)) {
 	    need++;
+	}
+	if (out[i].interpId >= 0) {
+	    children = 1;
 	}
     }
     if (k == 0 || need > k) {
 	fPtr->counters.unanchored++;
 	return;
     }
+
+    /*
+     * Trampolines left over with a child interpreter's frames in the
+     * sample: a command ran the child's code (its trampolines are left
+     * out above), which called back into this interpreter (an alias):
+     * the procedure called from C with no call site of its own after a
+     * command frame starts a trampoline further in.
+     */
+
+    spare = children ? k - need : 0;
     for (i = 0; i < n; i++) {
 	if (out[i].interpId >= 0) {
 	    continue;
 	}
+	if (spare > 0 && (nest[i] & NEST_CALLED_FROM_C) && i > 0
+		&& (nest[i - 1] & NEST_IS_CMD) && t + 1 < k) {
+	    t++;
+	    spare--;
+	}
 	out[i].anchor = nativePtr->cfa[tramps[t]];
-	if (nest[i] && t + 1 < k) {
+	if ((nest[i] & NEST_CMD) && t + 1 < k) {
 	    t++;
 	}
     }
+}
+
+/*
+ * Whether a command frame's name is the coroutine command's or a
+ * coroutine's ("<coroutine ...>").
+ */
+
+static int
+IsCoroutineName(
+    CprofFrames *fPtr,
+    int nameId)
+{
+    const char *name = CprofNameString(nameId);
+
+    return nameId == CprofNameCoroutine(fPtr->namingPtr, -1)
+	    || (name != NULL && (strcmp(name, "coroutine") == 0
+	    || strcmp(name, "::coroutine") == 0
+	    || strncmp(name, "<coroutine", 10) == 0));
+}
+
+/*
+ * Whether an ensemble frame's name ("ensemble subcommand", the
+ * implementation's tail) names the procedure procId as its subcommand.
+ */
+
+static int
+FoldsInto(
+    int ensId,
+    int procId)
+{
+    const char *ens = CprofNameString(ensId);
+    const char *proc = CprofNameString(procId);
+    const char *sub, *tail;
+
+    if (ens == NULL || proc == NULL || (sub = strrchr(ens, ' ')) == NULL) {
+	return 0;
+    }
+    sub++;
+    tail = strrchr(proc, ':');
+    tail = (tail != NULL) ? tail + 1 : proc;
+    return *sub != '\0' && strcmp(sub, tail) == 0;
 }
 
 int
@@ -1329,7 +1947,8 @@ CprofFramesResolve(
     const CprofNativeStack *nativePtr,
     CprofTclRef *out)
 {
-    int i, n = 0, nests = 0;
+    int i, n = 0, nests = 0, lastRaw = -1, resume, addCoro = 0;
+    int lastResume = 0;
     unsigned char nest[CPROF_TCL_MAX];
 
     for (i = 0; i < nIn; i++) {
@@ -1338,7 +1957,47 @@ CprofFramesResolve(
 
 	if (refPtr->nameId != CPROF_FRAMES_RAW) {
 	    out[n++] = *refPtr;
+	    lastRaw = -1;
 	    continue;
+	}
+	resume = (refPtr->kind == CPROF_RAW_CMD
+		&& refPtr->ident == CPROF_RAW_RESUME)
+		|| (refPtr->kind == CPROF_RAW_EVAL
+		&& (refPtr->node & CPROF_RAW_EVAL_RESUME));
+	if (resume) {
+	    /*
+	     * The command that resumed the coroutine above it: the
+	     * coroutine's command (named after its body below), the
+	     * coroutine command that made it, or a command that resumed it
+	     * from C (then a coroutine frame of its own follows).
+	     */
+
+	    int coroId = CprofNameCoroutine(fPtr->namingPtr, -1);
+	    const char *name;
+
+	    nameId = (refPtr->kind == CPROF_RAW_CMD)
+		    ? CommandName(fPtr, refPtr, &kind, &nests)
+		    : EvalName(fPtr, refPtr, &kind, &nests);
+	    name = (nameId >= 0) ? CprofNameString(nameId) : NULL;
+	    if (nameId >= 0 && nameId != coroId && name != NULL
+		    && (strcmp(name, "coroutine") == 0
+		    || strcmp(name, "::coroutine") == 0)) {
+		/* Made by the coroutine command: that frame alone. */
+	    } else if (nameId >= 0 && nameId != coroId && nests) {
+		/* Resumed from C by a command with no NRE entry. */
+		addCoro = 1;
+	    } else {
+		/*
+		 * The coroutine's command (gone by now, or called by a word
+		 * that is not literal).
+		 */
+
+		nameId = coroId;
+		kind = CPROF_KIND_CMD;
+		nests = 0;
+	    }
+	    fPtr->counters.named++;
+	    goto named;
 	}
 	switch (refPtr->kind) {
 	case CPROF_RAW_PROC:
@@ -1352,8 +2011,20 @@ CprofFramesResolve(
 	    nameId = MethodName(fPtr, refPtr);
 	    kind = CPROF_KIND_METHOD;
 	    break;
+	case CPROF_RAW_EVAL:
+	    nameId = EvalName(fPtr, refPtr, &kind, &nests);
+	    if (nameId < 0) {
+		fPtr->counters.unnamed++;
+		continue;
+	    }
+	    break;
 	case CPROF_RAW_CMD:
 	    nameId = CommandName(fPtr, refPtr, &kind, &nests);
+	    if (nameId == -1 && (nameId = OoFallbackName(fPtr, refPtr,
+		    i + 1 < nIn ? &in[i + 1] : NULL)) >= 0) {
+		kind = CPROF_KIND_METHOD;
+		nests = 0;
+	    }
 	    if (nameId == -1 && refPtr->anchor != 0) {
 		/*
 		 * Code that could not be found (no longer live): the frame
@@ -1369,7 +2040,8 @@ CprofFramesResolve(
 	    nameId = -1;
 	}
 	if (nameId < 0) {
-	    if (refPtr->kind == CPROF_RAW_CMD) {
+	    if (refPtr->kind == CPROF_RAW_CMD
+		    || refPtr->kind == CPROF_RAW_EVAL) {
 		fPtr->counters.unnamed++;
 		continue;
 	    }
@@ -1379,15 +2051,63 @@ CprofFramesResolve(
 	} else {
 	    fPtr->counters.named++;
 	}
+      named:
+	if ((refPtr->kind == CPROF_RAW_PROC || refPtr->kind == CPROF_RAW_METHOD)
+		&& n > 0 && lastRaw == CPROF_RAW_CMD
+		&& out[n - 1].interpId == refPtr->interpId
+		&& (out[n - 1].kind == CPROF_KIND_PROC
+		|| (!lastResume && IsCoroutineName(fPtr, out[n - 1].nameId)))) {
+	    /*
+	     * The call site names a procedure but another one runs above
+	     * it: the first did a tailcall (which the wrapper shows as the
+	     * frame replaced), or its call's words were rewritten (the
+	     * same procedure twice otherwise). Or it made or resumed a
+	     * coroutine that did a yieldto: the command yielded to runs in
+	     * its place.
+	     */
+
+	    n--;
+	    lastRaw = -1;
+	}
+	if (refPtr->kind == CPROF_RAW_PROC && n > 0
+		&& out[n - 1].kind == CPROF_KIND_ENSEMBLE
+		&& out[n - 1].interpId == refPtr->interpId
+		&& FoldsInto(out[n - 1].nameId, nameId)) {
+	    /*
+	     * The procedure implementing the ensemble's subcommand just
+	     * below: the wrapper folds the two into one frame.
+	     */
+
+	    continue;
+	}
 	out[n] = *refPtr;
 	out[n].nameId = nameId;
 	out[n].kind = kind;
 	out[n].node = -1;
 	out[n].anchor = 0;
 	out[n].ident = NULL;
-	nest[n] = (refPtr->kind == CPROF_RAW_CMD) && nests;
+	nest[n] = ((refPtr->kind == CPROF_RAW_CMD
+		|| refPtr->kind == CPROF_RAW_EVAL) && nests ? NEST_CMD : 0)
+		| ((refPtr->kind == CPROF_RAW_CMD
+		|| refPtr->kind == CPROF_RAW_EVAL) ? NEST_IS_CMD : 0)
+		| (refPtr->kind == CPROF_RAW_PROC && refPtr->siteCode == NULL
+		? NEST_CALLED_FROM_C : 0);
 	n++;
 	nests = 0;
+	lastRaw = refPtr->kind;
+	lastResume = resume;
+	if (addCoro && n < CPROF_TCL_MAX) {
+	    out[n] = out[n - 1];
+	    out[n].nameId = CprofNameCoroutine(fPtr->namingPtr, -1);
+	    out[n].kind = CPROF_KIND_CMD;
+	    out[n].flags &= ~CPROF_REF_CURRENT;
+	    out[n].siteCode = NULL;
+	    out[n].siteOffset = 0;
+	    nest[n] = 0;
+	    n++;
+	    lastRaw = -1;
+	}
+	addCoro = 0;
     }
     if (n > 0 && n < nIn && (in[nIn - 1].flags & CPROF_REF_CURRENT)) {
 	out[n - 1].flags |= CPROF_REF_CURRENT;

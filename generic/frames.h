@@ -30,13 +30,25 @@ enum CprofRawKind {
     CPROF_RAW_LAMBDA,		/* apply's lambda: anchor Proc* (not read). */
     CPROF_RAW_METHOD,		/* anchor Method*, ident its namePtr, node
 				 * the chain's CONSTRUCTOR|DESTRUCTOR. */
-    CPROF_RAW_CMD		/* A command invoked from bytecode: anchor
+    CPROF_RAW_CMD,		/* A command invoked from bytecode: anchor
 				 * its ByteCode, node the pc's offset, ident
 				 * CPROF_RAW_RESUME when it resumed the
 				 * coroutine whose frames are above it. */
+    CPROF_RAW_EVAL		/* A command of a script evaluated from its
+				 * string (TclEvalEx: a top-level command of
+				 * the main script, Tcl_Eval from C): anchor
+				 * its text, ident the text's first bytes
+				 * (copied at the sample), node its length,
+				 * with CPROF_RAW_EVAL_RESUME when it resumed
+				 * a coroutine. */
 };
 
+#define CPROF_RAW_EVAL_RESUME	0x40000000
+#define CPROF_RAW_EVAL_LEN	0x3fffffff
+
 #define CPROF_RAW_RESUME	((const void *) 1)
+#define CPROF_RAW_CTOR		((const void *) 2)	/* The call site of a
+				 * class's first constructor too. */
 
 /*
  * The interpreters read (the sampler's own first, then its scope's others
@@ -71,6 +83,7 @@ MODULE_SCOPE CprofFrames *CprofFramesNew(Tcl_Interp *interp,
 MODULE_SCOPE void	CprofFramesFree(CprofFrames *fPtr);
 MODULE_SCOPE int	CprofFramesAddInterp(CprofFrames *fPtr,
 			    Tcl_Interp *interp, int interpId);
+MODULE_SCOPE void	CprofFramesFloor(CprofFrames *fPtr);
 MODULE_SCOPE void	CprofFramesRemoveInterp(CprofFrames *fPtr,
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofFramesRead(CprofFrames *fPtr, CprofTclRef *out,

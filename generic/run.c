@@ -259,6 +259,14 @@ StartFrames(
 	    && statePtr->hostPtr == NULL) {
 	statePtr->framesPtr = CprofFramesNew(statePtr->interp,
 		&statePtr->naming);
+	if (!statePtr->options.seed) {
+	    /*
+	     * The frames running now are not shown (-seed 0), as the
+	     * wrapper does not show them.
+	     */
+
+	    CprofFramesFloor(statePtr->framesPtr);
+	}
 	statePtr->framesUsed = 1;
 	memset(statePtr->framesCounts, 0, sizeof(statePtr->framesCounts));
     }
@@ -275,6 +283,12 @@ StopFrames(
     }
     CprofFramesCounts(statePtr->framesPtr, &counters);
     memcpy(statePtr->framesCounts, &counters, sizeof(counters));
+    statePtr->allFramesChecks += statePtr->framesChecks;
+    statePtr->allFramesDisagreements += statePtr->framesDisagreements;
+    if (statePtr->allFramesFirst[0] == '\0') {
+	memcpy(statePtr->allFramesFirst, statePtr->framesFirst,
+		sizeof(statePtr->allFramesFirst));
+    }
     CprofFramesFree(statePtr->framesPtr);
     statePtr->framesPtr = NULL;
 }
@@ -1231,7 +1245,14 @@ CprofRunStartMember(
     statePtr->hostPtr = (hostPtr != NULL) ? &hostPtr->state : NULL;
     if (CprofModeSamples(run.mode)) {
 	if (hostPtr == NULL) {
+	    /*
+	     * A thread of its own: its sampler reads its interpreter's
+	     * frames with -capture frames.
+	     */
+
+	    StartFrames(statePtr);
 	    if (StartSampling(statePtr) != TCL_OK) {
+		StopFrames(statePtr);
 		Tcl_ResetResult(statePtr->interp);
 		statePtr->hostPtr = NULL;
 		if (events != NULL) {

@@ -13,6 +13,7 @@
  */
 
 #include "cmdInt.h"
+#include "frames.h"
 #include <string.h>
 
 /*
@@ -29,6 +30,28 @@
  *----------------------------------------------------------------------
  */
 
+
+
+/*
+ * The depth status gives: the level stack's, or the number of Tcl's frames
+ * when the run reads them (-capture frames) and has no level stack.
+ */
+
+static int
+FramesDepth(
+    CprofState *statePtr)
+{
+    CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+    uint32_t flags = 0;
+    int n;
+
+    if (statePtr->framesPtr == NULL
+	    || CprofChecksFrames(&statePtr->options)) {
+	return CprofLevelsLiveDepth(&statePtr->levels);
+    }
+    n = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX, &flags);
+    return CprofFramesResolve(statePtr->framesPtr, raw, n, NULL, named);
+}
 
 int
 CprofStatusObjCmd(
@@ -85,8 +108,7 @@ CprofStatusObjCmd(
     PUT(resultObj, "unsaved", Tcl_NewBooleanObj(ciPtr->unsaved));
     PUT(resultObj, "options", CprofOptionsDict(ciPtr));
     PUT(resultObj, "depth", Tcl_NewIntObj(statePtr->running
-	    && !statePtr->paused ? CprofLevelsLiveDepth(&statePtr->levels)
-	    : 0));
+	    && !statePtr->paused ? FramesDepth(statePtr) : 0));
     PUT(resultObj, "elapsed", Tcl_NewDoubleObj(elapsed / 1e9));
 
     countersObj = Tcl_NewDictObj();
@@ -591,6 +613,44 @@ CprofStackObjCmd(
 	return TCL_ERROR;
     }
     listObj = Tcl_NewListObj(0, NULL);
+    if (statePtr->running && !statePtr->paused
+	    && statePtr->framesPtr != NULL && !CprofChecksFrames(
+	    &statePtr->options)) {
+	/*
+	 * -capture frames: no level stack; Tcl's frames, read and named as
+	 * a sample's are (their position for a level, no anchor).
+	 */
+
+	CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+	uint32_t flags = 0;
+
+	depth = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX,
+		&flags);
+	depth = CprofFramesResolve(statePtr->framesPtr, raw, depth, NULL,
+		named);
+	if (depth > 0) {
+	    const char *last = CprofNameString(named[depth - 1].nameId);
+
+	    if (last != NULL && (strcmp(last, "tclcprof::stack") == 0
+		    || strcmp(last, "::tclcprof::stack") == 0
+		    || strcmp(last, "tclcprof stack") == 0)) {
+		depth--;
+	    }
+	}
+	for (i = 0; i < depth; i++) {
+	    Tcl_Obj *dictObj = Tcl_NewDictObj();
+	    const char *name = CprofNameString(named[i].nameId);
+
+	    PUT(dictObj, "name", Tcl_NewStringObj(name ? name : "?", -1));
+	    PUT(dictObj, "level", Tcl_NewIntObj(i + 1));
+	    PUT(dictObj, "kind", Tcl_NewStringObj(
+		    CprofKindName(named[i].kind), -1));
+	    PUT(dictObj, "anchor", Tcl_NewWideIntObj(0));
+	    Tcl_ListObjAppendElement(NULL, listObj, dictObj);
+	}
+	Tcl_SetObjResult(interp, listObj);
+	return TCL_OK;
+    }
     depth = (statePtr->running && !statePtr->paused)
 	    ? CprofLevelsLiveDepth(&statePtr->levels) : 0;
     if (depth > 0 && statePtr->levels.stack.frames[depth-1].token

@@ -1447,6 +1447,11 @@ typedef struct CprofState {
 				 * interpreter (tclcprof::debug checks). */
     uint64_t allDisagreements;
     Tcl_Obj *firstDisagreement;
+    uint64_t allFramesChecks;	/* The same for Tcl's frames read against
+				 * the wrapper's at samples, and the first
+				 * disagreement's two stacks. */
+    uint64_t allFramesDisagreements;
+    char allFramesFirst[200];
 
     /* Sampling. */
     CprofSampler *samplerPtr;	/* While sampling (mode sample). */

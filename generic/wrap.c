@@ -1366,12 +1366,21 @@ CprofWrapCalibrate(
     Tcl_Command token;
     Tcl_Obj *cmdObj;
     Tcl_HashEntry *hPtr;
+    Tcl_Namespace *nsPtr;
+    int madeNs;
 
     calPtr->state = CPROF_CALIB_FAILED;
     if (!CprofTrampolineRange(&calPtr->trampStart, &calPtr->trampEnd,
 	    calPtr->message, sizeof(calPtr->message))) {
 	return TCL_OK;
     }
+    /*
+     * A child interpreter calibrating (its parent samples Tcl's frames,
+     * -capture frames, and calibrated nothing) has no ::tclcprof: the one
+     * the command makes goes with it.
+     */
+
+    madeNs = (Tcl_FindNamespace(interp, "::tclcprof", NULL, 0) == NULL);
     token = Tcl_NRCreateCommand(interp, "::tclcprof::CalibrateWrap",
 	    CalibObj, CalibNre, wrapPtr, NULL);
     LookNow(wrapPtr);
@@ -1382,6 +1391,10 @@ CprofWrapCalibrate(
 	snprintf(calPtr->message, sizeof(calPtr->message),
 		"cannot wrap the calibration command");
 	Tcl_DeleteCommandFromToken(interp, token);
+	if (madeNs && (nsPtr = Tcl_FindNamespace(interp, "::tclcprof", NULL,
+		0)) != NULL) {
+	    Tcl_DeleteNamespace(nsPtr);
+	}
 	return TCL_OK;
     }
     ((WrapRec *) Tcl_GetHashValue(hPtr))->flags |= REC_CALIB;
@@ -1396,6 +1409,10 @@ CprofWrapCalibrate(
     Tcl_DecrRefCount(cmdObj);
     Tcl_RestoreInterpState(interp, saved);
     Tcl_DeleteCommandFromToken(interp, token);
+    if (madeNs && (nsPtr = Tcl_FindNamespace(interp, "::tclcprof", NULL, 0))
+	    != NULL) {
+	Tcl_DeleteNamespace(nsPtr);
+    }
 
     if (wrapPtr->calibCfa == 0 || wrapPtr->calibTramp == 0
 	    || wrapPtr->calibCbCfa == 0 || wrapPtr->calibCbTramp == 0) {

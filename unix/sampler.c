@@ -1484,6 +1484,34 @@ CopyStack(
     return live - first;
 }
 
+/*
+ * The frames of the other interpreters of the thread (child interpreters
+ * of a -scope), after n already in out[].
+ */
+
+static inline int
+CopyExtraStacks(
+    CprofSampler *sPtr,
+    CprofTclRef *out,
+    int n,
+    int max,
+    int *truncPtr)
+{
+    int i, numExtra = __atomic_load_n(&sPtr->numExtra, __ATOMIC_ACQUIRE);
+
+    for (i = 0; i < numExtra && n < max; i++) {
+	CprofStack *stackPtr = __atomic_load_n(&sPtr->extra[i].stackPtr,
+		__ATOMIC_ACQUIRE);
+
+	if (stackPtr != NULL && stackPtr->depth > 0) {
+	    n += CopyStack(stackPtr, sPtr->extra[i].numLevelsPtr,
+		    sPtr->extra[i].interpId, sPtr->lines, out + n, max - n,
+		    truncPtr);
+	}
+    }
+    return n;
+}
+
 static int
 CopyLevelStacks(
     CprofSampler *sPtr,
@@ -1492,7 +1520,7 @@ CopyLevelStacks(
     uint32_t *flagsPtr,
     uint64_t *check)
 {
-    int n, i, numExtra, truncated = 0;
+    int n, numExtra, truncated = 0;
 
     numExtra = __atomic_load_n(&sPtr->numExtra, __ATOMIC_ACQUIRE);
 
@@ -1503,16 +1531,7 @@ CopyLevelStacks(
 
     n = CopyStack(sPtr->stackPtr, sPtr->numLevelsPtr, -1, sPtr->lines, out,
 	    numExtra > 0 ? max / 2 : max, &truncated);
-    for (i = 0; i < numExtra && n < max; i++) {
-	CprofStack *stackPtr = __atomic_load_n(&sPtr->extra[i].stackPtr,
-		__ATOMIC_ACQUIRE);
-
-	if (stackPtr != NULL && stackPtr->depth > 0) {
-	    n += CopyStack(stackPtr, sPtr->extra[i].numLevelsPtr,
-		    sPtr->extra[i].interpId, sPtr->lines, out + n, max - n,
-		    &truncated);
-	}
-    }
+    n = CopyExtraStacks(sPtr, out, n, max, &truncated);
     if (truncated) {
 	*flagsPtr |= CPROF_SAMPLE_TCL_TRUNC;
     }
@@ -1563,7 +1582,23 @@ CprofCopyTclFrames(
      */
 
     if (!sPtr->framesCheck) {
-	return CprofFramesRead(framesPtr, out, max, flagsPtr);
+	int truncated = 0;
+
+	/*
+	 * Child interpreters of the thread keep a level stack (the capture
+	 * wraps their commands): after Tcl's frames of the sampler's own,
+	 * placed among them by their anchors at the drain.
+	 */
+
+	if (__atomic_load_n(&sPtr->numExtra, __ATOMIC_ACQUIRE) == 0) {
+	    return CprofFramesRead(framesPtr, out, max, flagsPtr);
+	}
+	n = CprofFramesRead(framesPtr, out, max / 2, flagsPtr);
+	n = CopyExtraStacks(sPtr, out, n, max, &truncated);
+	if (truncated) {
+	    *flagsPtr |= CPROF_SAMPLE_TCL_TRUNC;
+	}
+	return n;
     }
     n = CopyLevelStacks(sPtr, out, max / 2, flagsPtr, check);
     *flagsPtr |= CPROF_SAMPLE_FRAMES_CHECK;

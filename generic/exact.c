@@ -773,8 +773,19 @@ CprofExactJoinPeers(
     pPtr = (CprofExactPeers *) Tcl_GetThreadData(&peersKey,
 	    sizeof(CprofExactPeers));
     if (pPtr->num < CPROF_EXACT_PEERS) {
+	int i;
+
 	pPtr->states[pPtr->num++] = statePtr;
 	exactPtr->peers = pPtr;
+
+	/*
+	 * Frames already running (seeded at the start, or entered before
+	 * the join) come before any the peers enter from now on.
+	 */
+
+	for (i = 0; i < statePtr->levels.stack.depth; i++) {
+	    statePtr->levels.stack.frames[i].enterSeq = ++pPtr->seq;
+	}
     }
 }
 

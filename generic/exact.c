@@ -772,11 +772,15 @@ LabelParent(
  *
  *	The caller of a call is the innermost frame running on the thread:
  *	the frame entered last among the caller in the call's own stack and
- *	the top frames of the peers' stacks (a frame's enterNs is the start
- *	of its current segment, renewed when a coroutine resumes, on the
- *	clock that every member of a session shares). Peers join and leave
- *	in their own thread, so the list needs no lock; only runs that time
- *	calls in a session look at it.
+ *	the top frames of the peers' stacks. Which one that is comes from a
+ *	count the peers share (a frame's enterSeq, taken when its current
+ *	segment starts: its enter, or a coroutine's resume), not from the
+ *	clock: the profiler's own time is taken out of the running frames'
+ *	(CprofExactShift), which moves their enterNs later, and a reset
+ *	restarts one state's clocks, so clock readings do not tell which of
+ *	two frames was entered first. Peers join and leave in their own
+ *	thread, so the list needs no lock; only runs that time calls in a
+ *	session look at it.
  *
  *----------------------------------------------------------------------
  */
@@ -785,6 +789,7 @@ LabelParent(
 
 typedef struct CprofExactPeers {
     int num;
+    uint64_t seq;		/* The last enterSeq given. */
     CprofState *states[CPROF_EXACT_PEERS];
 } CprofExactPeers;
 
@@ -808,8 +813,19 @@ CprofExactJoinPeers(
     pPtr = (CprofExactPeers *) Tcl_GetThreadData(&peersKey,
 	    sizeof(CprofExactPeers));
     if (pPtr->num < CPROF_EXACT_PEERS) {
+	int i;
+
 	pPtr->states[pPtr->num++] = statePtr;
 	exactPtr->peers = pPtr;
+
+	/*
+	 * Frames already running (seeded at the start, or entered before
+	 * the join) come before any the peers enter from now on.
+	 */
+
+	for (i = 0; i < statePtr->levels.stack.depth; i++) {
+	    statePtr->levels.stack.frames[i].enterSeq = ++pPtr->seq;
+	}
     }
 }
 
@@ -848,7 +864,7 @@ PeerParent(
     CprofExactPeers *pPtr = exactPtr->peers;
     CprofState *bestPtr = NULL;
     const CprofFrame *topPtr = NULL;
-    uint64_t latest = parentPtr ? parentPtr->enterNs : 0, a;
+    uint64_t latest = parentPtr ? parentPtr->enterSeq : 0, a;
     int i, node;
 
     for (i = 0; i < pPtr->num; i++) {
@@ -856,10 +872,10 @@ PeerParent(
 	int depth = oPtr->levels.stack.depth;
 
 	if (oPtr != statePtr && depth > 0 && oPtr->exact.on
-		&& oPtr->levels.stack.frames[depth - 1].enterNs > latest) {
+		&& oPtr->levels.stack.frames[depth - 1].enterSeq > latest) {
 	    bestPtr = oPtr;
 	    topPtr = &oPtr->levels.stack.frames[depth - 1];
-	    latest = topPtr->enterNs;
+	    latest = topPtr->enterSeq;
 	}
     }
     if (bestPtr == NULL) {
@@ -1119,6 +1135,7 @@ CprofExactEnter(
 	}
     }
     exactPtr->hasData = 1;
+    framePtr->enterSeq = exactPtr->peers ? ++exactPtr->peers->seq : 0;
     now = Now(exactPtr);
     if (exactPtr->events && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
 	framePtr->eventIndex = AddEvent(exactPtr, 'E', framePtr, now);
@@ -1368,6 +1385,7 @@ CprofExactResume(
 	}
 	framePtr->desc = 0;
 	framePtr->enterNs = now;
+	framePtr->enterSeq = exactPtr->peers ? ++exactPtr->peers->seq : 0;
 	if (exactPtr->events && !(framePtr->flags & CPROF_FRAME_HIDDEN)) {
 	    AddEvent(exactPtr, 'E', framePtr, now);
 	}
@@ -1421,13 +1439,18 @@ CprofExactCloseAll(
  * CprofExactShift --
  *
  *	The profiler spent 'ns' of its own (processing samples, reporting a
- *	slow call) while frames ran: take it out of their time.
+ *	slow call) while frames ran: take it out of their time. The frames
+ *	running are those of every peer of the thread (a child's alias back
+ *	into its parent runs inside the child's frames): all of them lose
+ *	it, or a child's call would keep time its parent's frames do not
+ *	have, and once the trees are joined its parent's frame would have
+ *	less time than its callees.
  *
  *----------------------------------------------------------------------
  */
 
-void
-CprofExactShift(
+static void
+ShiftFrames(
     CprofState *statePtr,
     uint64_t ns)
 {
@@ -1435,6 +1458,35 @@ CprofExactShift(
 
     for (i = 0; i < statePtr->levels.stack.depth; i++) {
 	statePtr->levels.stack.frames[i].enterNs += ns;
+    }
+}
+
+void
+CprofExactShift(
+    CprofState *statePtr,
+    uint64_t ns)
+{
+    CprofExact *exactPtr = &statePtr->exact;
+    CprofExactPeers *pPtr = exactPtr->peers;
+    int i;
+
+    ShiftFrames(statePtr, ns);
+    if (pPtr == NULL) {
+	return;
+    }
+    for (i = 0; i < pPtr->num; i++) {
+	CprofState *oPtr = pPtr->states[i];
+
+	/*
+	 * The members of a session share the run's options, so their
+	 * clocks are the same; one that is not could not take these ticks.
+	 */
+
+	if (oPtr != statePtr && oPtr->exact.on
+		&& oPtr->exact.tsc == exactPtr->tsc
+		&& oPtr->exact.clockId == exactPtr->clockId) {
+	    ShiftFrames(oPtr, ns);
+	}
     }
 }
 

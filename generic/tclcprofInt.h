@@ -181,6 +181,10 @@ typedef struct CprofFrame {
 				 * the node of its nearest shown caller. */
     int lineRec;		/* Call-site record (-lines), or -1. */
     uint64_t enterNs;		/* Start of the current segment. */
+    uint64_t enterSeq;		/* Among the frames of the thread's peers
+				 * (exact.c, PeerParent): the order in which
+				 * the current segment started (0: no
+				 * peers), on no clock. */
     int64_t childNs;		/* Compensated time of completed callees
 				 * in the current segment. */
     int64_t callNs;		/* Compensated time of earlier segments. */

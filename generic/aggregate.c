@@ -1365,6 +1365,12 @@ CprofDrainSoon(
 	    uint32_t i;
 	    int warm = 1;
 
+	    /*
+	     * A sample landing here is the profiler's own, as in a drain.
+	     */
+
+	    int held = CprofSamplerOwn(sPtr);
+
 	    if (statePtr->symLockPtr != NULL) {
 		Tcl_MutexLock(statePtr->symLockPtr);
 	    }
@@ -1377,6 +1383,7 @@ CprofDrainSoon(
 	    if (statePtr->symLockPtr != NULL) {
 		Tcl_MutexUnlock(statePtr->symLockPtr);
 	    }
+	    CprofSamplerOwnEnd(sPtr, held);
 	    if (!warm) {
 		if (statePtr->putOffSinceNs == 0) {
 		    statePtr->putOffSinceNs = now;

@@ -290,7 +290,14 @@ ForkChild(void)
     pthread_cond_init(&reader.doneCond, NULL);
     reader.callPtr = NULL;
     reader.quit = reader.readerAsleep = reader.callerAsleep = 0;
-    ForgetReadAhead();
+
+    /*
+     * The reads asked for ahead are the parent's: forgotten, their paths
+     * not freed (no allocator call in the child before it runs again).
+     */
+
+    prefetch.first = prefetch.count = 0;
+    prefetch.busyKey[0] = '\0';
     if (reader.state == READER_RUNNING) {
 	reader.state = READER_NONE;
     }

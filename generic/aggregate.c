@@ -1337,11 +1337,12 @@ CprofAddSampleTo(
  *	the table is asked for on the reading thread (symreader.c) and the
  *	samples stay in the ring (the spool takes what overflows) for a
  *	later drain (not the first drain in a child after fork, which makes
- *	the child's timer). The samples are looked at in order up to the first
- *	that needs a table not read yet (the handler asks again at every
- *	sample once the ring is half full: each look stays short). Put off for PUT_OFF_MAX_NS at most in a row; then, or
- *	with samples spooled, it is a drain like any other. Stop, status,
- *	data and saving drain with CprofDrain, which waits.
+ *	the child's timer). The samples are looked at in order up to the
+ *	first that needs a table not read yet (the handler asks again at
+ *	every sample once the ring is half full: each look stays short).
+ *	Put off for PUT_OFF_MAX_NS at most in a row; then, or with samples
+ *	spooled, it is a drain like any other. Stop, status, data and
+ *	saving drain with CprofDrain, which waits.
  *
  *----------------------------------------------------------------------
  */

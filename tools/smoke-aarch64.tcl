@@ -33,6 +33,8 @@
 #	   process_vm_readv: a pipe there).
 #
 #	Under qemu, times mean little: the figures printed are ratios.
+#	Each program run has a watchdog (LIMIT seconds; a check takes 2-20):
+#	a hang fails its check, named, instead of stalling the build.
 #
 # Copyright (c) 2026 The tclcprof authors.
 # See the file "LICENSE" for terms of use.
@@ -62,6 +64,23 @@ proc check {name ok detail} {
     }
 }
 
+# run cmd... --
+#	exec cmd under a watchdog of LIMIT seconds (timeout(1), SIGKILL 10 s
+#	after SIGTERM); a run killed so is an error that says so.
+set LIMIT 300
+proc run {args} {
+    global LIMIT
+    if {[catch {exec timeout -k 10 $LIMIT {*}$args} out opts]} {
+        set code [dict get $opts -errorcode]
+        if {[lindex $code 0] eq "CHILDSTATUS"
+                && [lindex $code 2] in {124 137}} {
+            set out "timed out after $LIMIT s (a hang): [lrange $args 0 1]...\n$out"
+        }
+        return -code error $out
+    }
+    return $out
+}
+
 # arm script --
 #	Run script in the arm64 tclsh, in the build directory with the
 #	package on auto_path; return its standard output.
@@ -73,7 +92,7 @@ proc arm {script} {
     puts $fd [list set build $build]
     puts $fd $script
     close $fd
-    return [exec $tclsh $f 2>@1]
+    return [run $tclsh $f 2>@1]
 }
 
 # Helpers of the scripts run in the arm64 tclsh.
@@ -122,8 +141,8 @@ set db [file join $work demo.db]
 set folded [file join $work demo.folded]
 set env(TCLCPROF_DEMO_EXT) [file join $build libtclcprofdemo.so]
 if {[catch {
-    set out [exec $tool run -db $db $driver $src 1.5 2>@1]
-    exec $tool export $db -format folded -file $folded 2>@1
+    set out [run $tool run -db $db $driver $src 1.5 2>@1]
+    run $tool export $db -format folded -file $folded 2>@1
     set fd [open $folded]
     set stacks [split [string trim [read $fd]] \n]
     close $fd

@@ -37,6 +37,21 @@
  *	at load 12, long enough for an "after 100" to fire before an
  *	"after idle" queued before it (Tcl's msgcat-14.2 failed profiled).
  *
+ *	Sleeping and waking: each side stores its own "asleep" flag, then
+ *	loads the other side's state (the call handed over, or done), and
+ *	the other side does the same in the opposite order, so that the
+ *	mutex is taken only to wake one that sleeps. That needs the store
+ *	ordered before the load: a full fence between the two (FENCE).
+ *	Sequentially consistent atomics give it on real hardware, but not
+ *	under qemu-user on an x86-64 host, whose translation of aarch64's
+ *	stlr and ldar lets the store wait in the host's store buffer past
+ *	the load: both sides slept for good, in 3 of 61 runs of the
+ *	aarch64 smoke set's demo (found in CI; the caller asleep on
+ *	doneCond, the thread on callCond, the call taken and done). Besides the fence,
+ *	a caller never sleeps more than WAIT_SLICE_NS at a time: it looks
+ *	again and wakes the thread again, so that a lost wake-up, whatever
+ *	its cause, costs a slice and never a hang.
+ *
  * Copyright (c) 2026 The tclcprof authors.
  *
  * See the file "LICENSE" for information on usage and redistribution of
@@ -47,6 +62,7 @@
 #   define _GNU_SOURCE
 #endif
 #include "symfile.h"
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -70,6 +86,9 @@ typedef struct SymCall {
 
 #define SPIN_CALLER_NS	20000	/* The caller waits so long awake, */
 #define SPIN_READER_NS	50000	/* the thread for the next call. */
+#define WAIT_SLICE_NS	10000000 /* A caller's longest sleep at a time. */
+
+#define FENCE()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
 
 enum { READER_NONE, READER_RUNNING, READER_FAILED };
 
@@ -162,6 +181,7 @@ NextCall(void)
 		&& CprofClockNs(CLOCK_MONOTONIC) > until) {
 	    pthread_mutex_lock(&reader.mutex);
 	    __atomic_store_n(&reader.readerAsleep, 1, __ATOMIC_SEQ_CST);
+	    FENCE();
 	    while (__atomic_load_n(&reader.callPtr, __ATOMIC_SEQ_CST) == NULL
 		    && !__atomic_load_n(&reader.quit, __ATOMIC_SEQ_CST)
 		    && prefetch.count == 0) {
@@ -248,6 +268,7 @@ ReaderMain(
 	 */
 
 	__atomic_store_n(&callPtr->done, 1, __ATOMIC_SEQ_CST);
+	FENCE();
 	if (__atomic_load_n(&reader.callerAsleep, __ATOMIC_SEQ_CST)) {
 	    pthread_mutex_lock(&reader.mutex);
 	    pthread_cond_signal(&reader.doneCond);
@@ -355,6 +376,7 @@ Submit(
     }
     callPtr->done = 0;
     __atomic_store_n(&reader.callPtr, callPtr, __ATOMIC_SEQ_CST);
+    FENCE();
     if (__atomic_load_n(&reader.readerAsleep, __ATOMIC_SEQ_CST)) {
 	pthread_mutex_lock(&reader.mutex);
 	pthread_cond_signal(&reader.callCond);
@@ -366,8 +388,22 @@ Submit(
 	if ((++spins & 63) == 0 && CprofClockNs(CLOCK_MONOTONIC) > until) {
 	    pthread_mutex_lock(&reader.mutex);
 	    __atomic_store_n(&reader.callerAsleep, 1, __ATOMIC_SEQ_CST);
+	    FENCE();
 	    while (!__atomic_load_n(&callPtr->done, __ATOMIC_SEQ_CST)) {
-		pthread_cond_wait(&reader.doneCond, &reader.mutex);
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += WAIT_SLICE_NS;
+		if (ts.tv_nsec >= 1000000000L) {
+		    ts.tv_sec++;
+		    ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_clockwait(&reader.doneCond, &reader.mutex,
+			CLOCK_MONOTONIC, &ts) == ETIMEDOUT
+			&& __atomic_load_n(&reader.callPtr, __ATOMIC_SEQ_CST)
+			== callPtr) {
+		    pthread_cond_signal(&reader.callCond);	/* Not taken. */
+		}
 	    }
 	    __atomic_store_n(&reader.callerAsleep, 0, __ATOMIC_RELAXED);
 	    pthread_mutex_unlock(&reader.mutex);

@@ -18,8 +18,7 @@
 #	the capture from the environment variable TCLCPROF_TEST_CAPTURE.
 #	"-captures LIST" chooses the captures (wrap first runs every file;
 #	the others run the capture-sensitive files, or those of -file).
-#	TCLCPROF_TEST_JOBS=2 runs the other captures' passes beside the
-#	first, in a second child.
+#	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below).
 #
 #	The exit status is 1 when any test failed or any test file did not
 #	run to completion (error, crash, non-zero exit), and 0 otherwise,
@@ -126,53 +125,152 @@ set ::tclcprof_alltests::captureFiles {
 }
 set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 
-# With TCLCPROF_TEST_JOBS=2, the passes of the other captures run beside
-# the first, in a second child tclsh, when there are several and the
-# tests run in child processes (not -singleproc 1): they share no files,
-# ports or X displays, and on two cores the suite takes the time of its
-# longest pass. The first pass prints as it goes; the others' output
-# follows, then one closing line with the counts of all. Not the default:
-# the CPU clock's sampling tests lose samples when the suite loads the
-# machine itself (scope.test 32.2 once).
+# With TCLCPROF_TEST_JOBS=N (N > 1), the suite runs as units, one test
+# file under one capture each, N of them at a time, each in a child
+# all.tcl of its own (tests run in child processes, not -singleproc 1):
+# the files share no files, ports or X displays. A unit's output is
+# printed whole when it ends, with its counts and time; the closing
+# lines sum them. The longest files start first (most of the suite's
+# time is spent waiting for wall-clock time: profiles of a fixed
+# duration, event loops, children). On a 2-core machine three jobs
+# take the suite from about 10 to about 4 minutes.
 set ::tclcprof_alltests::jobs [expr {[info exists ::env(TCLCPROF_TEST_JOBS)]
 	? $::env(TCLCPROF_TEST_JOBS) : 1}]
 set ::tclcprof_alltests::single [expr {[set i [lsearch -exact $argv \
 	-singleproc]] >= 0 && [string is true -strict [lindex $argv $i+1]]}]
-if {$::tclcprof_alltests::jobs > 1 && !$::tclcprof_alltests::single
-	&& [llength $::tclcprof_alltests::captures] > 1} {
-    set rest [lrange $::tclcprof_alltests::captures 1 end]
-    set log [file join $::tclcprof_alltests::tmp rest.log]
-    set me [list [info nameofexecutable] [file normalize [info script]]]
-    set env(TCLCPROF_TEST_JOBS) 1
-    set restChan [open "|[list {*}$me -captures $rest {*}$argv >& $log]" w]
-    set firstChan [open "|[list {*}$me -captures \
-	    [lindex $::tclcprof_alltests::captures 0] {*}$argv 2>@1]" r]
-    set failed 0
-    set counts {0 0 0}
-    set closing {^tclcprof: (\d+) passed, (\d+) failed, (\d+) skipped$}
-    foreach chan [list $firstChan $restChan] {
-	if {$chan eq $restChan} {
-	    if {[catch {close $restChan}]} {
-		set failed 1
-	    }
-	    set chan [open $log r]
-	}
+if {![string is integer -strict $::tclcprof_alltests::jobs]
+	|| $::tclcprof_alltests::jobs < 1} {
+    puts stderr "all.tcl: TCLCPROF_TEST_JOBS must be a positive integer,\
+	    not \"$::tclcprof_alltests::jobs\""
+    exit 1
+}
+namespace eval ::tclcprof_alltests::jobs {
+    # The files that take longest, first (their order in a loaded run).
+    variable slow {
+	stress.test export.test regress.test attach.test serve.test
+	sample.test store.test frames.test history.test events.test
+	exact.test memory.test scope.test badinput.test capture.test
+    }
+    variable queue {}
+    variable running 0
+    variable counts {0 0 0}
+    variable failed 0
+    variable done 0
+    # The lines of tcltest's header and footer, left out of a unit's
+    # output (they say the same thing for every unit).
+    variable boiler {^(Tests (running in|located in|began at|ended at)|Temporary files stored|Test files run in|Running tests that match|Skipping test files|Only running test files|Sourced \d+ Test File|Number of tests skipped|\t\d+\t\S+$|all\.tcl:\tTotal|all\.tcl: FAILED|tclcprof: FAILED:|=== capture|$)}
+
+    proc start {me argv} {
+	variable queue
+	variable running
+	set queue [lassign $queue unit]
+	lassign $unit capture file
+	set chan [open "|[list {*}$me -captures $capture -file $file \
+		{*}$argv 2>@1]" r]
+	fconfigure $chan -blocking 0 -translation auto
+	incr running
+	fileevent $chan readable [list [namespace current]::read $chan \
+		$capture $file [clock milliseconds] {}]
+    }
+    proc read {chan capture file t0 lines} {
+	variable running
+	variable counts
+	variable failed
+	variable done
+	variable boiler
 	while {[gets $chan line] >= 0} {
-	    if {[regexp $closing $line -> p f k]} {
-		set counts [lmap a $counts b [list $p $f $k] {expr {$a + $b}}]
-		continue
-	    }
-	    puts $line
+	    lappend lines $line
 	}
-	if {[catch {close $chan}]} {
+	if {![eof $chan]} {
+	    fileevent $chan readable [list [namespace current]::read $chan \
+		    $capture $file $t0 $lines]
+	    return
+	}
+	fconfigure $chan -blocking 1
+	set bad [catch {close $chan}]
+	set unitCounts {}
+	set closing {^tclcprof: (\d+) passed, (\d+) failed, (\d+) skipped$}
+	puts "\n=== capture $capture"
+	puts $file
+	foreach line $lines {
+	    if {[regexp $closing $line -> p f k]} {
+		set unitCounts [list $p $f $k]
+	    } elseif {$line ne $file && ![regexp $boiler $line]} {
+		puts $line
+	    }
+	}
+	if {$unitCounts eq ""} {
+	    puts "Test file error: $file under $capture ended without its\
+		    closing counts"
+	    set bad 1
+	} else {
+	    set counts [lmap a $counts b $unitCounts {expr {$a + $b}}]
+	}
+	if {$bad || [lindex $unitCounts 1]} {
 	    set failed 1
 	}
+	lassign $unitCounts p f k
+	puts [format "%s under %s: %s passed, %s failed, %s skipped (%.1f s)" \
+		$file $capture $p $f $k \
+		[expr {([clock milliseconds] - $t0) / 1000.0}]]
+	incr running -1
+	incr done
+    }
+}
+
+if {$::tclcprof_alltests::jobs > 1 && !$::tclcprof_alltests::single} {
+    namespace upvar ::tclcprof_alltests::jobs queue queue slow slow \
+	    running running done done
+    tcltest::configure {*}$argv
+    set all [lmap f [tcltest::GetMatchingFiles] {file tail $f}]
+    if {![llength $all]} {
+	puts stderr "all.tcl: no *.test files in [tcltest::testsDirectory]"
+	exit 1
+    }
+    # The files' own order: the slow ones first, then the rest.
+    set ordered [concat [lmap f $slow {
+	expr {$f in $all ? $f : [continue]}
+    }] [lmap f $all {expr {$f in $slow ? [continue] : $f}}]]
+    foreach capture $::tclcprof_alltests::captures {
+	foreach f $ordered {
+	    if {$capture eq "wrap" || $::tclcprof_alltests::userFiles
+		    || $f in $::tclcprof_alltests::captureFiles} {
+		lappend queue [list $capture $f]
+	    }
+	}
+    }
+    # The other captures' units go among the slow ones, not at the end.
+    set queue [lsort -command [list apply {{slow a b} {
+	set ia [lsearch -exact $slow [lindex $a 1]]
+	set ib [lsearch -exact $slow [lindex $b 1]]
+	if {$ia < 0} { set ia 1000 }
+	if {$ib < 0} { set ib 1000 }
+	expr {$ia - $ib}
+    }} $slow] $queue]
+    # Children take the options without -file (given per unit) and
+    # -captures (the same), one job each.
+    set childArgv {}
+    foreach {opt val} $argv {
+	if {$opt ni {-file}} {
+	    lappend childArgv $opt $val
+	}
+    }
+    set me [list [info nameofexecutable] [file normalize [info script]]]
+    set env(TCLCPROF_TEST_JOBS) 1
+    set total [llength $queue]
+    puts "all.tcl: $total units (a test file under a capture),\
+	    $::tclcprof_alltests::jobs at a time"
+    while {$done < $total} {
+	while {$running < $::tclcprof_alltests::jobs && [llength $queue]} {
+	    ::tclcprof_alltests::jobs::start $me $childArgv
+	}
+	vwait ::tclcprof_alltests::jobs::done
     }
     catch {file delete -force $::tclcprof_alltests::tmp}
-    lassign $counts passed nfailed skipped
+    lassign $::tclcprof_alltests::jobs::counts passed nfailed skipped
     ::tclcprof_alltests::scan::report
     puts "tclcprof: $passed passed, $nfailed failed, $skipped skipped"
-    if {$failed || $nfailed} {
+    if {$::tclcprof_alltests::jobs::failed || $nfailed} {
 	puts stderr "all.tcl: FAILED (see the failing tests or test files above)"
 	exit 1
     }

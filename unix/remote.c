@@ -290,18 +290,6 @@ CprofRemoteStacksObjCmd(
 		"pid|core ?holdMs|executable? ?session?");
 	return TCL_ERROR;
     }
-#if TCL_MAJOR_VERSION >= 9
-    /*
-     * The frames are read with the layouts of Tcl 8.6's private headers
-     * (Interp, CallFrame, CmdFrame, CoroutineData, ByteCode); Tcl 9's
-     * differ and are not read yet: a clear error, not stacks without
-     * their Tcl frames.
-     */
-
-    return CprofRmError(interp, "LAYOUT", "reading another process is "
-	    "supported with Tcl 8.6 only (this tclcprof is built for Tcl %s)",
-	    TCL_PATCH_LEVEL);
-#endif
 #if !defined(__x86_64__)
     /*
      * Registers, thread pointers and trampoline roles are read the way

@@ -79,6 +79,81 @@ FindTclModule(
     return DWARF_CB_OK;
 }
 
+/*
+ * LoadedBase --
+ *
+ *	The load address of the shared object "name" in a core, from its
+ *	NT_FILE note (the file mappings): the mapping at offset 0 that the
+ *	object's next segment follows at its file offset. Tcl 9 maps the
+ *	whole of libtcl once more, at offset 0 and a lower address, for
+ *	the zip archive of its script library (zipfs); libdwfl reports the
+ *	module there. dflt when no mapping fits.
+ */
+
+#ifndef NT_FILE
+#   define NT_FILE 0x46494c45
+#endif
+
+static uintptr_t
+LoadedBase(
+    Elf *core,
+    const char *name,
+    uintptr_t dflt)
+{
+    size_t i, phnum;
+
+    if (name == NULL || elf_getphdrnum(core, &phnum) != 0) {
+	return dflt;
+    }
+    for (i = 0; i < phnum; i++) {
+	GElf_Phdr ph;
+	Elf_Data *data;
+	size_t off = 0, nameOff, descOff;
+	GElf_Nhdr nh;
+
+	if (gelf_getphdr(core, i, &ph) == NULL || ph.p_type != PT_NOTE) {
+	    continue;
+	}
+	data = elf_getdata_rawchunk(core, ph.p_offset, ph.p_filesz,
+		ELF_T_NHDR);
+	while (data && (off = gelf_getnote(data, off, &nh, &nameOff,
+		&descOff)) > 0) {
+	    const uint64_t *d = (const uint64_t *)
+		    ((const char *) data->d_buf + descOff);
+	    uint64_t count, page, a, b;
+	    const char *names, *na, *nb, *end;
+
+	    if (nh.n_type != NT_FILE || nh.n_descsz < 16) {
+		continue;
+	    }
+	    count = d[0];
+	    page = d[1];
+	    if (count > (nh.n_descsz - 16) / 24) {
+		continue;
+	    }
+	    names = (const char *) (d + 2 + 3 * count);
+	    end = (const char *) d + nh.n_descsz;
+	    for (a = 0, na = names; a < count && na < end;
+		    a++, na += strlen(na) + 1) {
+		if (d[2 + 3 * a + 2] != 0 || strcmp(na, name) != 0) {
+		    continue;
+		}
+		for (b = 0, nb = names; b < count && nb < end;
+			b++, nb += strlen(nb) + 1) {
+		    uint64_t start = d[2 + 3 * b], ofs = d[2 + 3 * b + 2];
+
+		    if (ofs != 0 && start > d[2 + 3 * a]
+			    && start - d[2 + 3 * a] == ofs * page
+			    && strcmp(nb, name) == 0) {
+			return (uintptr_t) d[2 + 3 * a];
+		    }
+		}
+	    }
+	}
+    }
+    return dflt;
+}
+
 int
 CprofRmCoreStacks(
     Tcl_Interp *interp,
@@ -200,10 +275,14 @@ CprofRmCoreStacks(
 	Dwarf_Addr bias;
 
 	dwfl_module_info(ft.mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	const char *modName = NULL;
+
 	if (dwfl_module_getelf(ft.mod, &bias) == NULL) {
 	    goto dwflError;
 	}
-	tPtr->tclBase = bias;
+	modName = dwfl_module_info(ft.mod, NULL, NULL, NULL, NULL, NULL,
+		NULL, NULL);
+	tPtr->tclBase = LoadedBase(tPtr->coreElf, modName, bias);
     }
     tPtr->stubs = tPtr->tclBase + stubsOff;
     tPtr->trampStart = tPtr->tclBase + trampOff;

@@ -240,13 +240,16 @@ FrameName(
  *	one without a parent in its thread), as "interp eval" takes it: a
  *	list of the children's names, empty for the top one. A child's
  *	parent and its entry in the parent's table of children are in
- *	Tcl's InterpInfo (tclInterp.c, private: its head as Tcl 8.6
- *	declares it).
+ *	Tcl's InterpInfo (tclInterp.c, private: its head as Tcl 8.6 and
+ *	9.0 declare it; 9.0 added idIssuer to the parent's part).
  */
 
 typedef struct RemoteInterpInfo {
     Tcl_HashTable childTable;	/* Parent: its children, */
     void *targetsPtr;		/* and aliases' targets. */
+#if TCL_MAJOR_VERSION >= 9
+    Tcl_Size idIssuer;		/* (Names of "interp create".) */
+#endif
     Tcl_Interp *parentInterp;	/* Child: its parent, */
     Tcl_HashEntry *childEntryPtr;	/* its entry in the parent's table. */
 } RemoteInterpInfo;

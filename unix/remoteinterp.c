@@ -126,7 +126,13 @@ CprofRmFindProcLibtcl(
     char path[64], line[1024];
     FILE *f;
     struct stat own, their;
-    int found = 0, sameFile = 0;
+    int found = 0, sameFile = 0, i, n = 0, chosen = -1;
+    struct {
+	unsigned long lo, hi;
+	char file[768];
+    } cand[8];			/* Mappings of a libtcl at offset 0. */
+    unsigned long exec[8][2];	/* Its executable mappings: start, offset. */
+    int nExec = 0;
 
     snprintf(path, sizeof(path), "/proc/%d/maps", (int) tPtr->pid);
     f = fopen(path, "r");
@@ -151,25 +157,59 @@ CprofRmFindProcLibtcl(
 	if (strstr(file, "/libtcl8") == NULL && strstr(file, "/libtcl9") == NULL) {
 	    continue;
 	}
-	if (off == 0 && !found) {
-	    char mf[128];
+	if (off == 0 && n < 8) {
+	    cand[n].lo = lo;
+	    cand[n].hi = hi;
+	    memcpy(cand[n].file, file, sizeof(file));
+	    n++;
+	} else if (perms[2] == 'x' && nExec < 8) {
+	    exec[nExec][0] = lo;
+	    exec[nExec][1] = off;
+	    nExec++;
+	}
+    }
+    fclose(f);
 
-	    found = 1;
-	    tPtr->tclBase = lo;
-	    snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx",
-		    (int) tPtr->pid, lo, hi);
-	    if (stat(mf, &their) != 0 && stat(file, &their) != 0) {
-		continue;
+    /*
+     * The load address is the mapping at offset 0 whose text follows it
+     * at its file offset (a shared object's executable segment has its
+     * address equal to its offset). Tcl 9 maps the whole of libtcl once
+     * more, read-only and at offset 0, for the zip archive of its script
+     * library appended to it (zipfs), at a lower address than the loaded
+     * library: the first mapping at offset 0 is not the library.
+     */
+
+    for (i = 0; i < n && chosen < 0; i++) {
+	int k;
+
+	for (k = 0; k < nExec; k++) {
+	    if (exec[k][0] >= cand[i].lo
+		    && exec[k][0] - cand[i].lo == exec[k][1]) {
+		chosen = i;
+		break;
 	    }
+	}
+    }
+    if (chosen < 0 && n > 0) {
+	chosen = 0;
+    }
+    if (chosen >= 0) {
+	char mf[128];
+
+	found = 1;
+	tPtr->tclBase = cand[chosen].lo;
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx",
+		(int) tPtr->pid, cand[chosen].lo, cand[chosen].hi);
+	if (stat(mf, &their) == 0 || stat(cand[chosen].file, &their) == 0) {
 	    if (their.st_ino == own.st_ino && their.st_dev == own.st_dev) {
 		sameFile = 1;
 	    } else {
 		/* Another file: the same build (a copy) is the same layout. */
-		sameFile = SameBuildId(ownPath, mf) || SameBuildId(ownPath, file);
+		sameFile = SameBuildId(ownPath, mf)
+			|| SameBuildId(ownPath, cand[chosen].file);
 	    }
 	}
     }
-    fclose(f);
     if (!found) {
 	return CprofRmError(interp, "NOTCL", "process %d has no libtcl loaded",
 		(int) tPtr->pid);

@@ -14,6 +14,7 @@
  */
 
 #include "remoteInt.h"
+#include <tclOOInt.h>
 
 #if defined(__x86_64__)
 
@@ -231,6 +232,147 @@ FrameName(
 	}
     }
     return nameObj ? nameObj : Tcl_NewStringObj("(unknown frame)", -1);
+}
+
+/*
+ * ObjectName, MethodName --
+ *
+ *	A method frame's name as the in-process captures give it (naming.c):
+ *	"Declarer method", the declarer being the object or class that
+ *	declared the method, by its command's name without the leading
+ *	"::", or "<object Class>" for an object TclOO named (::oo::Obj12);
+ *	"constructor" and "destructor" for those. The method running is
+ *	entry "index" of its call context's chain; frames of one context
+ *	(next) follow each other down the chain, so a frame with the same
+ *	context as the one read before it runs the entry before that one's.
+ *	NULL when anything read is not what it should be.
+ */
+
+static Tcl_Obj *
+CommandFullName(
+    Target *tPtr,
+    uintptr_t cmdAddr)
+{
+    Command cmd;
+    Namespace ns;
+    Tcl_Obj *keyObj, *nameObj;
+
+    if (!cmdAddr || !READ(tPtr, cmdAddr, cmd) || !cmd.hPtr || !cmd.nsPtr
+	    || !READ(tPtr, cmd.nsPtr, ns)) {
+	return NULL;
+    }
+    keyObj = CprofRmReadString(tPtr, (uintptr_t) cmd.hPtr
+	    + offsetof(Tcl_HashEntry, key), 512);
+    nameObj = CprofRmReadString(tPtr, (uintptr_t) ns.fullName, 512);
+    if (keyObj == NULL || nameObj == NULL) {
+	if (keyObj) {
+	    Tcl_DecrRefCount(keyObj);
+	}
+	if (nameObj) {
+	    Tcl_DecrRefCount(nameObj);
+	}
+	return NULL;
+    }
+    if (strcmp(Tcl_GetString(nameObj), "::") != 0) {
+	Tcl_AppendToObj(nameObj, "::", 2);
+    }
+    Tcl_AppendObjToObj(nameObj, keyObj);
+    Tcl_DecrRefCount(keyObj);
+    return nameObj;
+}
+
+static Tcl_Obj *
+ObjectName(
+    Target *tPtr,
+    uintptr_t objAddr,
+    int depth)
+{
+    Object obj;
+    Tcl_Obj *nameObj, *outObj;
+    const char *name;
+
+    if (!objAddr || !READ(tPtr, objAddr, obj)
+	    || (nameObj = CommandFullName(tPtr,
+		(uintptr_t) obj.command)) == NULL) {
+	return NULL;
+    }
+    name = Tcl_GetString(nameObj);
+    if (depth == 0 && strncmp(name, "::oo::Obj", 9) == 0 && name[9]
+	    && strspn(name + 9, "0123456789") == strlen(name + 9)
+	    && obj.selfCls != NULL) {
+	Class cls;
+	Tcl_Obj *clsObj = NULL;
+
+	if (READ(tPtr, obj.selfCls, cls)) {
+	    clsObj = ObjectName(tPtr, (uintptr_t) cls.thisPtr, 1);
+	}
+	if (clsObj) {
+	    outObj = Tcl_ObjPrintf("<object %s>", Tcl_GetString(clsObj));
+	    Tcl_DecrRefCount(clsObj);
+	    Tcl_DecrRefCount(nameObj);
+	    return outObj;
+	}
+    }
+    outObj = Tcl_NewStringObj(name + (name[0] == ':' && name[1] == ':'
+	    ? 2 : 0), -1);
+    Tcl_DecrRefCount(nameObj);
+    return outObj;
+}
+
+static Tcl_Obj *
+MethodName(
+    Target *tPtr,
+    CallFrame *cfPtr,
+    uintptr_t *lastCtxPtr,	/* The context of the method frame read */
+    int *lastIndexPtr)		/* before, and its entry. */
+{
+    CallContext ctx;
+    CallChain chain;
+    struct MInvoke inv;
+    Method m;
+    uintptr_t ctxAddr = (uintptr_t) cfPtr->clientData, declObj;
+    int index;
+    Tcl_Obj *declObjName, *nameObj;
+
+    if (!ctxAddr || !READ(tPtr, ctxAddr, ctx) || ctx.callPtr == NULL
+	    || !READ(tPtr, ctx.callPtr, chain)) {
+	return NULL;
+    }
+    index = (ctxAddr == *lastCtxPtr) ? *lastIndexPtr - 1 : (int) ctx.index;
+    if (index < 0 || index >= (int) chain.numChain || chain.chain == NULL
+	    || !READ(tPtr, (uintptr_t) (chain.chain + index), inv)
+	    || inv.mPtr == NULL || !READ(tPtr, inv.mPtr, m)) {
+	return NULL;
+    }
+    *lastCtxPtr = ctxAddr;
+    *lastIndexPtr = index;
+    declObj = (uintptr_t) m.declaringObjectPtr;
+    if (!declObj) {
+	Class cls;
+
+	if (m.declaringClassPtr == NULL
+		|| !READ(tPtr, m.declaringClassPtr, cls)) {
+	    return NULL;
+	}
+	declObj = (uintptr_t) cls.thisPtr;
+    }
+    declObjName = ObjectName(tPtr, declObj, 0);
+    if (declObjName == NULL) {
+	return NULL;
+    }
+    if (chain.flags & (CONSTRUCTOR | DESTRUCTOR)) {
+	nameObj = Tcl_NewStringObj((chain.flags & CONSTRUCTOR)
+		? "constructor" : "destructor", -1);
+    } else if (m.namePtr == NULL
+	    || (nameObj = CprofRmReadObjString(tPtr,
+		(uintptr_t) m.namePtr)) == NULL) {
+	Tcl_DecrRefCount(declObjName);
+	return NULL;
+    }
+    Tcl_AppendToObj(declObjName, " ", 1);
+    Tcl_AppendObjToObj(declObjName, nameObj);
+    Tcl_DecrRefCount(nameObj);
+    return declObjName;
 }
 
 /*
@@ -510,6 +652,8 @@ CprofRmReadInterpFrames(
     RFrame *frames = (RFrame *) ckalloc(MAX_TCL * sizeof(RFrame));
     int numFrames = 0, callIdx = -1, callObjc = 0, resumed = 0;
     int lastProc = -1;		/* The outermost proc frame read so far. */
+    uintptr_t lastCtx = 0;	/* MethodName's context and entry. */
+    int lastIndex = 0;
     uintptr_t callObjv = 0;
     int prevTramp;
 
@@ -699,8 +843,10 @@ CprofRmReadInterpFrames(
 	    callIdx = -1;
 	    if (f.isProcCallFrame & (FRAME_IS_PROC | FRAME_IS_LAMBDA
 		    | FRAME_IS_METHOD)) {
+		Tcl_Obj *mName = (f.isProcCallFrame & FRAME_IS_METHOD)
+			? MethodName(tPtr, &f, &lastCtx, &lastIndex) : NULL;
 		RFrame *rPtr = AddFrame(frames, &numFrames, RF_PROC,
-			FrameName(tPtr, &f));
+			mName ? mName : FrameName(tPtr, &f));
 
 		if (rPtr) {
 		    rPtr->frameAddr = fpAddr;

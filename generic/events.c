@@ -91,6 +91,7 @@
 #include <tclInt.h>
 #include <tclIO.h>
 #include "eventsInt.h"
+#include "frames.h"
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -814,6 +815,154 @@ CheckProc(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * SwapRoles, RestoreRoles, RoleNre*, HandlerOf --
+ *
+ *	-capture frames wraps no command, but the records of the handlers
+ *	need the commands that schedule them: [after], [fileevent], [chan
+ *	event], [close] and [chan close] get an nreProc of ours (they have
+ *	none: Tcl calls their objProc), which does what the wrapper does
+ *	before and after them (CprofEventsSchedule) and calls their objProc;
+ *	nothing else of them changes (objProc, clientData and deleteProc
+ *	stay, so Tcl_GetCommandInfo and [info] see what they saw). Put back
+ *	when the capture goes, if still ours. Which handler a sample is in
+ *	is the drain's to find (HandlerOf, for frames.c).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const struct {
+    const char *name;
+    int role;
+} roleCmds[EV_ROLE_CMDS] = {
+    {"::after", CPROF_ROLE_AFTER},
+    {"::fileevent", CPROF_ROLE_FILEEVENT},
+    {"::tcl::chan::event", CPROF_ROLE_FILEEVENT},
+    {"::close", CPROF_ROLE_CLOSE},
+    {"::tcl::chan::close", CPROF_ROLE_CLOSE}
+};
+
+/*
+ * Their objProcs, Tcl's builtins: learnt from the first interpreter, the
+ * same in every one (a command whose objProc is another is not touched).
+ */
+
+static Tcl_ObjCmdProc *roleObjProcs[EV_ROLE_CMDS];
+
+static int
+RoleNre(
+    int i,
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = (CprofState *) Tcl_GetAssocData(interp,
+	    CPROF_ASSOC, NULL);
+
+    if (statePtr != NULL && statePtr->eventsPtr != NULL
+	    && statePtr->eventsPtr->installed
+	    && statePtr->eventsPtr->framesCapture) {
+	CprofCmdName name;
+
+	name.nameId = -1;
+	name.kind = CPROF_KIND_CMD;
+	name.flags = (unsigned short) (roleCmds[i].role
+		<< CPROF_NAME_ROLE_SHIFT);
+	CprofEventsSchedule(statePtr, &name,
+		(int) ((Interp *) interp)->numLevels, objc, objv);
+    }
+    return roleObjProcs[i](clientData, interp, objc, objv);
+}
+
+#define ROLE_NRE(i) \
+    static int								\
+    RoleNre##i(ClientData cd, Tcl_Interp *interp, int objc,		\
+	    Tcl_Obj *const objv[])					\
+    {									\
+	return RoleNre(i, cd, interp, objc, objv);			\
+    }
+ROLE_NRE(0)
+ROLE_NRE(1)
+ROLE_NRE(2)
+ROLE_NRE(3)
+ROLE_NRE(4)
+#undef ROLE_NRE
+
+static Tcl_ObjCmdProc *const roleNres[EV_ROLE_CMDS] = {
+    RoleNre0, RoleNre1, RoleNre2, RoleNre3, RoleNre4
+};
+TCL_DECLARE_MUTEX(roleMutex)
+
+static void
+SwapRoles(
+    CprofEvents *evPtr)
+{
+    int i;
+
+    for (i = 0; i < EV_ROLE_CMDS; i++) {
+	Command *cmdPtr = (Command *) Tcl_FindCommand(
+		evPtr->statePtr->interp, roleCmds[i].name, NULL,
+		TCL_GLOBAL_ONLY);
+	int ok;
+
+	if (cmdPtr == NULL || cmdPtr->nreProc != NULL
+		|| cmdPtr->objProc == NULL) {
+	    continue;
+	}
+	Tcl_MutexLock(&roleMutex);
+	if (roleObjProcs[i] == NULL) {
+	    roleObjProcs[i] = cmdPtr->objProc;
+	}
+	ok = (roleObjProcs[i] == cmdPtr->objProc);
+	Tcl_MutexUnlock(&roleMutex);
+	if (!ok) {
+	    continue;
+	}
+	cmdPtr->refCount++;
+	cmdPtr->nreProc = roleNres[i];
+	evPtr->roleCmds[i] = cmdPtr;
+    }
+}
+
+static void
+RestoreRoles(
+    CprofEvents *evPtr)
+{
+    int i;
+
+    for (i = 0; i < EV_ROLE_CMDS; i++) {
+	Command *cmdPtr = evPtr->roleCmds[i];
+
+	if (cmdPtr == NULL) {
+	    continue;
+	}
+	if (cmdPtr->nreProc == roleNres[i]) {
+	    cmdPtr->nreProc = NULL;
+	}
+	evPtr->roleCmds[i] = NULL;
+	if (--cmdPtr->refCount <= 0) {
+	    ckfree(cmdPtr);
+	}
+    }
+}
+
+static int
+HandlerOf(
+    void *data,
+    int isCode,
+    const void *ptr)
+{
+    CprofEvents *evPtr = (CprofEvents *) data;
+
+    if (!evPtr->installed) {
+	return -1;
+    }
+    return CprofEvHandlerOf(evPtr, isCode, ptr);
+}
+
 static CprofEvents *
 EventsOf(
     CprofState *statePtr)
@@ -826,6 +975,7 @@ EventsOf(
 	evPtr->statePtr = statePtr;
 	Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
 	Tcl_InitHashTable(&evPtr->afterScripts, TCL_ONE_WORD_KEYS);
+	Tcl_InitHashTable(&evPtr->ranScripts, TCL_ONE_WORD_KEYS);
 	Tcl_InitHashTable(&evPtr->names, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->files, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->binds, TCL_STRING_KEYS);
@@ -856,6 +1006,13 @@ CprofEventsInstall(
     if (evPtr->installed) {
 	return;
     }
+    evPtr->framesCapture = (capPtr->kind == CPROF_CAPTURE_FRAMES);
+    if (evPtr->framesCapture) {
+	SwapRoles(evPtr);
+	if (statePtr->framesPtr != NULL) {
+	    CprofFramesSetHandlers(statePtr->framesPtr, HandlerOf, evPtr);
+	}
+    }
     CprofEvLookAfters(evPtr);
     CprofEvDropGone(evPtr, 0, NULL);
     CprofEvLookFiles(evPtr);
@@ -881,6 +1038,12 @@ CprofEventsRemove(
 	return;
     }
     Tcl_DeleteEventSource(SetupProc, CheckProc, statePtr);
+    if (evPtr->framesCapture) {
+	RestoreRoles(evPtr);
+	if (statePtr->framesPtr != NULL) {
+	    CprofFramesSetHandlers(statePtr->framesPtr, NULL, NULL);
+	}
+    }
     if (!statePtr->deleting && evPtr->afters.numEntries > 0) {
 	/*
 	 * Handlers that ran since the last look without a command.
@@ -960,6 +1123,7 @@ CprofEventsFree(
     CprofEventsForget(statePtr);
     Tcl_DeleteHashTable(&evPtr->afters);
     Tcl_DeleteHashTable(&evPtr->afterScripts);
+    Tcl_DeleteHashTable(&evPtr->ranScripts);
     Tcl_DeleteHashTable(&evPtr->names);
     Tcl_DeleteHashTable(&evPtr->files);
     Tcl_DeleteHashTable(&evPtr->binds);

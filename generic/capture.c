@@ -163,7 +163,9 @@ CprofCaptureInstall(
 	    CprofEventsInstall(capPtr);
 	    return TCL_OK;
 	}
-	if (statePtr->captureNote[0] == '\0') {
+	if (statePtr->captureNote[0] == '\0'
+		&& (statePtr->options.captureAsked
+		|| CprofUsesFrames(&statePtr->options))) {
 	    snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
 		    "%s", CprofUsesFrames(&statePtr->options)
 

@@ -841,15 +841,19 @@ static const struct {
     {"::fileevent", CPROF_ROLE_FILEEVENT},
     {"::tcl::chan::event", CPROF_ROLE_FILEEVENT},
     {"::close", CPROF_ROLE_CLOSE},
-    {"::tcl::chan::close", CPROF_ROLE_CLOSE}
+    {"::tcl::chan::close", CPROF_ROLE_CLOSE},
+    {"::interp", CPROF_ROLE_INTERP}
 };
 
 /*
- * Their objProcs, Tcl's builtins: learnt from the first interpreter, the
- * same in every one (a command whose objProc is another is not touched).
+ * Their objProcs and nreProcs (NULL: none), Tcl's builtins: learnt from
+ * the first interpreter, the same in every one (a command whose procs are
+ * others is not touched).
  */
 
 static Tcl_ObjCmdProc *roleObjProcs[EV_ROLE_CMDS];
+static Tcl_ObjCmdProc *roleNreProcs[EV_ROLE_CMDS];
+static int roleLearnt[EV_ROLE_CMDS];
 
 static int
 RoleNre(
@@ -862,7 +866,19 @@ RoleNre(
     CprofState *statePtr = (CprofState *) Tcl_GetAssocData(interp,
 	    CPROF_ASSOC, NULL);
 
-    if (statePtr != NULL && statePtr->eventsPtr != NULL
+    if (roleCmds[i].role == CPROF_ROLE_INTERP) {
+	/*
+	 * Children made by [interp create] are taken in (scope.c), as the
+	 * wrapper tells.
+	 */
+
+	if (statePtr != NULL && statePtr->childProc != NULL
+		&& statePtr->eventsPtr != NULL
+		&& statePtr->eventsPtr->installed
+		&& statePtr->eventsPtr->framesCapture) {
+	    statePtr->childProc(statePtr, interp, objc, objv);
+	}
+    } else if (statePtr != NULL && statePtr->eventsPtr != NULL
 	    && statePtr->eventsPtr->installed
 	    && statePtr->eventsPtr->framesCapture) {
 	CprofCmdName name;
@@ -873,6 +889,9 @@ RoleNre(
 		<< CPROF_NAME_ROLE_SHIFT);
 	CprofEventsSchedule(statePtr, &name,
 		(int) ((Interp *) interp)->numLevels, objc, objv);
+    }
+    if (roleNreProcs[i] != NULL) {
+	return roleNreProcs[i](clientData, interp, objc, objv);
     }
     return roleObjProcs[i](clientData, interp, objc, objv);
 }
@@ -889,10 +908,11 @@ ROLE_NRE(1)
 ROLE_NRE(2)
 ROLE_NRE(3)
 ROLE_NRE(4)
+ROLE_NRE(5)
 #undef ROLE_NRE
 
 static Tcl_ObjCmdProc *const roleNres[EV_ROLE_CMDS] = {
-    RoleNre0, RoleNre1, RoleNre2, RoleNre3, RoleNre4
+    RoleNre0, RoleNre1, RoleNre2, RoleNre3, RoleNre4, RoleNre5
 };
 TCL_DECLARE_MUTEX(roleMutex)
 
@@ -908,15 +928,18 @@ SwapRoles(
 		TCL_GLOBAL_ONLY);
 	int ok;
 
-	if (cmdPtr == NULL || cmdPtr->nreProc != NULL
-		|| cmdPtr->objProc == NULL) {
+	if (cmdPtr == NULL || cmdPtr->objProc == NULL
+		|| cmdPtr->nreProc == roleNres[i]) {
 	    continue;
 	}
 	Tcl_MutexLock(&roleMutex);
-	if (roleObjProcs[i] == NULL) {
+	if (!roleLearnt[i]) {
 	    roleObjProcs[i] = cmdPtr->objProc;
+	    roleNreProcs[i] = cmdPtr->nreProc;
+	    roleLearnt[i] = 1;
 	}
-	ok = (roleObjProcs[i] == cmdPtr->objProc);
+	ok = (roleObjProcs[i] == cmdPtr->objProc
+		&& roleNreProcs[i] == cmdPtr->nreProc);
 	Tcl_MutexUnlock(&roleMutex);
 	if (!ok) {
 	    continue;
@@ -940,7 +963,7 @@ RestoreRoles(
 	    continue;
 	}
 	if (cmdPtr->nreProc == roleNres[i]) {
-	    cmdPtr->nreProc = NULL;
+	    cmdPtr->nreProc = roleNreProcs[i];
 	}
 	evPtr->roleCmds[i] = NULL;
 	if (--cmdPtr->refCount <= 0) {

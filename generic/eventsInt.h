@@ -117,8 +117,9 @@ typedef struct CprofEvents CprofEvents;
 
 #define EV_RAN_MAX	256	/* -capture frames: [after] records of the
 				 * handlers that ran, kept for the drain. */
-#define EV_ROLE_CMDS	5	/* -capture frames: scheduling commands
-				 * seen (events.c, roleCmds). */
+#define EV_ROLE_CMDS	6	/* -capture frames: scheduling commands
+				 * and [interp] seen (events.c,
+				 * roleCmds). */
 
 struct CprofEvents {
     CprofState *statePtr;

@@ -168,6 +168,79 @@ CprofEventsObj(
 #define HEAD_MAX 40
 
 /*
+ * -capture frames (no level stack): the caller of a command about to run,
+ * from Tcl's frames: "(top)" ('topId') when the command is one of a
+ * handler's script (the level invoking it runs a recorded script), else
+ * the innermost procedure's frame (lambdas left out, as apply's frame is
+ * a command's) or method's, the latter named as a sample's are (its
+ * frames read and named: methods are rare enough).
+ */
+
+static int
+FramesCaller(
+    CprofEvents *evPtr,
+    int topId)
+{
+    CprofState *statePtr = evPtr->statePtr;
+    Interp *iPtr = (Interp *) statePtr->interp;
+    CmdFrame *cfPtr = iPtr->cmdFramePtr;
+    CallFrame *framePtr;
+    const CprofCmdName *namePtr;
+    int steps = 0;
+
+    if (cfPtr != NULL) {
+	/*
+	 * The code running is live: its fields are read in place.
+	 */
+
+	if ((cfPtr->type == TCL_LOCATION_BC
+		|| cfPtr->type == TCL_LOCATION_PREBC)
+		&& cfPtr->data.tebc.codePtr != NULL) {
+	    if (CprofEvHandlerOf(evPtr, 1, cfPtr->data.tebc.codePtr) >= 0) {
+		return topId;
+	    }
+	} else if (cfPtr->type == TCL_LOCATION_EVAL && cfPtr->cmd == NULL
+		&& cfPtr->cmdObj != NULL
+		&& CprofEvHandlerOf(evPtr, 0, cfPtr->cmdObj) >= 0) {
+	    return topId;
+	}
+    }
+    for (framePtr = iPtr->framePtr; framePtr != NULL
+	    && framePtr != iPtr->rootFramePtr && ++steps < 100000;
+	    framePtr = framePtr->callerPtr) {
+	int flags = framePtr->isProcCallFrame;
+
+	if (flags & FRAME_IS_METHOD) {
+	    CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+	    uint32_t rawFlags = 0;
+	    int n = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX,
+		    &rawFlags), i;
+
+	    n = CprofFramesResolve(statePtr->framesPtr, raw, n, NULL, named);
+	    for (i = n - 1; i >= 0; i--) {
+		if (named[i].kind == CPROF_KIND_EVENT) {
+		    break;
+		}
+		if (named[i].kind == CPROF_KIND_PROC
+			|| named[i].kind == CPROF_KIND_METHOD) {
+		    return named[i].nameId;
+		}
+	    }
+	    return topId;
+	}
+	if ((flags & (FRAME_IS_PROC | FRAME_IS_LAMBDA)) == FRAME_IS_PROC
+		&& framePtr->procPtr != NULL
+		&& framePtr->procPtr->cmdPtr != NULL) {
+	    namePtr = CprofNameCommand(&statePtr->naming,
+		    (Tcl_Command) framePtr->procPtr->cmdPtr);
+	    return (namePtr != NULL && namePtr->nameId >= 0)
+		    ? namePtr->nameId : topId;
+	}
+    }
+    return topId;
+}
+
+/*
  * -capture frames (no level stack): the procedure a coroutine was made to
  * run, from Tcl's frames, its outermost (running: the interpreter's;
  * suspended: the ones it saved), which the root frame calls. -1 when it is
@@ -427,27 +500,7 @@ CprofEvOrigin(
     Tcl_DString ds;
 
     if (evPtr->framesCapture && statePtr->framesPtr != NULL) {
-	/*
-	 * -capture frames: no level stack; the nearest procedure or method
-	 * in Tcl's frames, read and named as a sample's are.
-	 */
-
-	CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
-	uint32_t flags = 0;
-	int n = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX,
-		&flags);
-
-	n = CprofFramesResolve(statePtr->framesPtr, raw, n, NULL, named);
-	for (i = n - 1; i >= 0; i--) {
-	    if (named[i].kind == CPROF_KIND_EVENT) {
-		break;
-	    }
-	    if (named[i].kind == CPROF_KIND_PROC
-		    || named[i].kind == CPROF_KIND_METHOD) {
-		callerId = named[i].nameId;
-		break;
-	    }
-	}
+	callerId = FramesCaller(evPtr, callerId);
 	i = -1;
     }
     for (; i >= 0; i--) {

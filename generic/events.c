@@ -76,6 +76,15 @@
  *	The records of the handlers that may run, their names, origins and
  *	statistics are eventrecs.c's, below this file.
  *
+ *	-capture frames pushes nothing: the scheduling commands are seen
+ *	through an nreProc of this file's (SwapRoles), the records of
+ *	[after] handlers that ran are kept a while (CprofEvRetireAfter), and
+ *	the drain puts a handler's frame above the level of a sample that
+ *	runs its script (frames.c asks HandlerOf). Runs of [after] handlers
+ *	are counted as they leave Tcl's list, without a time; [fileevent]
+ *	runs are not counted; Tk bindings and the background error handler
+ *	get no frame.
+ *
  *	Not seen: a handler that enters no command at all (a script of
  *	inline-compiled commands, "set ::done 1") has no frame; an [after]
  *	one is counted all the same when its record is found gone from
@@ -825,10 +834,12 @@ CheckProc(
  *	event], [close] and [chan close] get an nreProc of ours (they have
  *	none: Tcl calls their objProc), which does what the wrapper does
  *	before and after them (CprofEventsSchedule) and calls their objProc;
- *	nothing else of them changes (objProc, clientData and deleteProc
- *	stay, so Tcl_GetCommandInfo and [info] see what they saw). Put back
- *	when the capture goes, if still ours. Which handler a sample is in
- *	is the drain's to find (HandlerOf, for frames.c).
+ *	[interp]'s (NRInterpCmd) is ours too, so that children made by
+ *	[interp create] are taken in (scope.c's childProc), as the wrapper
+ *	tells. Nothing else of them changes (objProc, clientData and
+ *	deleteProc stay, so Tcl_GetCommandInfo and [info] see what they
+ *	saw). Put back when the capture goes, if still ours. Which handler a
+ *	sample is in is the drain's to find (HandlerOf, for frames.c).
  *
  *----------------------------------------------------------------------
  */

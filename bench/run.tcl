@@ -36,6 +36,9 @@
 #	    -rounds N		rounds of the interleaved measurements (5)
 #	    -scale F		workload size factor (1: about 1 s each)
 #	    -only PATTERN	workloads to run (glob; default *)
+#	    -configs PATTERNS	configurations of section 1 to run (a list
+#				of globs; default *; the unprofiled base
+#				always)
 #	    -sections LIST	of: workloads handler children reports
 #				distortion (default all)
 #	    -peer 0|1		measure tcllib's profiler if installed (1)
@@ -59,7 +62,7 @@ set here [file dirname [file normalize [info script]]]
 set defaults {-rounds 5 -scale 1.0 -only * -peer 1 -peerrounds 3
     -peerdiv 25 -dbworkloads calls-loop -memseconds 60 -savedistinct 100000
     -savesamples 1000000 -quick 0 -out bench-results.tcl
-    -sections {workloads handler children reports distortion}}
+    -sections {workloads handler children reports distortion} -configs *}
 if {[llength $argv] % 2} {
     puts stderr "usage: tclsh run.tcl ?option value ...?"
     exit 2
@@ -256,7 +259,7 @@ if {$haveCb} {
 lappend configs \
     stack {tclcprof::start -mode stack} {tclcprof::stop} \
     sample {tclcprof::start -mode sample -clock cpu} {tclcprof::stop} \
-    sample-frames {tclcprof::start -mode sample -clock cpu -capture frames} \
+    sample-wrap {tclcprof::start -mode sample -clock cpu -capture wrap} \
 	{tclcprof::stop} \
     sample-lines {tclcprof::start -mode sample -clock cpu -lines 1} \
 	{tclcprof::stop} \
@@ -266,6 +269,16 @@ lappend configs \
     coverage {tclcprof::start -mode coverage} {tclcprof::stop} \
     sample-trace {tclcprof::start -mode sample -capture trace} {tclcprof::stop} \
     exact-trace {tclcprof::start -mode exact -capture trace} {tclcprof::stop}
+set kept {}
+foreach {cname on off} $configs {
+    foreach pattern [dict get $opts -configs] {
+	if {$cname eq "base" || [string match $pattern $cname]} {
+	    lappend kept $cname $on $off
+	    break
+	}
+    }
+}
+set configs $kept
 set dbFile [file join $tmpDir run.db]
 set dbOff [list apply {{file} {
     tclcprof::stop
@@ -278,10 +291,10 @@ foreach mode {sample exact} {
 	    [list tclcprof::start -mode $mode -db $dbFile {*}$extra] $dbOff
     }
 }
-set columns {emptytrace stack sample sample-frames sample-lines sample-wall
+set columns {emptytrace stack sample sample-wrap sample-lines sample-wall
     exact exact-lines coverage sample-trace exact-trace}
 set colTitle {emptytrace {empty trace} stack stack sample sample
-    sample-frames {sample frames}
+    sample-wrap {sample wrap}
     sample-lines {sample lines} sample-wall {sample wall} exact exact
     exact-lines {exact lines}
     coverage coverage sample-trace {sample trace} exact-trace {exact trace}}
@@ -706,7 +719,7 @@ if {"distortion" in $sections && $haveCb} {
     set drounds [expr {[dict get $opts -quick] ? 25 : 50}]
     set dcfgs {
 	sample {-mode sample} both {-mode both}
-	sample-frames {-mode sample -capture frames}
+	sample-wrap {-mode sample -capture wrap}
 	sample-wall {-mode sample -clock wall -rate 1000}
 	sample-trace {-mode sample -capture trace}
 	both-trace {-mode both -capture trace}

@@ -153,14 +153,19 @@ CprofCaptureInstall(
 	} else if (CprofUsesFrames(&statePtr->options)
 		&& statePtr->hostPtr == NULL) {
 	    /*
-	     * Tcl's own frames, read at each sample (frames.c): nothing to
-	     * install, nothing runs per command.
+	     * Tcl's own frames, read at each sample (frames.c): nothing runs
+	     * per command. The records of event handlers (events.c) take
+	     * the commands that schedule them, and name the handlers'
+	     * frames at the drain.
 	     */
 
 	    capPtr->kind = kind;
+	    CprofEventsInstall(capPtr);
 	    return TCL_OK;
 	}
-	if (statePtr->captureNote[0] == '\0') {
+	if (statePtr->captureNote[0] == '\0'
+		&& (statePtr->options.captureAsked
+		|| CprofUsesFrames(&statePtr->options))) {
 	    snprintf(statePtr->captureNote, sizeof(statePtr->captureNote),
 		    "%s", CprofUsesFrames(&statePtr->options)
 

@@ -20,6 +20,7 @@
 #include <tclIO.h>
 #include <tclCompile.h>
 #include "eventsInt.h"
+#include "frames.h"
 #include <string.h>
 #include <stdio.h>
 
@@ -167,6 +168,117 @@ CprofEventsObj(
 #define HEAD_MAX 40
 
 /*
+ * -capture frames (no level stack): the caller of a command about to run,
+ * from Tcl's frames: "(top)" ('topId') when the command is one of a
+ * handler's script (the level invoking it runs a recorded script), else
+ * the innermost procedure's frame (lambdas left out, as apply's frame is
+ * a command's) or method's, the latter named as a sample's are (its
+ * frames read and named: methods are rare enough).
+ */
+
+static int
+FramesCaller(
+    CprofEvents *evPtr,
+    int topId)
+{
+    CprofState *statePtr = evPtr->statePtr;
+    Interp *iPtr = (Interp *) statePtr->interp;
+    CmdFrame *cfPtr = iPtr->cmdFramePtr;
+    CallFrame *framePtr;
+    const CprofCmdName *namePtr;
+    int steps = 0;
+
+    if (cfPtr != NULL) {
+	/*
+	 * The code running is live: its fields are read in place.
+	 */
+
+	if ((cfPtr->type == TCL_LOCATION_BC
+		|| cfPtr->type == TCL_LOCATION_PREBC)
+		&& cfPtr->data.tebc.codePtr != NULL) {
+	    if (CprofEvHandlerOf(evPtr, 1, cfPtr->data.tebc.codePtr) >= 0) {
+		return topId;
+	    }
+	} else if (cfPtr->type == TCL_LOCATION_EVAL && cfPtr->cmd == NULL
+		&& cfPtr->cmdObj != NULL
+		&& CprofEvHandlerOf(evPtr, 0, cfPtr->cmdObj) >= 0) {
+	    return topId;
+	}
+    }
+    for (framePtr = iPtr->framePtr; framePtr != NULL
+	    && framePtr != iPtr->rootFramePtr && ++steps < 100000;
+	    framePtr = framePtr->callerPtr) {
+	int flags = framePtr->isProcCallFrame;
+
+	if (flags & FRAME_IS_METHOD) {
+	    CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+	    uint32_t rawFlags = 0;
+	    int n = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX,
+		    &rawFlags), i;
+
+	    n = CprofFramesResolve(statePtr->framesPtr, raw, n, NULL, named);
+	    for (i = n - 1; i >= 0; i--) {
+		if (named[i].kind == CPROF_KIND_EVENT) {
+		    break;
+		}
+		if (named[i].kind == CPROF_KIND_PROC
+			|| named[i].kind == CPROF_KIND_METHOD) {
+		    return named[i].nameId;
+		}
+	    }
+	    return topId;
+	}
+	if ((flags & (FRAME_IS_PROC | FRAME_IS_LAMBDA)) == FRAME_IS_PROC
+		&& framePtr->procPtr != NULL
+		&& framePtr->procPtr->cmdPtr != NULL) {
+	    namePtr = CprofNameCommand(&statePtr->naming,
+		    (Tcl_Command) framePtr->procPtr->cmdPtr);
+	    return (namePtr != NULL && namePtr->nameId >= 0)
+		    ? namePtr->nameId : topId;
+	}
+    }
+    return topId;
+}
+
+/*
+ * -capture frames (no level stack): the procedure a coroutine was made to
+ * run, from Tcl's frames, its outermost (running: the interpreter's;
+ * suspended: the ones it saved), which the root frame calls. -1 when it is
+ * no procedure.
+ */
+
+static int
+FramesCoroutineBody(
+    CprofState *statePtr,
+    void *corKey)
+{
+    Interp *iPtr = (Interp *) statePtr->interp;
+    CoroutineData *corPtr = (CoroutineData *) corKey;
+    CallFrame *framePtr;
+    const CprofCmdName *namePtr;
+    int steps = 0;
+
+    if (corPtr == NULL) {
+	return -1;
+    }
+    framePtr = (iPtr->execEnvPtr == corPtr->eePtr) ? iPtr->framePtr
+	    : corPtr->running.framePtr;
+    while (framePtr != NULL && framePtr->callerPtr != NULL
+	    && framePtr->callerPtr != iPtr->rootFramePtr && ++steps < 100000) {
+	framePtr = framePtr->callerPtr;
+    }
+    if (framePtr == NULL || framePtr == iPtr->rootFramePtr
+	    || (framePtr->isProcCallFrame & (FRAME_IS_PROC | FRAME_IS_LAMBDA
+	    | FRAME_IS_METHOD)) != FRAME_IS_PROC
+	    || framePtr->procPtr == NULL || framePtr->procPtr->cmdPtr == NULL
+	    || (namePtr = CprofNameCommand(&statePtr->naming,
+	    (Tcl_Command) framePtr->procPtr->cmdPtr)) == NULL) {
+	return -1;
+    }
+    return namePtr->nameId;
+}
+
+/*
  * Whether a word names a coroutine's command; if so, append the name of
  * its resumes.
  */
@@ -196,8 +308,10 @@ CoroutineHead(
     if (cmdPtr == NULL || cmdPtr->nreProc != inPtr->coroNreProc) {
 	return 0;
     }
-    id = CprofNameCoroutine(&statePtr->naming, CprofLevelsCoroutineBody(
-	    &statePtr->levels, cmdPtr->objClientData, NULL));
+    id = CprofNameCoroutine(&statePtr->naming, evPtr->framesCapture
+	    ? FramesCoroutineBody(statePtr, cmdPtr->objClientData)
+	    : CprofLevelsCoroutineBody(&statePtr->levels,
+		    cmdPtr->objClientData, NULL));
     shown = CprofNameString(id);
     Tcl_DStringAppend(dsPtr, shown ? shown : "<coroutine>", -1);
     return 1;
@@ -385,6 +499,10 @@ CprofEvOrigin(
     Tcl_HashEntry *hPtr;
     Tcl_DString ds;
 
+    if (evPtr->framesCapture && statePtr->framesPtr != NULL) {
+	callerId = FramesCaller(evPtr, callerId);
+	i = -1;
+    }
     for (; i >= 0; i--) {
 	const CprofFrame *framePtr = &stackPtr->frames[i];
 
@@ -634,11 +752,13 @@ CprofEvAddAfter(
     if (!isNew) {
 	AfterRec *oldPtr = Tcl_GetHashValue(hPtr);
 
+	UnlinkAfter(evPtr, oldPtr, NULL);
 	if (oldPtr->id != afterPtr->id) {
 	    CprofEvCountRan(evPtr, oldPtr);
+	    CprofEvRetireAfter(evPtr, oldPtr);
+	} else {
+	    CprofEvFreeAfterRec(oldPtr);
 	}
-	UnlinkAfter(evPtr, oldPtr, NULL);
-	CprofEvFreeAfterRec(oldPtr);
 	hPtr = Tcl_CreateHashEntry(&evPtr->afters, (char *) afterPtr,
 		&isNew);
     }
@@ -703,11 +823,13 @@ CprofEvDropGone(
 	AfterRec *recPtr = Tcl_GetHashValue(hPtr);
 
 	if (!recPtr->present && recPtr != keepPtr) {
+	    UnlinkAfter(evPtr, recPtr, hPtr);
 	    if (ran) {
 		CprofEvCountRan(evPtr, recPtr);
+		CprofEvRetireAfter(evPtr, recPtr);
+	    } else {
+		CprofEvFreeAfterRec(recPtr);
 	    }
-	    UnlinkAfter(evPtr, recPtr, hPtr);
-	    CprofEvFreeAfterRec(recPtr);
 	}
     }
 }
@@ -727,6 +849,136 @@ CprofEvForgetAfters(
     Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
     Tcl_DeleteHashTable(&evPtr->afterScripts);
     Tcl_InitHashTable(&evPtr->afterScripts, TCL_ONE_WORD_KEYS);
+    CprofEvForgetRan(evPtr);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofEvRetireAfter, CprofEvForgetRan, CprofEvHandlerOf --
+ *
+ *	-capture frames. No frame is pushed when a handler starts (nothing
+ *	hooks its commands): the drain finds the handler a sample was in
+ *	from Tcl's frames (frames.c), as the script the handler's level
+ *	runs: its bytecode, or the list evaluated directly. By then the
+ *	[after] record of a handler that ran is gone from Tcl's list, and
+ *	from ours: the last EV_RAN_MAX of them are kept (their scripts
+ *	held, so that the pointers compared are theirs), which covers the
+ *	handlers that ran since the last drain (a nested loop's, too,
+ *	unless more than that many ran inside one handler).
+ *
+ *	CprofEvHandlerOf: the name id of the frame of the handler whose
+ *	script is the ByteCode 'ptr' (isCode: checked live and held by the
+ *	caller) or the list object 'ptr' (a key only: compared with the
+ *	scripts held, never read), or -1. A recorded [after] (pending or
+ *	run), then a [fileevent] script. Two handlers sharing one script
+ *	object are told apart by neither: the one found names both.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+DropRan(
+    CprofEvents *evPtr,
+    AfterRec *recPtr)
+{
+    Tcl_HashEntry *hPtr = Tcl_FindHashEntry(&evPtr->ranScripts,
+	    (char *) recPtr->scriptKey);
+
+    if (hPtr != NULL && Tcl_GetHashValue(hPtr) == recPtr) {
+	Tcl_DeleteHashEntry(hPtr);
+    }
+    CprofEvFreeAfterRec(recPtr);
+}
+
+void
+CprofEvRetireAfter(
+    CprofEvents *evPtr,
+    AfterRec *recPtr)
+{
+    Tcl_HashEntry *hPtr;
+    int isNew;
+
+    if (!evPtr->framesCapture) {
+	CprofEvFreeAfterRec(recPtr);
+	return;
+    }
+    if (evPtr->ran[evPtr->ranNext] != NULL) {
+	DropRan(evPtr, evPtr->ran[evPtr->ranNext]);
+    }
+    evPtr->ran[evPtr->ranNext] = recPtr;
+    evPtr->ranNext = (evPtr->ranNext + 1) % EV_RAN_MAX;
+    hPtr = Tcl_CreateHashEntry(&evPtr->ranScripts, (char *) recPtr->scriptKey,
+	    &isNew);
+    Tcl_SetHashValue(hPtr, recPtr);
+}
+
+void
+CprofEvForgetRan(
+    CprofEvents *evPtr)
+{
+    int i;
+
+    for (i = 0; i < EV_RAN_MAX; i++) {
+	if (evPtr->ran[i] != NULL) {
+	    DropRan(evPtr, evPtr->ran[i]);
+	    evPtr->ran[i] = NULL;
+	}
+    }
+    evPtr->ranNext = 0;
+}
+
+int
+CprofEvHandlerOf(
+    CprofEvents *evPtr,
+    int isCode,
+    const void *ptr)
+{
+    int idType = isCode ? ID_CODE : ID_OBJ, i;
+    const void *key = isCode ? (const void *) ((const ByteCode *) ptr)->source
+	    : ptr;
+    Tcl_HashEntry *hPtr;
+    AfterRec *recPtr;
+    FileRec *filePtr;
+
+    if (key != NULL) {
+	hPtr = Tcl_FindHashEntry(&evPtr->afterScripts, (char *) key);
+	for (recPtr = hPtr ? Tcl_GetHashValue(hPtr) : NULL; recPtr != NULL;
+		recPtr = recPtr->nextSame) {
+	    if (ScriptIs(recPtr->scriptObj, idType, ptr)) {
+		return recPtr->nameId;
+	    }
+	}
+	hPtr = Tcl_FindHashEntry(&evPtr->ranScripts, (char *) key);
+	recPtr = hPtr ? Tcl_GetHashValue(hPtr) : NULL;
+	if (recPtr != NULL && ScriptIs(recPtr->scriptObj, idType, ptr)) {
+	    return recPtr->nameId;
+	}
+    }
+    if (!isCode) {
+	/*
+	 * A list recorded with a string (its key): by its object.
+	 */
+
+	for (i = 0; i < EV_RAN_MAX; i++) {
+	    if (evPtr->ran[i] != NULL && evPtr->ran[i]->scriptObj == ptr) {
+		return evPtr->ran[i]->nameId;
+	    }
+	}
+	if (evPtr->afters.numEntries <= 1024) {
+	    Tcl_HashSearch search;
+
+	    for (hPtr = Tcl_FirstHashEntry(&evPtr->afters, &search);
+		    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+		recPtr = Tcl_GetHashValue(hPtr);
+		if (recPtr->scriptObj == ptr) {
+		    return recPtr->nameId;
+		}
+	    }
+	}
+    }
+    filePtr = CprofEvRunningFile(evPtr, idType, ptr);
+    return (filePtr != NULL) ? filePtr->nameId : -1;
 }
 
 /*

@@ -76,6 +76,15 @@
  *	The records of the handlers that may run, their names, origins and
  *	statistics are eventrecs.c's, below this file.
  *
+ *	-capture frames pushes nothing: the scheduling commands are seen
+ *	through an nreProc of this file's (SwapRoles), the records of
+ *	[after] handlers that ran are kept a while (CprofEvRetireAfter), and
+ *	the drain puts a handler's frame above the level of a sample that
+ *	runs its script (frames.c asks HandlerOf). Runs of [after] handlers
+ *	are counted as they leave Tcl's list, without a time; [fileevent]
+ *	runs are not counted; Tk bindings and the background error handler
+ *	get no frame.
+ *
  *	Not seen: a handler that enters no command at all (a script of
  *	inline-compiled commands, "set ::done 1") has no frame; an [after]
  *	one is counted all the same when its record is found gone from
@@ -91,6 +100,7 @@
 #include <tclInt.h>
 #include <tclIO.h>
 #include "eventsInt.h"
+#include "frames.h"
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -814,6 +824,179 @@ CheckProc(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * SwapRoles, RestoreRoles, RoleNre*, HandlerOf --
+ *
+ *	-capture frames wraps no command, but the records of the handlers
+ *	need the commands that schedule them: [after], [fileevent], [chan
+ *	event], [close] and [chan close] get an nreProc of ours (they have
+ *	none: Tcl calls their objProc), which does what the wrapper does
+ *	before and after them (CprofEventsSchedule) and calls their objProc;
+ *	[interp]'s (NRInterpCmd) is ours too, so that children made by
+ *	[interp create] are taken in (scope.c's childProc), as the wrapper
+ *	tells. Nothing else of them changes (objProc, clientData and
+ *	deleteProc stay, so Tcl_GetCommandInfo and [info] see what they
+ *	saw). Put back when the capture goes, if still ours. Which handler a
+ *	sample is in is the drain's to find (HandlerOf, for frames.c).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const struct {
+    const char *name;
+    int role;
+} roleCmds[EV_ROLE_CMDS] = {
+    {"::after", CPROF_ROLE_AFTER},
+    {"::fileevent", CPROF_ROLE_FILEEVENT},
+    {"::tcl::chan::event", CPROF_ROLE_FILEEVENT},
+    {"::close", CPROF_ROLE_CLOSE},
+    {"::tcl::chan::close", CPROF_ROLE_CLOSE},
+    {"::interp", CPROF_ROLE_INTERP}
+};
+
+/*
+ * Their objProcs and nreProcs (NULL: none), Tcl's builtins: learnt from
+ * the first interpreter, the same in every one (a command whose procs are
+ * others is not touched).
+ */
+
+static Tcl_ObjCmdProc *roleObjProcs[EV_ROLE_CMDS];
+static Tcl_ObjCmdProc *roleNreProcs[EV_ROLE_CMDS];
+static int roleLearnt[EV_ROLE_CMDS];
+
+static int
+RoleNre(
+    int i,
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CprofState *statePtr = (CprofState *) Tcl_GetAssocData(interp,
+	    CPROF_ASSOC, NULL);
+
+    if (roleCmds[i].role == CPROF_ROLE_INTERP) {
+	/*
+	 * Children made by [interp create] are taken in (scope.c), as the
+	 * wrapper tells.
+	 */
+
+	if (statePtr != NULL && statePtr->childProc != NULL
+		&& statePtr->eventsPtr != NULL
+		&& statePtr->eventsPtr->installed
+		&& statePtr->eventsPtr->framesCapture) {
+	    statePtr->childProc(statePtr, interp, objc, objv);
+	}
+    } else if (statePtr != NULL && statePtr->eventsPtr != NULL
+	    && statePtr->eventsPtr->installed
+	    && statePtr->eventsPtr->framesCapture) {
+	CprofCmdName name;
+
+	name.nameId = -1;
+	name.kind = CPROF_KIND_CMD;
+	name.flags = (unsigned short) (roleCmds[i].role
+		<< CPROF_NAME_ROLE_SHIFT);
+	CprofEventsSchedule(statePtr, &name,
+		(int) ((Interp *) interp)->numLevels, objc, objv);
+    }
+    if (roleNreProcs[i] != NULL) {
+	return roleNreProcs[i](clientData, interp, objc, objv);
+    }
+    return roleObjProcs[i](clientData, interp, objc, objv);
+}
+
+#define ROLE_NRE(i) \
+    static int								\
+    RoleNre##i(ClientData cd, Tcl_Interp *interp, int objc,		\
+	    Tcl_Obj *const objv[])					\
+    {									\
+	return RoleNre(i, cd, interp, objc, objv);			\
+    }
+ROLE_NRE(0)
+ROLE_NRE(1)
+ROLE_NRE(2)
+ROLE_NRE(3)
+ROLE_NRE(4)
+ROLE_NRE(5)
+#undef ROLE_NRE
+
+static Tcl_ObjCmdProc *const roleNres[EV_ROLE_CMDS] = {
+    RoleNre0, RoleNre1, RoleNre2, RoleNre3, RoleNre4, RoleNre5
+};
+TCL_DECLARE_MUTEX(roleMutex)
+
+static void
+SwapRoles(
+    CprofEvents *evPtr)
+{
+    int i;
+
+    for (i = 0; i < EV_ROLE_CMDS; i++) {
+	Command *cmdPtr = (Command *) Tcl_FindCommand(
+		evPtr->statePtr->interp, roleCmds[i].name, NULL,
+		TCL_GLOBAL_ONLY);
+	int ok;
+
+	if (cmdPtr == NULL || cmdPtr->objProc == NULL
+		|| cmdPtr->nreProc == roleNres[i]) {
+	    continue;
+	}
+	Tcl_MutexLock(&roleMutex);
+	if (!roleLearnt[i]) {
+	    roleObjProcs[i] = cmdPtr->objProc;
+	    roleNreProcs[i] = cmdPtr->nreProc;
+	    roleLearnt[i] = 1;
+	}
+	ok = (roleObjProcs[i] == cmdPtr->objProc
+		&& roleNreProcs[i] == cmdPtr->nreProc);
+	Tcl_MutexUnlock(&roleMutex);
+	if (!ok) {
+	    continue;
+	}
+	cmdPtr->refCount++;
+	cmdPtr->nreProc = roleNres[i];
+	evPtr->roleCmds[i] = cmdPtr;
+    }
+}
+
+static void
+RestoreRoles(
+    CprofEvents *evPtr)
+{
+    int i;
+
+    for (i = 0; i < EV_ROLE_CMDS; i++) {
+	Command *cmdPtr = evPtr->roleCmds[i];
+
+	if (cmdPtr == NULL) {
+	    continue;
+	}
+	if (cmdPtr->nreProc == roleNres[i]) {
+	    cmdPtr->nreProc = roleNreProcs[i];
+	}
+	evPtr->roleCmds[i] = NULL;
+	if (--cmdPtr->refCount <= 0) {
+	    ckfree(cmdPtr);
+	}
+    }
+}
+
+static int
+HandlerOf(
+    void *data,
+    int isCode,
+    const void *ptr)
+{
+    CprofEvents *evPtr = (CprofEvents *) data;
+
+    if (!evPtr->installed) {
+	return -1;
+    }
+    return CprofEvHandlerOf(evPtr, isCode, ptr);
+}
+
 static CprofEvents *
 EventsOf(
     CprofState *statePtr)
@@ -826,6 +1009,7 @@ EventsOf(
 	evPtr->statePtr = statePtr;
 	Tcl_InitHashTable(&evPtr->afters, TCL_ONE_WORD_KEYS);
 	Tcl_InitHashTable(&evPtr->afterScripts, TCL_ONE_WORD_KEYS);
+	Tcl_InitHashTable(&evPtr->ranScripts, TCL_ONE_WORD_KEYS);
 	Tcl_InitHashTable(&evPtr->names, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->files, TCL_STRING_KEYS);
 	Tcl_InitHashTable(&evPtr->binds, TCL_STRING_KEYS);
@@ -856,6 +1040,13 @@ CprofEventsInstall(
     if (evPtr->installed) {
 	return;
     }
+    evPtr->framesCapture = (capPtr->kind == CPROF_CAPTURE_FRAMES);
+    if (evPtr->framesCapture) {
+	SwapRoles(evPtr);
+	if (statePtr->framesPtr != NULL) {
+	    CprofFramesSetHandlers(statePtr->framesPtr, HandlerOf, evPtr);
+	}
+    }
     CprofEvLookAfters(evPtr);
     CprofEvDropGone(evPtr, 0, NULL);
     CprofEvLookFiles(evPtr);
@@ -881,6 +1072,12 @@ CprofEventsRemove(
 	return;
     }
     Tcl_DeleteEventSource(SetupProc, CheckProc, statePtr);
+    if (evPtr->framesCapture) {
+	RestoreRoles(evPtr);
+	if (statePtr->framesPtr != NULL) {
+	    CprofFramesSetHandlers(statePtr->framesPtr, NULL, NULL);
+	}
+    }
     if (!statePtr->deleting && evPtr->afters.numEntries > 0) {
 	/*
 	 * Handlers that ran since the last look without a command.
@@ -960,6 +1157,7 @@ CprofEventsFree(
     CprofEventsForget(statePtr);
     Tcl_DeleteHashTable(&evPtr->afters);
     Tcl_DeleteHashTable(&evPtr->afterScripts);
+    Tcl_DeleteHashTable(&evPtr->ranScripts);
     Tcl_DeleteHashTable(&evPtr->names);
     Tcl_DeleteHashTable(&evPtr->files);
     Tcl_DeleteHashTable(&evPtr->binds);

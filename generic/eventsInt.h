@@ -115,6 +115,12 @@ enum { ID_NONE, ID_CODE, ID_OBJ, ID_FRAME };
 
 typedef struct CprofEvents CprofEvents;
 
+#define EV_RAN_MAX	256	/* -capture frames: [after] records of the
+				 * handlers that ran, kept for the drain. */
+#define EV_ROLE_CMDS	6	/* -capture frames: scheduling commands
+				 * and [interp] seen (events.c,
+				 * roleCmds). */
+
 struct CprofEvents {
     CprofState *statePtr;
     int installed;		/* The event source is there. */
@@ -141,6 +147,15 @@ struct CprofEvents {
     int rootType;		/* A script run on an empty stack that is */
     const void *rootPtr;	/* no handler, until the next wait. */
     int unknownId, topId, idleNameId;
+    int framesCapture;		/* -capture frames: no frame is pushed; the
+				 * drain asks which handler a sampled
+				 * script is (CprofEvHandlerOf). */
+    AfterRec *ran[EV_RAN_MAX];	/* The records of [after] handlers that
+				 * ran, latest last (a ring), */
+    int ranNext;		/* its next slot, */
+    Tcl_HashTable ranScripts;	/* and by script key (the latest). */
+    Command *roleCmds[EV_ROLE_CMDS];
+				/* Commands whose nreProc is ours, held. */
     CprofNameRefs refs;		/* The names of handlers and origins made
 				 * since the records were last forgotten
 				 * (records, caches, handlers' frames use
@@ -180,6 +195,11 @@ MODULE_SCOPE void	CprofEvAddAfter(CprofEvents *evPtr,
 			    uint64_t dueNs);
 MODULE_SCOPE void	CprofEvForgetAfters(CprofEvents *evPtr);
 MODULE_SCOPE void	CprofEvCountRan(CprofEvents *evPtr, AfterRec *recPtr);
+MODULE_SCOPE void	CprofEvRetireAfter(CprofEvents *evPtr,
+			    AfterRec *recPtr);
+MODULE_SCOPE void	CprofEvForgetRan(CprofEvents *evPtr);
+MODULE_SCOPE int	CprofEvHandlerOf(CprofEvents *evPtr, int isCode,
+			    const void *ptr);
 MODULE_SCOPE void	CprofEvLookAfters(CprofEvents *evPtr);
 MODULE_SCOPE void	CprofEvDropGone(CprofEvents *evPtr, int ran,
 			    AfterRec *keepPtr);

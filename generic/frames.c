@@ -147,6 +147,10 @@ struct CprofFrames {
 				 * CallFrame just below one. */
     FloorEntry floorTable[FLOOR_SLOTS];
     volatile int numInterps;	/* Slots in use or once used. */
+    CprofFramesHandlerProc *volatile handlerProc;
+				/* Event handlers looked for (lists evaluated
+				 * directly are then read). */
+    void *handlerData;
     CprofFramesCounters counters;
     pid_t pid;			/* The process (process_vm_readv). */
     struct {
@@ -546,9 +550,21 @@ ReadInterp(
 		} else if (!IsBytecodeFrame(cfPtr)) {
 		    /*
 		     * A list evaluated directly invoked the frame below (or a
-		     * command): no call site to keep.
+		     * command): no call site to keep. With event handlers
+		     * looked for, the list is kept as a key (an [after] or
+		     * [fileevent] script, maybe).
 		     */
 
+		    if (fPtr->handlerProc != NULL
+			    && cfPtr->type == TCL_LOCATION_EVAL
+			    && cfPtr->cmd == NULL && cfPtr->cmdObj != NULL) {
+			if (NewRef(out, &n, room, interpId, CPROF_RAW_LIST,
+				cfPtr->cmdObj,
+				resumed ? CPROF_RAW_RESUME : NULL, 0) == NULL) {
+			    goto full;
+			}
+			resumed = 0;
+		    }
 		    callPtr = NULL;
 		} else {
 		    int own = 1, own2 = 1;
@@ -1679,6 +1695,41 @@ EvalName(
 }
 
 /*
+ * Whether codePtr is a live ByteCode of this interpreter with pc in its
+ * code: checked on a copy the first time, then held (in fPtr->codes) for
+ * the rest of the run, so that its address stays its own.
+ */
+
+static int
+HoldCode(
+    CprofFrames *fPtr,
+    ByteCode *codePtr,
+    const char *pc)
+{
+    ByteCode copy;
+    int isNew;
+
+    if (Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) != NULL) {
+	return 1;
+    }
+    if (!SafeCopy(codePtr, &copy, sizeof(ByteCode))
+	    || copy.refCount <= 0
+	    || copy.interpHandle != ((Interp *) fPtr->interp)->handle
+	    || copy.numCodeBytes <= 0
+	    || pc < (const char *) copy.codeStart
+	    || pc >= (const char *) copy.codeStart + copy.numCodeBytes
+	    || (const char *) copy.codeStart <= (const char *) codePtr
+	    || (const char *) copy.codeStart
+		    > (const char *) codePtr + sizeof(ByteCode) + 64) {
+	return 0;
+    }
+    LetGoIfFull(fPtr);
+    CprofHoldSiteKey(CPROF_SITE_BYTECODE, codePtr);
+    Tcl_CreateHashEntry(&fPtr->codes, (char *) codePtr, &isNew);
+    return 1;
+}
+
+/*
  * A command invoked from bytecode: the first word of its source, as the
  * command it names now (its name as the wrapper gives it), or the word.
  * 0: no name (not a plain word), -1: the code is not this interpreter's
@@ -1699,23 +1750,8 @@ CommandName(
     int isNew, nameId = 0, kind = CPROF_KIND_CMD, nests = 0;
 
     *nestsPtr = 0;
-    if (Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) == NULL) {
-	ByteCode copy;
-
-	if (!SafeCopy(codePtr, &copy, sizeof(ByteCode))
-		|| copy.refCount <= 0
-		|| copy.interpHandle != ((Interp *) fPtr->interp)->handle
-		|| copy.numCodeBytes <= 0
-		|| pc < (const char *) copy.codeStart
-		|| pc >= (const char *) copy.codeStart + copy.numCodeBytes
-		|| (const char *) copy.codeStart <= (const char *) codePtr
-		|| (const char *) copy.codeStart
-			> (const char *) codePtr + sizeof(ByteCode) + 64) {
-	    return -1;
-	}
-	LetGoIfFull(fPtr);
-	CprofHoldSiteKey(CPROF_SITE_BYTECODE, codePtr);
-	Tcl_CreateHashEntry(&fPtr->codes, (char *) codePtr, &isNew);
+    if (!HoldCode(fPtr, codePtr, pc)) {
+	return -1;
     }
     hPtr = Tcl_CreateHashEntry(&fPtr->sites, pc, &isNew);
     if (!isNew) {
@@ -1939,6 +1975,83 @@ FoldsInto(
     return *sub != '\0' && strcmp(sub, tail) == 0;
 }
 
+/*
+ * An event handler's frame (or a coroutine's) put before the frame the
+ * reference gives, in its place among the native frames.
+ */
+
+static inline void
+AddBefore(
+    CprofTclRef *out,
+    int *nPtr,
+    unsigned char *nest,
+    const CprofTclRef *refPtr,
+    int nameId,
+    int kind)
+{
+    CprofTclRef *o;
+
+    if (*nPtr >= CPROF_TCL_MAX) {
+	return;
+    }
+    o = &out[*nPtr];
+    *o = *refPtr;
+    o->nameId = nameId;
+    o->kind = kind;
+    o->flags &= ~CPROF_REF_CURRENT;
+    o->node = -1;
+    o->anchor = 0;
+    o->ident = NULL;
+    o->siteCode = NULL;
+    o->siteOffset = 0;
+    nest[(*nPtr)++] = 0;
+}
+
+/*
+ * The event handler whose script runs the frame of a reference named
+ * already (its code held): a command's code, or a call site's (checked
+ * and held here), unless it is the code of the command just before (a
+ * constructor's call site, a frame of its own too). -1: none.
+ */
+
+static int
+HandlerOfRef(
+    CprofFrames *fPtr,
+    const CprofTclRef *refPtr,
+    const void *lastCode)
+{
+    ByteCode *codePtr = NULL;
+
+    if (fPtr->handlerProc == NULL) {
+	return -1;
+    }
+    if (refPtr->kind == CPROF_RAW_CMD) {
+	codePtr = (ByteCode *) refPtr->anchor;
+    } else if (refPtr->siteCode != NULL && refPtr->siteCode != lastCode) {
+	codePtr = (ByteCode *) refPtr->siteCode;
+	if (!HoldCode(fPtr, codePtr, (const char *) codePtr
+		+ refPtr->siteOffset)) {
+	    return -1;
+	}
+    }
+    if (codePtr == NULL
+	    || Tcl_FindHashEntry(&fPtr->codes, (char *) codePtr) == NULL) {
+	return -1;
+    }
+    return fPtr->handlerProc(fPtr->handlerData, 1, codePtr);
+}
+
+void
+CprofFramesSetHandlers(
+    CprofFrames *fPtr,
+    CprofFramesHandlerProc *proc,
+    void *data)
+{
+    fPtr->handlerData = data;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->handlerProc = proc;
+}
+
 int
 CprofFramesResolve(
     CprofFrames *fPtr,
@@ -1948,7 +2061,8 @@ CprofFramesResolve(
     CprofTclRef *out)
 {
     int i, n = 0, nests = 0, lastRaw = -1, resume, addCoro = 0;
-    int lastResume = 0;
+    int lastResume = 0, eventId;
+    const void *lastCode = NULL;
     unsigned char nest[CPROF_TCL_MAX];
 
     for (i = 0; i < nIn; i++) {
@@ -2011,6 +2125,24 @@ CprofFramesResolve(
 	    nameId = MethodName(fPtr, refPtr);
 	    kind = CPROF_KIND_METHOD;
 	    break;
+	case CPROF_RAW_LIST:
+	    /*
+	     * A list evaluated directly: an event handler's frame if it is
+	     * a handler's script, a coroutine's if it resumed one.
+	     */
+
+	    eventId = (fPtr->handlerProc != NULL) ? fPtr->handlerProc(
+		    fPtr->handlerData, 0, (const void *) refPtr->anchor) : -1;
+	    if (eventId >= 0) {
+		AddBefore(out, &n, nest, refPtr, eventId, CPROF_KIND_EVENT);
+	    }
+	    if (refPtr->ident == CPROF_RAW_RESUME) {
+		AddBefore(out, &n, nest, refPtr,
+			CprofNameCoroutine(fPtr->namingPtr, -1),
+			CPROF_KIND_CMD);
+	    }
+	    lastRaw = -1;
+	    continue;
 	case CPROF_RAW_EVAL:
 	    nameId = EvalName(fPtr, refPtr, &kind, &nests);
 	    if (nameId < 0) {
@@ -2079,6 +2211,14 @@ CprofFramesResolve(
 	     */
 
 	    continue;
+	}
+	if ((eventId = HandlerOfRef(fPtr, refPtr, lastCode)) >= 0) {
+	    AddBefore(out, &n, nest, refPtr, eventId, CPROF_KIND_EVENT);
+	}
+	lastCode = (refPtr->kind == CPROF_RAW_CMD)
+		? (const void *) refPtr->anchor : NULL;
+	if (n >= CPROF_TCL_MAX) {
+	    break;
 	}
 	out[n] = *refPtr;
 	out[n].nameId = nameId;

@@ -34,13 +34,21 @@ enum CprofRawKind {
 				 * its ByteCode, node the pc's offset, ident
 				 * CPROF_RAW_RESUME when it resumed the
 				 * coroutine whose frames are above it. */
-    CPROF_RAW_EVAL		/* A command of a script evaluated from its
+    CPROF_RAW_EVAL,		/* A command of a script evaluated from its
 				 * string (TclEvalEx: a top-level command of
 				 * the main script, Tcl_Eval from C): anchor
 				 * its text, ident the text's first bytes
 				 * (copied at the sample), node its length,
 				 * with CPROF_RAW_EVAL_RESUME when it resumed
 				 * a coroutine. */
+    CPROF_RAW_LIST		/* A list evaluated directly (an event
+				 * handler's script, maybe): anchor the list
+				 * object, a key only (compared with the
+				 * handlers' held scripts at the drain);
+				 * ident CPROF_RAW_RESUME when it resumed the
+				 * coroutine whose frames are above it.
+				 * Written only when handlers are looked
+				 * for (CprofFramesSetHandlers). */
 };
 
 #define CPROF_RAW_EVAL_RESUME	0x40000000
@@ -84,6 +92,18 @@ MODULE_SCOPE void	CprofFramesFree(CprofFrames *fPtr);
 MODULE_SCOPE int	CprofFramesAddInterp(CprofFrames *fPtr,
 			    Tcl_Interp *interp, int interpId);
 MODULE_SCOPE void	CprofFramesFloor(CprofFrames *fPtr);
+
+/*
+ * The event handlers' frames (events.c): at the drain, the handler whose
+ * script a frame's code is (isCode: a ByteCode found live and held) or a
+ * list evaluated directly is (a key, compared only), as the name id of
+ * its event frame, or -1. Normal context only.
+ */
+
+typedef int (CprofFramesHandlerProc)(void *data, int isCode,
+			    const void *ptr);
+MODULE_SCOPE void	CprofFramesSetHandlers(CprofFrames *fPtr,
+			    CprofFramesHandlerProc *proc, void *data);
 MODULE_SCOPE void	CprofFramesRemoveInterp(CprofFrames *fPtr,
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofFramesRead(CprofFrames *fPtr, CprofTclRef *out,

@@ -166,6 +166,7 @@ CprofParseOptions(
 		    "-capture", &optsPtr->capture) != TCL_OK) {
 		return TCL_ERROR;
 	    }
+	    optsPtr->captureAsked = 1;
 	    break;
 	case OPT_SCOPE:
 	    if (GetEnum(interp, objv[i+1], cprofScopeNames, "scope", "-scope",

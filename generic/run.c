@@ -240,6 +240,38 @@ KeepSamplerFigures(
  * and gone, its counters kept for status.
  */
 
+/*
+ * The samples read from Tcl's frames name their procedures at the drain:
+ * an interpreter deleted while it is sampled (a thread's, when the thread
+ * ends) tears its namespaces, procedures and all, down before its
+ * associated data (this state) goes. Its limit handlers go first
+ * (DeleteInterpProc, tclBasic.c:1459): a command-limit handler of ours,
+ * which never runs (no limit is set), drains when it goes with its
+ * interpreter, while the procedures still live. Removed at the run's
+ * stop, it does nothing.
+ */
+
+static void
+FramesLimitProc(
+    ClientData clientData,
+    Tcl_Interp *interp)
+{
+    (void) clientData;
+    (void) interp;
+}
+
+static void
+FramesLimitGone(
+    ClientData clientData)
+{
+    CprofState *statePtr = (CprofState *) clientData;
+
+    if (Tcl_InterpDeleted(statePtr->interp)
+	    && statePtr->framesPtr != NULL && statePtr->samplerPtr != NULL) {
+	CprofDrain(statePtr);
+    }
+}
+
 static void
 StartFrames(
     CprofState *statePtr)
@@ -267,6 +299,8 @@ StartFrames(
 
 	    CprofFramesFloor(statePtr->framesPtr);
 	}
+	Tcl_LimitAddHandler(statePtr->interp, TCL_LIMIT_COMMANDS,
+		FramesLimitProc, statePtr, FramesLimitGone);
 	statePtr->framesUsed = 1;
 	memset(statePtr->framesCounts, 0, sizeof(statePtr->framesCounts));
     }
@@ -280,6 +314,10 @@ StopFrames(
 
     if (statePtr->framesPtr == NULL) {
 	return;
+    }
+    if (!Tcl_InterpDeleted(statePtr->interp)) {
+	Tcl_LimitRemoveHandler(statePtr->interp, TCL_LIMIT_COMMANDS,
+		FramesLimitProc, statePtr);
     }
     CprofFramesCounts(statePtr->framesPtr, &counters);
     memcpy(statePtr->framesCounts, &counters, sizeof(counters));

@@ -272,6 +272,7 @@ CprofInterpFor(
     statePtr->options.scope = CPROF_SCOPE_TREE;
     statePtr->options.memRate = DEFAULT_MEMRATE;
     statePtr->options.seed = 1;
+    statePtr->options.capture = CPROF_CAPTURE_FRAMES;
     ciPtr->defaults = statePtr->options;
     statePtr->options.clock = CPROF_CLOCK_CPU;
     for (i = 0; i < OBJ_COUNT; i++) {

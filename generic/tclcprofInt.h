@@ -695,7 +695,12 @@ enum CprofScope {
 typedef struct CprofOptions {
     int mode;			/* enum CprofMode. */
     int scope;			/* enum CprofScope. */
-    int capture;		/* enum CprofCaptureKind. */
+    int capture;		/* enum CprofCaptureKind: frames by default
+				 * (used by modes sample and memory). */
+    int captureAsked;		/* -capture was given: a run that cannot
+				 * use it says why (else frames, the
+				 * default, silently gives way to wrap in
+				 * the modes that time calls). */
     int clock;			/* enum CprofClock. */
     int native;			/* enum CprofNative. */
     int control;		/* Keep control commands (if, foreach...). */

@@ -11,13 +11,16 @@
 #	this script with TCLLIBPATH pointing at the build directory and
 #	passes TESTFLAGS as the options.
 #
-#	The files that exercise the level stack (levelstack, api, exact,
-#	sample, events, by default) run once more under each other capture:
-#	Tcl's trace (-capture trace) and both compared (-capture check, which
-#	also asserts that the two never disagreed). The test files read
-#	the capture from the environment variable TCLCPROF_TEST_CAPTURE.
-#	"-captures LIST" chooses the captures (wrap first runs every file;
-#	the others run the capture-sensitive files, or those of -file).
+#	Every file runs under the default capture (frames: sampled runs
+#	read Tcl's own frames, exact timing wraps commands); the files that
+#	exercise the level stack (levelstack, capture, api, exact, sample,
+#	events, by default) run once more under each other capture: the
+#	wrapper's (-capture wrap), Tcl's trace (-capture trace) and both
+#	compared (-capture check, which also asserts that the two never
+#	disagreed). The test files read the capture from the environment
+#	variable TCLCPROF_TEST_CAPTURE. "-captures LIST" chooses the
+#	captures (the first runs every file; the others run the
+#	capture-sensitive files, or those of -file).
 #	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below).
 #
 #	The exit status is 1 when any test failed or any test file did not
@@ -58,7 +61,7 @@ if {![catch {exec timeout --version}]} {
     file attributes $wrapper -permissions 0755
     tcltest::interpreter $wrapper
 }
-set ::tclcprof_alltests::captures {wrap trace check}
+set ::tclcprof_alltests::captures {frames wrap trace check}
 
 # The failures, named again at the end: CI shows a log's tail, and the
 # "==== name FAILED" lines of tcltest are far above it. Every line the
@@ -233,7 +236,8 @@ if {$::tclcprof_alltests::jobs > 1 && !$::tclcprof_alltests::single} {
     }] [lmap f $all {expr {$f in $slow ? [continue] : $f}}]]
     foreach capture $::tclcprof_alltests::captures {
 	foreach f $ordered {
-	    if {$capture eq "wrap" || $::tclcprof_alltests::userFiles
+	    if {$capture eq [lindex $::tclcprof_alltests::captures 0]
+		    || $::tclcprof_alltests::userFiles
 		    || $f in $::tclcprof_alltests::captureFiles} {
 		lappend queue [list $capture $f]
 	    }
@@ -303,7 +307,8 @@ proc tcltest::cleanupTestsHook {} {
 set ::tclcprof_alltests::counts {0 0 0}
 foreach capture $::tclcprof_alltests::captures {
     set ::env(TCLCPROF_TEST_CAPTURE) $capture
-    if {$capture ne "wrap" && !$::tclcprof_alltests::userFiles} {
+    if {$capture ne [lindex $::tclcprof_alltests::captures 0]
+	    && !$::tclcprof_alltests::userFiles} {
 	tcltest::configure -file $::tclcprof_alltests::captureFiles
     }
     puts "\n=== capture $capture"

@@ -51,27 +51,42 @@ testConstraint cbtest [llength [info commands ::cbtest::eval]]
 testConstraint notValgrind [expr {![info exists ::env(TCLCPROF_VALGRIND)]}]
 
 # The capture the tests run under (all.tcl runs the files that exercise
-# the level stack under each): wrap (the default), trace or check.
+# the level stack under each): frames (the default: sample and memory
+# modes read Tcl's frames, the others wrap), wrap, trace or check. The
+# default is left as it is (not configured), as a program leaves it.
 set ::tclcprofCapture [expr {[info exists ::env(TCLCPROF_TEST_CAPTURE)]
-        ? $::env(TCLCPROF_TEST_CAPTURE) : "wrap"}]
-tclcprof::configure -capture $::tclcprofCapture
+        ? $::env(TCLCPROF_TEST_CAPTURE) : "frames"}]
+if {$::tclcprofCapture ne "frames"} {
+    tclcprof::configure -capture $::tclcprofCapture
+}
 
 # tcltest runs each test's body inside its own procs (::tcltest::test,
 # RunTest): a run started there would have them below every frame (-seed,
 # the frames running at start). The tests of seeding turn it on.
 tclcprof::configure -seed 0
 testConstraint captureWrap [expr {$::tclcprofCapture eq "wrap"}]
+testConstraint captureFrames [expr {$::tclcprofCapture eq "frames"}]
 testConstraint captureTrace [expr {$::tclcprofCapture eq "trace"}]
 testConstraint captureCheck [expr {$::tclcprofCapture eq "check"}]
 
-# byCapture wrap WRAP trace TRACE ?check CHECK? --
+# byCapture wrap WRAP trace TRACE ?check CHECK? ?frames FRAMES? --
 #	The expected value for the capture in use: under check the wrapper's
-#	stack is the one reported, unless a value for check is given.
+#	stack is the one reported, unless a value for check is given; under
+#	frames (sampled runs) too, unless a value for frames is given.
 proc ::byCapture {args} {
     if {[dict exists $args $::tclcprofCapture]} {
         return [dict get $args $::tclcprofCapture]
     }
     dict get $args wrap
+}
+
+# stackCapture --
+#	The capture of the tests of the level stack's own workings (its
+#	counters, its records of coroutines, its frame vector, the wrapper's
+#	status): wrap under the default (sampled runs then keep no level
+#	stack: they read Tcl's frames), the capture in use otherwise.
+proc ::stackCapture {} {
+    expr {$::tclcprofCapture eq "frames" ? "wrap" : $::tclcprofCapture}
 }
 
 # checkedCaptures --
@@ -107,13 +122,14 @@ proc ::probeKinds {} {
     return
 }
 
-# collect script --
-#	Run script at global level with profiling on; return what the probes
-#	saw. collect's own frame is not tracked (it was entered before start)
-#	and the uplevel that runs the script is left out.
-proc ::collect {script} {
+# collect script ?option value ...? --
+#	Run script at global level with profiling on (start's options);
+#	return what the probes saw. collect's own frame is not tracked (it
+#	was entered before start) and the uplevel that runs the script is
+#	left out.
+proc ::collect {script args} {
     set ::seen {}
-    tclcprof::start
+    tclcprof::start {*}$args
     try {
         uplevel #0 $script
     } finally {

@@ -1,4 +1,4 @@
-# events.tcl --
+# reportevents.tcl --
 #
 #	tclcprof::report -type events: the event handlers a profile saw
 #	(its "handlers" key, see doc/tclcprof.n, PROFILES), one row per

@@ -23,15 +23,7 @@ namespace eval ::tclcprof::exportlib {}
 #	Errors: TCLCPROF NODATA events (none), TCLCPROF DATA FORMAT.
 
 proc ::tclcprof::exportlib::Events {profile} {
-    if {[catch {dict size $profile}]} {
-	Fail {DATA FORMAT} "invalid profile: not a dictionary"
-    }
-    if {![dict exists $profile meta]} {
-	Fail {DATA KEY meta} "invalid profile: missing key \"meta\""
-    }
-    if {[catch {dict size [dict get $profile meta]}]} {
-	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
-    }
+    ProfileMeta $profile
     if {![dict exists $profile events]
 	    || ![llength [set events [dict get $profile events]]]} {
 	Fail {NODATA events} "no events to export: profile with -events 1\

@@ -98,17 +98,12 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
 
     # Functions: one per frame other than the root (id = frame number).
     lassign [expr {$exact ? [SiteLines $profile] : {{} {}}}] sites files
+    set ffile [FrameFiles $t $files]
     set functions ""
     for {set f 1} {$f < [llength $fname]} {incr f} {
 	set name [lindex $fname $f]
 	set kind [lindex $fkind $f]
-	if {$kind eq "c"} {
-	    set file [FrameAttr $t $f module]
-	} elseif {$kind eq "tcl" && [dict exists $files $name]} {
-	    set file [dict get $files $name]
-	} else {
-	    set file [FrameAttr $t $f file]
-	}
+	set file [lindex $ffile $f]
 	# A C function's system name is its name, which pprof demangles
 	# (C++ symbols); other frames have none, so that pprof takes
 	# their names as demangled already and keeps them as they are

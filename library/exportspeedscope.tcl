@@ -24,19 +24,14 @@ proc ::tclcprof::exportlib::Speedscope {t profile} {
     set meta [dict get $t meta]
     lassign [expr {[dict get $t exact] ? [SiteLines $profile] : {{} {}}}] \
 	    - files
+    set ffile [FrameFiles $t $files]
     set frames {}
     set index {}
     set f 0
     foreach name [dict get $t fname] kind [dict get $t fkind] {
 	if {$f > 0} {
 	    set json "\{\"name\":[JsonString [Label $name $kind]]"
-	    if {$kind eq "c"} {
-		set file [FrameAttr $t $f module]
-	    } elseif {$kind eq "tcl" && [dict exists $files $name]} {
-		set file [dict get $files $name]
-	    } else {
-		set file [FrameAttr $t $f file]
-	    }
+	    set file [lindex $ffile $f]
 	    if {$file ne ""} {
 		append json ",\"file\":[JsonString $file]"
 		set line [FrameAttr $t $f line]

@@ -65,6 +65,30 @@ proc ::tclcprof::exportlib::FrameAttr {t f key} {
     return ""
 }
 
+# FrameFiles --
+#
+#	The file each frame of the tree is shown in: a C function's module;
+#	a Tcl frame's file of its calls when files (of SiteLines) knows it,
+#	else the frame's own file attribute (FrameAttr, for all frames in
+#	one pass).
+
+proc ::tclcprof::exportlib::FrameFiles {t files} {
+    set nodes [dict get $t node]
+    set out {}
+    foreach name [dict get $t fname] kind [dict get $t fkind] \
+	    n [dict get $t fnode] {
+	if {$kind eq "tcl" && [dict exists $files $name]} {
+	    lappend out [dict get $files $name]
+	    continue
+	}
+	set key [expr {$kind eq "c" ? "module" : "file"}]
+	set node [lindex $nodes $n]
+	lappend out [expr {[dict exists $node $key] ? [dict get $node $key]
+		: ""}]
+    }
+    return $out
+}
+
 # Paths --
 #
 #	The stacks of a tree: for every node other than the root with a

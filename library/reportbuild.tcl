@@ -56,18 +56,7 @@ proc ::tclcprof::reportlib::Flatten {profile {treeKey tree}} {
 	    timeWeights timeWeights inUnique unique inKey keys inIds ids
     variable figureKeys
 
-    if {[catch {dict size $profile}]} {
-	Fail {DATA FORMAT} "invalid profile: not a dictionary"
-    }
-    foreach key [list meta $treeKey] {
-	if {![dict exists $profile $key]} {
-	    Fail [list DATA KEY $key] "invalid profile: missing key \"$key\""
-	}
-    }
-    set meta [dict get $profile meta]
-    if {[catch {dict size $meta}]} {
-	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
-    }
+    set meta [ProfileMeta $profile [list meta $treeKey]]
 
     # An exact tree is one of times even when its root has no figures
     # (the root and threads' roots of a profile of several threads made
@@ -419,4 +408,22 @@ proc ::tclcprof::reportlib::SortItems {items byName} {
 	}
     }
     return $items
+}
+
+# Limit --
+#
+#	-limit: keep the first limit items of the sorted quadruples in the
+#	caller's variable itemsVar ("" keeps them all).
+#
+# Results:
+#	The quadruples left out, in order.
+
+proc ::tclcprof::reportlib::Limit {itemsVar limit} {
+    upvar 1 $itemsVar items
+    if {$limit eq "" || [llength $items] <= 4 * $limit} {
+	return {}
+    }
+    set out [lrange $items [expr {4 * $limit}] end]
+    set items [lrange $items 0 [expr {4 * $limit - 1}]]
+    return $out
 }

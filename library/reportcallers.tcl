@@ -75,14 +75,7 @@ proc ::tclcprof::reportlib::Relatives {o type} {
     set result {}
     dict for {key ids} $groups {
 	# The frame itself.
-	set s 0
-	set t 0
-	foreach id $ids {
-	    set s [expr {$s + [lindex $oSelf $id]}]
-	    if {![lindex $rec $id]} {
-		set t [expr {$t + [lindex $oTotal $id]}]
-	    }
-	}
+	lassign [RelSums $ids $rec] s t
 	set own [list $s $t [RelFig $ids $rec]]
 
 	# Its relatives: {key -> node ids}, each id counted for the total
@@ -102,16 +95,7 @@ proc ::tclcprof::reportlib::Relatives {o type} {
 	}
 	set rows {}
 	dict for {rkey rids} $rel {
-	    set rs 0
-	    set rt 0
-	    set allRec 1
-	    foreach id $rids {
-		set rs [expr {$rs + [lindex $oSelf $id]}]
-		if {![lindex $rec $id]} {
-		    set rt [expr {$rt + [lindex $oTotal $id]}]
-		    set allRec 0
-		}
-	    }
+	    lassign [RelSums $rids $rec] rs rt allRec
 	    if {$rt * 100.0 < $min * $t && !$allRec} {
 		continue
 	    }
@@ -120,6 +104,25 @@ proc ::tclcprof::reportlib::Relatives {o type} {
 	lappend result [list $key $own [SortRows $o $rows]]
     }
     return $result
+}
+
+# RelSums --
+#	The weights of a set of nodes as a row's: {self total allRec}, self
+#	of all, total of the non-recursive ones (rec), whether all are.
+
+proc ::tclcprof::reportlib::RelSums {ids rec} {
+    upvar 1 oSelf oSelf oTotal oTotal
+    set s 0
+    set t 0
+    set allRec 1
+    foreach id $ids {
+	set s [expr {$s + [lindex $oSelf $id]}]
+	if {![lindex $rec $id]} {
+	    set t [expr {$t + [lindex $oTotal $id]}]
+	    set allRec 0
+	}
+    }
+    list $s $t $allRec
 }
 
 # RelFig --
@@ -165,10 +168,7 @@ proc ::tclcprof::reportlib::SortRows {o rows} {
 	incr i
     }
     set items [SortItems $items [expr {$sort eq "name"}]]
-    set limit [dict get $o -limit]
-    if {$limit ne "" && [llength $items] > 4 * $limit} {
-	set items [lrange $items 0 [expr {4 * $limit - 1}]]
-    }
+    Limit items [dict get $o -limit]
     set out {}
     foreach {i - - -} $items {
 	lappend out [lindex $rows $i]

@@ -11,6 +11,31 @@
 
 namespace eval ::tclcprof::reportlib {}
 
+# ProfileMeta --
+#
+#	Check that a profile value is a dictionary with the given keys
+#	(meta first) and that its meta is a dictionary. Errors: TCLCPROF
+#	DATA FORMAT, TCLCPROF DATA KEY key.
+#
+# Results:
+#	The meta.
+
+proc ::tclcprof::reportlib::ProfileMeta {profile {keys meta}} {
+    if {[catch {dict size $profile}]} {
+	Fail {DATA FORMAT} "invalid profile: not a dictionary"
+    }
+    foreach key $keys {
+	if {![dict exists $profile $key]} {
+	    Fail [list DATA KEY $key] "invalid profile: missing key \"$key\""
+	}
+    }
+    set meta [dict get $profile meta]
+    if {[catch {dict size $meta}]} {
+	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
+    }
+    return $meta
+}
+
 # CheckProfile, CheckRecords --
 #
 #	Check what -type lines or coverage reads of a profile (the other
@@ -21,15 +46,7 @@ namespace eval ::tclcprof::reportlib {}
 #	key|WEIGHT key.
 
 proc ::tclcprof::reportlib::CheckProfile {o profile key} {
-    if {[catch {dict size $profile}]} {
-	Fail {DATA FORMAT} "invalid profile: not a dictionary"
-    }
-    if {![dict exists $profile meta]} {
-	Fail {DATA KEY meta} "invalid profile: missing key \"meta\""
-    }
-    if {[catch {dict size [dict get $profile meta]}]} {
-	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
-    }
+    ProfileMeta $profile
     if {![dict exists $profile $key]} {
 	return
     }

@@ -149,15 +149,11 @@ proc ::tclcprof::reportlib::FlatRows {o minWeight} {
 	lappend items $k {*}[lindex $keys $k] [lindex $weights $k]
     }
     set items [SortItems $items [expr {$sort eq "name"}]]
-    set limit [dict get $o -limit]
     set cut 0
     set cutWeight 0
-    if {$limit ne "" && [llength $items] > 4 * $limit} {
-	foreach {k - - -} [lrange $items [expr {4 * $limit}] end] {
-	    incr cut
-	    set cutWeight [expr {$cutWeight + [lindex $rowSelf $k]}]
-	}
-	set items [lrange $items 0 [expr {4 * $limit - 1}]]
+    foreach {k - - -} [Limit items [dict get $o -limit]] {
+	incr cut
+	set cutWeight [expr {$cutWeight + [lindex $rowSelf $k]}]
     }
     set rows {}
     foreach {k - - -} $items {

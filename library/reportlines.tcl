@@ -69,12 +69,7 @@ proc ::tclcprof::reportlib::Lines {o profile} {
 	lappend kept $r
     }
     set items [SortItems $items [expr {$sort eq "name"}]]
-    set limit [dict get $o -limit]
-    set cut 0
-    if {$limit ne "" && [llength $items] > 4 * $limit} {
-	set cut [expr {[llength $items] / 4 - $limit}]
-	set items [lrange $items 0 [expr {4 * $limit - 1}]]
-    }
+    set cut [expr {[llength [Limit items [dict get $o -limit]]] / 4}]
     set out {}
     foreach {i - - -} $items {
 	set r [lindex $kept $i]
@@ -243,12 +238,7 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
 		[expr {$sort eq "self" ? $s : $t}]
     }
     set items [SortItems $items [expr {$sort eq "name"}]]
-    set limit [dict get $o -limit]
-    set cut 0
-    if {$limit ne "" && [llength $items] > 4 * $limit} {
-	set cut [expr {[llength $items] / 4 - $limit}]
-	set items [lrange $items 0 [expr {4 * $limit - 1}]]
-    }
+    set cut [expr {[llength [Limit items [dict get $o -limit]]] / 4}]
     set out {}
     foreach {key - - -} $items {
 	lassign $key name module file line kind

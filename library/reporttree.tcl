@@ -62,11 +62,10 @@ proc ::tclcprof::reportlib::Visible {o minWeight} {
 	set cut 0
 	set cutWeight 0
 	if {$limit ne "" && [llength $items] > 4 * $limit} {
-	    foreach {c - - -} [lrange $items [expr {4 * $limit}] end] {
+	    foreach {c - - -} [Limit items $limit] {
 		incr cut
 		set cutWeight [expr {$cutWeight + [lindex $oTotal $c]}]
 	    }
-	    set items [lrange $items 0 [expr {4 * $limit - 1}]]
 	}
 	set children {}
 	foreach {c - - -} $items {

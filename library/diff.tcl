@@ -30,7 +30,7 @@
 #
 #	With -format html the result is instead the differential flame
 #	graph of the new profile against the base (export -format html
-#	-base, flamegraph.tcl): each side one profile, a run (-db) or a
+#	-base, exporthtml.tcl): each side one profile, a run (-db) or a
 #	file's latest run.
 #
 # Copyright (c) 2026 The tclcprof authors.

@@ -284,36 +284,37 @@ proc ::tclcprof::mergelib::AddSides {profile meta} {
 	set M(hasCoverage) 1
 	set cov [dict get $profile coverage]
 	foreach r [dict get $cov commands] {
-	    set key [list [dict get $r name] [dict get $r tclkind]]
-	    if {[dict exists $M(cmdIdx) $key]} {
-		set i [dict get $M(cmdIdx) $key]
-		set old [lindex $M(cmds) $i]
-		dict set old calls [expr {[dict get $old calls]
-		    + [dict get $r calls]}]
-		lset M(cmds) $i $old
-	    } else {
-		dict set M(cmdIdx) $key [llength $M(cmds)]
-		lappend M(cmds) $r
-	    }
+	    AddCalls cmdIdx cmds \
+		[list [dict get $r name] [dict get $r tclkind]] $r
 	}
 	foreach r [dict get $cov lines] {
-	    set key [list [dict get $r file] [dict get $r line]]
-	    if {[dict exists $M(covLineIdx) $key]} {
-		set i [dict get $M(covLineIdx) $key]
-		set old [lindex $M(covLines) $i]
-		dict set old calls [expr {[dict get $old calls]
-		    + [dict get $r calls]}]
-		lset M(covLines) $i $old
-	    } else {
-		dict set M(covLineIdx) $key [llength $M(covLines)]
-		lappend M(covLines) $r
-	    }
+	    AddCalls covLineIdx covLines \
+		[list [dict get $r file] [dict get $r line]] $r
 	}
 	foreach name [dict get $cov procs] {
 	    dict set M(procs) $name 1
 	}
     }
     return
+}
+
+# AddCalls --
+#
+#	A coverage record r (a command or a line) added under key to the
+#	caller's M(list), indexed by M(index): its calls added to those of
+#	the record of the same key, or kept as a new record.
+
+proc ::tclcprof::mergelib::AddCalls {index list key r} {
+    upvar 1 M M
+    if {[dict exists $M($index) $key]} {
+	set i [dict get $M($index) $key]
+	set old [lindex $M($list) $i]
+	dict set old calls [expr {[dict get $old calls] + [dict get $r calls]}]
+	lset M($list) $i $old
+    } else {
+	dict set M($index) $key [llength $M($list)]
+	lappend M($list) $r
+    }
 }
 
 # SidesDict --
@@ -981,16 +982,7 @@ proc ::tclcprof::mergelib::CheckMemory {root} {
 
 proc ::tclcprof::mergelib::CheckSave {profile} {
     set o {-format text}
-    if {[catch {dict size $profile}]} {
-	Fail {DATA FORMAT} "invalid profile: not a dictionary"
-    }
-    if {![dict exists $profile meta]} {
-	Fail {DATA KEY meta} "invalid profile: missing key \"meta\""
-    }
-    set meta [dict get $profile meta]
-    if {[catch {dict size $meta}]} {
-	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
-    }
+    set meta [ProfileMeta $profile]
     if {![dict exists $meta mode]} {
 	Fail {DATA KEY mode} "invalid profile: meta: missing key \"mode\""
     }

@@ -1,4 +1,4 @@
-# flamegraph.tcl --
+# exporthtml.tcl --
 #
 #	tclcprof::export -format html: one self-contained page with an
 #	interactive flame graph of a profile's call tree: canvas drawing,

@@ -1,4 +1,4 @@
-# events.tcl --
+# reportevents.tcl --
 #
 #	tclcprof::report -type events: the event handlers a profile saw
 #	(its "handlers" key, see doc/tclcprof.n, PROFILES), one row per
@@ -29,16 +29,7 @@ namespace eval ::tclcprof::reportlib {}
 #	time is known, empty otherwise. For text, the empty string.
 
 proc ::tclcprof::reportlib::Events {o profile} {
-    if {[catch {dict size $profile}]} {
-	Fail {DATA FORMAT} "invalid profile: not a dictionary"
-    }
-    if {![dict exists $profile meta]} {
-	Fail {DATA KEY meta} "invalid profile: missing key \"meta\""
-    }
-    set meta [dict get $profile meta]
-    if {[catch {dict size $meta}]} {
-	Fail {DATA FORMAT} "invalid profile: meta is not a dictionary"
-    }
+    set meta [ProfileMeta $profile]
     set rows {}
     if {[dict exists $profile handlers]} {
 	set rows [dict get $profile handlers]
@@ -100,12 +91,7 @@ proc ::tclcprof::reportlib::Events {o profile} {
 		max [dict get $r max_ns] latency $latency]
     }
     set items [SortItems $items [expr {$sort eq "name"}]]
-    set limit [dict get $o -limit]
-    set cut 0
-    if {$limit ne "" && [llength $items] > 4 * $limit} {
-	set cut [expr {[llength $items] / 4 - $limit}]
-	set items [lrange $items 0 [expr {4 * $limit - 1}]]
-    }
+    set cut [expr {[llength [Limit items [dict get $o -limit]]] / 4}]
     set sorted [lmap {i - - -} $items {lindex $out $i}]
     if {[dict get $o -format] eq "dict"} {
 	return $sorted

@@ -1,4 +1,4 @@
-# dot.tcl --
+# exportdot.tcl --
 #
 #	export -format dot: the call graph of a profile in Graphviz's
 #	language. One node per frame (a Tcl command or a C function, all

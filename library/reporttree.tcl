@@ -59,13 +59,15 @@ proc ::tclcprof::reportlib::Visible {o minWeight} {
 	if {[llength $items] > 4} {
 	    set items [SortItems $items $byName]
 	}
+	# -limit, as Limit does, inline: this runs per node.
 	set cut 0
 	set cutWeight 0
 	if {$limit ne "" && [llength $items] > 4 * $limit} {
-	    foreach {c - - -} [Limit items $limit] {
+	    foreach {c - - -} [lrange $items [expr {4 * $limit}] end] {
 		incr cut
 		set cutWeight [expr {$cutWeight + [lindex $oTotal $c]}]
 	    }
+	    set items [lrange $items 0 [expr {4 * $limit - 1}]]
 	}
 	set children {}
 	foreach {c - - -} $items {

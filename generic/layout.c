@@ -1,10 +1,10 @@
 /*
  * layout.c --
  *
- *	Report support in C, beside report.tcl: the breadth-first layout of a
- *	profile's tree and the flat profile's sums, the two steps of a report
- *	that are too slow in Tcl for trees of hundreds of thousands of
- *	nodes.
+ *	Report support in C, beside the report scripts (library/report*.tcl):
+ *	the breadth-first layout of a profile's tree and the flat profile's
+ *	sums, the two steps of a report that are too slow in Tcl for trees
+ *	of hundreds of thousands of nodes.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -20,12 +20,12 @@
  *
  * CprofLayoutObjCmd --
  *
- *	::tclcprof::reportlib::Layout tree -- the fast path of report.tcl's
- *	Flatten: lay a profile's tree out breadth first, for well-formed
+ *	::tclcprof::reportlib::Layout tree -- the fast path of Flatten
+ *	(reportbuild.tcl): lay a profile's tree out breadth first, for well-formed
  *	trees of integer weights (every profile tclcprof makes). Returns
  *	{nodes names kinds selfs totals kids figs hasFig timeWeights unique
  *	keys ids}, where unique tells that no node has two children of the
- *	same name and kind (then report.tcl's Build has nothing to merge),
+ *	same name and kind (then Build has nothing to merge),
  *	keys are the nodes' {name kind} pairs and ids 0 to n-1; or an empty
  *	list for anything
  *	else (a missing key, a weight that is not a non-negative integer, a
@@ -316,7 +316,7 @@ CprofLayoutObjCmd(
  * CprofFlatSumsObjCmd --
  *
  *	::tclcprof::reportlib::FlatSums rows selfs totals kids figs n -- the
- *	fast path of report.tcl's FlatRows: per row (a command: the nodes
+ *	fast path of FlatRows (reportflat.tcl): per row (a command: the nodes
  *	of one name and kind) its self weight, its total counted at the
  *	outermost of its nodes on each path, and, when figs is not empty,
  *	its merged exact figures {calls primitive total self min max}.

@@ -288,7 +288,10 @@ proc ::tclcprof::exportlib::Export {o profile} {
 	folded {return [Folded $t]}
 	speedscope {return [Speedscope $t $profile]}
 	callgrind {return [Callgrind $t $profile]}
-	pprof {return [Pprof $t $profile]}
+	pprof {
+	    return [Pprof $t $profile [expr {[dict exists $o memView]
+		    ? [dict get $o memView] : ""}]]
+	}
 	html {return [Html $t]}
 	dot {
 	    return [Dot $t [expr {[dict exists $o -min]

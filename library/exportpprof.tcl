@@ -75,9 +75,12 @@ proc ::tclcprof::exportlib::CLoc {f file line} {
 #	frame is a function (C functions with their module as file name,
 #	Tcl frames with their source file when known); call sites of an
 #	exact profile with -lines 1 give the line of each call in its
-#	caller.
+#	caller. A memory profile has Go's four sample types; its default
+#	one (what go tool pprof shows without -sample_index) follows the
+#	view asked for (memView, export's -view): alloc_space for alloc,
+#	as Go's /debug/pprof/allocs; inuse_space otherwise, as Go's heap.
 
-proc ::tclcprof::exportlib::Pprof {t profile} {
+proc ::tclcprof::exportlib::Pprof {t profile {memView {}}} {
     set meta [dict get $t meta]
     set exact [dict get $t exact]
     set fid [dict get $t fid]
@@ -361,7 +364,11 @@ proc ::tclcprof::exportlib::Pprof {t profile} {
     if {[llength $doubts]} {
 	append tail [Field 13 [{*}$str "warning: [join $doubts {, }]"]]
     }
-    append tail [Field 14 [{*}$str [lindex $types end-1]]]
+    set default [lindex $types end-1]
+    if {$memory && $memView eq "alloc"} {
+	set default alloc_space
+    }
+    append tail [Field 14 [{*}$str $default]]
 
     set table ""
     foreach s [dict keys $strings] {

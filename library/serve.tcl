@@ -614,8 +614,12 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
 	HeapNow $sock $kind
 	return
     }
+    # allocs is heap with Go's other default sample type (alloc_space
+    # rather than inuse_space: export's -view alloc).
+    set view ""
     if {$kind eq "allocs"} {
 	set kind heap
+	set view alloc
     }
     set seconds $defaultSeconds
     if {[dict exists $query seconds]} {
@@ -659,7 +663,7 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
     # Until the program's thread has answered, the collection is
     # "starting" (no timer yet).
     variable startTimeout
-    set collecting [dict create sock $sock kind $kind label $label \
+    set collecting [dict create sock $sock kind $kind view $view label $label \
 	    end [expr {[clock milliseconds] + $ms}] ms $ms \
 	    timer [after $startTimeout ::tclcprof::servelib::NoStart]]
     chan event $sock readable [list ::tclcprof::servelib::Waiting $sock]
@@ -794,11 +798,13 @@ proc ::tclcprof::servelib::OwnerHeap {kind} {
     set profile [Aside bypass {::tclcprof::data -view alloc}]
     dict set profile meta label "[dict get $profile meta label]\
 	    (/debug/pprof/$kind, now)"
-    if {[catch {::tclcprof::export -format pprof -data $profile} out opts]} {
+    set viewOpt [expr {$kind eq "allocs" ? {-view alloc} : {}}]
+    if {[catch {::tclcprof::export -format pprof {*}$viewOpt \
+	    -data $profile} out opts]} {
 	if {[lrange [dict get $opts -errorcode] 0 2] ne {TCLCPROF NODATA tree}} {
 	    return [list 500 "cannot export the profile: $out\n" {}]
 	}
-	set out [EmptyPprof $profile]
+	set out [EmptyPprof $profile [expr {$kind eq "allocs" ? "alloc" : ""}]]
     }
     return [list 200 $out [list Content-Type application/octet-stream \
 	    Content-Disposition {attachment; filename="profile"}]]
@@ -890,7 +896,8 @@ proc ::tclcprof::servelib::Finish {} {
     set c $collecting
     set collecting {}
     Ask [list ::tclcprof::servelib::OwnerFinish [dict get $c label] \
-	    [dict get $c kind]] [list ::tclcprof::servelib::Finished \
+	    [dict get $c kind] [dict get $c view]] \
+	    [list ::tclcprof::servelib::Finished \
 	    [dict get $c sock]]
 }
 
@@ -912,7 +919,7 @@ proc ::tclcprof::servelib::Finished {sock code result} {
 #	headers} of the response (a body with a Content-Type header is
 #	bytes).
 
-proc ::tclcprof::servelib::OwnerFinish {label kind} {
+proc ::tclcprof::servelib::OwnerFinish {label kind {view {}}} {
     if {[Ours $label]} {
 	catch {Aside bypass ::tclcprof::stop}
     }
@@ -926,13 +933,15 @@ proc ::tclcprof::servelib::OwnerFinish {label kind} {
     # (the program's latest profile stays aside).
     catch {Aside bypass ::tclcprof::reset}
     set format [expr {$kind eq "heap" ? "pprof" : $kind}]
-    if {[catch {::tclcprof::export -format $format -data $profile} out opts]} {
+    set viewOpt [expr {$view ne "" ? [list -view $view] : {}}]
+    if {[catch {::tclcprof::export -format $format {*}$viewOpt \
+	    -data $profile} out opts]} {
 	if {[lrange [dict get $opts -errorcode] 0 2] ne {TCLCPROF NODATA tree}} {
 	    return [list 500 "cannot export the profile: $out\n" {}]
 	} elseif {$format eq "pprof"} {
 	    # Nothing sampled (an idle program): an empty profile, which
 	    # is what go tool pprof and the scrapers expect.
-	    set out [EmptyPprof $profile]
+	    set out [EmptyPprof $profile $view]
 	} else {
 	    set out "<!DOCTYPE html>\n<html lang=\"en\"><head><meta\
 		    charset=\"utf-8\"><title>tclcprof: nothing\
@@ -956,12 +965,12 @@ proc ::tclcprof::servelib::OwnerFinish {label kind} {
 #	root of weight 0 is refused by export, so one sample of weight 0
 #	on no frame stands in (go tool pprof shows an empty profile).
 
-proc ::tclcprof::servelib::EmptyPprof {profile} {
+proc ::tclcprof::servelib::EmptyPprof {profile {view {}}} {
     dict set profile tree [dict create name {} kind root self 0 total 0 \
 	    children {}]
     ::tclcprof::exportlib::Pprof [dict create meta [dict get $profile meta] \
 	    exact 0 fid 0 fname {{}} fkind root self 0 fig {{}} kids {{}} \
-	    node [list [dict get $profile tree]] fnode {0}] $profile
+	    node [list [dict get $profile tree]] fnode {0}] $profile $view
 }
 
 # Respond --

@@ -94,6 +94,22 @@ FindTclModule(
 #   define NT_FILE 0x46494c45
 #endif
 
+/*
+ * The loader's name of a file and the kernel's may differ by directory (a
+ * merged /usr: /lib/x86_64-linux-gnu/... against /usr/lib/...): compared
+ * by their last component.
+ */
+
+static int
+SameTail(
+    const char *a,
+    const char *b)
+{
+    const char *ta = strrchr(a, '/'), *tb = strrchr(b, '/');
+
+    return strcmp(ta ? ta + 1 : a, tb ? tb + 1 : b) == 0;
+}
+
 static uintptr_t
 LoadedBase(
     Elf *core,
@@ -135,7 +151,7 @@ LoadedBase(
 	    end = (const char *) d + nh.n_descsz;
 	    for (a = 0, na = names; a < count && na < end;
 		    a++, na += strlen(na) + 1) {
-		if (d[2 + 3 * a + 2] != 0 || strcmp(na, name) != 0) {
+		if (d[2 + 3 * a + 2] != 0 || !SameTail(na, name)) {
 		    continue;
 		}
 		for (b = 0, nb = names; b < count && nb < end;
@@ -144,7 +160,7 @@ LoadedBase(
 
 		    if (ofs != 0 && start > d[2 + 3 * a]
 			    && start - d[2 + 3 * a] == ofs * page
-			    && strcmp(nb, name) == 0) {
+			    && SameTail(nb, name)) {
 			return (uintptr_t) d[2 + 3 * a];
 		    }
 		}

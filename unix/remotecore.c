@@ -71,8 +71,8 @@ FindTclModule(
     const char *base = name ? strrchr(name, '/') : NULL;
 
     base = base ? base + 1 : name;
-    if (base && (strncmp(base, "libtcl8", 7) == 0
-	    || strncmp(base, "libtcl9", 7) == 0)) {
+    if (base && (strncmp(base, "libtcl8.", 8) == 0
+	    || strncmp(base, "libtcl9.", 8) == 0)) {	/* Not libtcl9tclcprof. */
 	ftPtr->mod = mod;
 	return DWARF_CB_ABORT;
     }

@@ -154,8 +154,10 @@ CprofRmFindProcLibtcl(
 		&off, dev, &inode, file) < 6) {
 	    continue;
 	}
-	if (strstr(file, "/libtcl8") == NULL && strstr(file, "/libtcl9") == NULL) {
-	    continue;
+	if (strstr(file, "/libtcl8.") == NULL
+		&& strstr(file, "/libtcl9.") == NULL) {
+	    continue;		/* (Not libtcl9tclcprof0.1.so, tclcprof's
+				 * own library built for Tcl 9.) */
 	}
 	if (off == 0 && n < 8) {
 	    cand[n].lo = lo;

@@ -179,72 +179,9 @@ BcLine(
 }
 
 /*
- * FrameName --
+ * CommandFullName --
  *
- *	The name of a proc (or lambda, method) frame: the command's
- *	qualified name, else the first word it was called with.
- */
-
-static Tcl_Obj *
-FrameName(
-    Target *tPtr,
-    CallFrame *cfPtr)
-{
-    Proc proc;
-    Command cmd;
-    Namespace ns;
-    Tcl_Obj *nameObj = NULL, *nsObj;
-    Tcl_Obj *objv0;
-
-    if (cfPtr->procPtr && READ(tPtr, cfPtr->procPtr, proc) && proc.cmdPtr
-	    && (cfPtr->isProcCallFrame & FRAME_IS_PROC)
-	    && READ(tPtr, proc.cmdPtr, cmd) && cmd.hPtr && cmd.nsPtr
-	    && READ(tPtr, cmd.nsPtr, ns)) {
-	Tcl_Obj *keyObj = CprofRmReadString(tPtr, (uintptr_t) cmd.hPtr
-		+ offsetof(Tcl_HashEntry, key), 512);
-
-	nsObj = CprofRmReadString(tPtr, (uintptr_t) ns.fullName, 512);
-	if (keyObj && nsObj) {
-	    nameObj = nsObj;
-	    if (strcmp(Tcl_GetString(nsObj), "::") != 0) {
-		Tcl_AppendToObj(nameObj, "::", 2);
-	    }
-	    Tcl_AppendObjToObj(nameObj, keyObj);
-	    Tcl_DecrRefCount(keyObj);
-	    return nameObj;
-	}
-	if (keyObj) {
-	    Tcl_DecrRefCount(keyObj);
-	}
-	if (nsObj) {
-	    Tcl_DecrRefCount(nsObj);
-	}
-    }
-    if (cfPtr->objc > 0 && cfPtr->objv
-	    && READ(tPtr, cfPtr->objv, objv0)) {
-	nameObj = CprofRmReadObjString(tPtr, (uintptr_t) objv0);
-	if (nameObj && (cfPtr->isProcCallFrame & FRAME_IS_LAMBDA)) {
-	    Tcl_Obj *o = Tcl_NewStringObj("apply ", -1);
-
-	    Tcl_AppendObjToObj(o, nameObj);
-	    Tcl_DecrRefCount(nameObj);
-	    nameObj = o;
-	}
-    }
-    return nameObj ? nameObj : Tcl_NewStringObj("(unknown frame)", -1);
-}
-
-/*
- * ObjectName, MethodName --
- *
- *	A method frame's name as the in-process captures give it (naming.c):
- *	"Declarer method", the declarer being the object or class that
- *	declared the method, by its command's name without the leading
- *	"::", or "<object Class>" for an object TclOO named (::oo::Obj12);
- *	"constructor" and "destructor" for those. The method running is
- *	entry "index" of its call context's chain; frames of one context
- *	(next) follow each other down the chain, so a frame with the same
- *	context as the one read before it runs the entry before that one's.
+ *	A command's qualified name, read from its hash entry and namespace;
  *	NULL when anything read is not what it should be.
  */
 
@@ -280,6 +217,56 @@ CommandFullName(
     Tcl_DecrRefCount(keyObj);
     return nameObj;
 }
+
+/*
+ * FrameName --
+ *
+ *	The name of a proc (or lambda, method) frame: the command's
+ *	qualified name, else the first word it was called with.
+ */
+
+static Tcl_Obj *
+FrameName(
+    Target *tPtr,
+    CallFrame *cfPtr)
+{
+    Proc proc;
+    Tcl_Obj *nameObj = NULL;
+    Tcl_Obj *objv0;
+
+    if (cfPtr->procPtr && READ(tPtr, cfPtr->procPtr, proc) && proc.cmdPtr
+	    && (cfPtr->isProcCallFrame & FRAME_IS_PROC)
+	    && (nameObj = CommandFullName(tPtr,
+		(uintptr_t) proc.cmdPtr)) != NULL) {
+	return nameObj;
+    }
+    if (cfPtr->objc > 0 && cfPtr->objv
+	    && READ(tPtr, cfPtr->objv, objv0)) {
+	nameObj = CprofRmReadObjString(tPtr, (uintptr_t) objv0);
+	if (nameObj && (cfPtr->isProcCallFrame & FRAME_IS_LAMBDA)) {
+	    Tcl_Obj *o = Tcl_NewStringObj("apply ", -1);
+
+	    Tcl_AppendObjToObj(o, nameObj);
+	    Tcl_DecrRefCount(nameObj);
+	    nameObj = o;
+	}
+    }
+    return nameObj ? nameObj : Tcl_NewStringObj("(unknown frame)", -1);
+}
+
+/*
+ * ObjectName, MethodName --
+ *
+ *	A method frame's name as the in-process captures give it (naming.c):
+ *	"Declarer method", the declarer being the object or class that
+ *	declared the method, by its command's name without the leading
+ *	"::", or "<object Class>" for an object TclOO named (::oo::Obj12);
+ *	"constructor" and "destructor" for those. The method running is
+ *	entry "index" of its call context's chain; frames of one context
+ *	(next) follow each other down the chain, so a frame with the same
+ *	context as the one read before it runs the entry before that one's.
+ *	NULL when anything read is not what it should be.
+ */
 
 static Tcl_Obj *
 ObjectName(

@@ -22,6 +22,10 @@
 #	captures (the first runs every file; the others run the
 #	capture-sensitive files, or those of -file).
 #	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below).
+#	TCLCPROF_TEST_TIMES=FILE records each test's wall and CPU time in
+#	FILE and names the dearest tests at the end. A test whose result
+#	does not depend on the capture has the constraint oncePerSuite
+#	and runs only under the first (default) capture.
 #
 #	The exit status is 1 when any test failed or any test file did not
 #	run to completion (error, crash, non-zero exit), and 0 otherwise,
@@ -118,6 +122,34 @@ namespace eval ::tclcprof_alltests::scan {
     namespace ensemble create -subcommands {initialize finalize write flush}
 }
 chan push stdout ::tclcprof_alltests::scan
+
+# With TCLCPROF_TEST_TIMES=FILE (see common.tcl), the closing lines of the
+# whole suite name the ten tests that took most CPU time, and the CPU
+# time of all of them (tests and the children they ran; not the test
+# files' start-up).
+proc ::tclcprof_alltests::dearest {} {
+    if {![info exists ::env(TCLCPROF_TEST_TIMES)]
+	    || [info exists ::env(TCLCPROF_TEST_UNIT)]
+	    || [catch {open $::env(TCLCPROF_TEST_TIMES)} chan]} {
+	return
+    }
+    set rows {}
+    set cpu 0
+    while {[gets $chan line] >= 0} {
+	if {[llength $line] == 5 && [string is integer -strict [lindex $line 4]]} {
+	    lappend rows $line
+	    incr cpu [lindex $line 4]
+	}
+    }
+    close $chan
+    puts [format "tclcprof: %d tests took %.1f s of CPU; the dearest:" \
+	    [llength $rows] [expr {$cpu / 1000.0}]]
+    foreach row [lrange [lsort -integer -decreasing -index 4 $rows] 0 9] {
+	lassign $row capture file name wall ms
+	puts [format "tclcprof:   %6.1f s CPU %6.1f s wall  %s %s (%s)" \
+		[expr {$ms / 1000.0}] [expr {$wall / 1000.0}] $file $name $capture]
+    }
+}
 
 if {[set i [lsearch -exact $argv -captures]] >= 0} {
     set ::tclcprof_alltests::captures [lindex $argv $i+1]
@@ -261,6 +293,7 @@ if {$::tclcprof_alltests::jobs > 1 && !$::tclcprof_alltests::single} {
     }
     set me [list [info nameofexecutable] [file normalize [info script]]]
     set env(TCLCPROF_TEST_JOBS) 1
+    set env(TCLCPROF_TEST_UNIT) 1
     set total [llength $queue]
     puts "all.tcl: $total units (a test file under a capture),\
 	    $::tclcprof_alltests::jobs at a time"
@@ -273,6 +306,7 @@ if {$::tclcprof_alltests::jobs > 1 && !$::tclcprof_alltests::single} {
     catch {file delete -force $::tclcprof_alltests::tmp}
     lassign $::tclcprof_alltests::jobs::counts passed nfailed skipped
     ::tclcprof_alltests::scan::report
+    ::tclcprof_alltests::dearest
     puts "tclcprof: $passed passed, $nfailed failed, $skipped skipped"
     if {$::tclcprof_alltests::jobs::failed || $nfailed} {
 	puts stderr "all.tcl: FAILED (see the failing tests or test files above)"
@@ -332,6 +366,7 @@ catch {file delete -force $::tclcprof_alltests::tmp}
 if {[info exists ::tclcprof_alltests::counts]} {
     lassign $::tclcprof_alltests::counts passed failed skipped
     ::tclcprof_alltests::scan::report
+    ::tclcprof_alltests::dearest
     puts "tclcprof: $passed passed, $failed failed, $skipped skipped"
 }
 

@@ -64,10 +64,51 @@ if {$::tclcprofCapture ne "frames"} {
 # RunTest): a run started there would have them below every frame (-seed,
 # the frames running at start). The tests of seeding turn it on.
 tclcprof::configure -seed 0
+
+# TCLCPROF_TEST_TIMES=FILE appends a line per test to FILE: capture, test
+# file, test name, wall milliseconds and CPU milliseconds of this process
+# and its waited-for children (/proc/self/stat, in clock ticks). It is
+# how the suite's cost is found (all.tcl prints the dearest tests at the
+# end). The wrapper runs tcltest's test one level up, so a test's body
+# still runs in its caller's frame.
+if {[info exists ::env(TCLCPROF_TEST_TIMES)]
+        && [info commands ::tcltest::TclcprofTimedTest] eq ""
+        && [file readable /proc/self/stat]} {
+    namespace eval ::tclcprof_alltests {}
+    proc ::tclcprof_alltests::Cpu {} {
+        set f [open /proc/self/stat]
+        set stat [read $f]
+        close $f
+        set fields [split [string range $stat \
+                [expr {[string last ")" $stat] + 2}] end]]
+        # utime stime cutime cstime: fields 14-17, 11-14 after the name.
+        return [tcl::mathop::+ {*}[lrange $fields 11 14]]
+    }
+    rename ::tcltest::test ::tcltest::TclcprofTimedTest
+    proc ::tcltest::test {name args} {
+        set wall [clock milliseconds]
+        set cpu [::tclcprof_alltests::Cpu]
+        try {
+            uplevel 1 [list ::tcltest::TclcprofTimedTest $name {*}$args]
+        } finally {
+            set f [open $::env(TCLCPROF_TEST_TIMES) a]
+            puts $f [list $::tclcprofCapture \
+                    [file tail [info script]] $name \
+                    [expr {[clock milliseconds] - $wall}] \
+                    [expr {([::tclcprof_alltests::Cpu] - $cpu) * 10}]]
+            close $f
+        }
+    }
+    namespace eval :: {namespace import -force ::tcltest::test}
+}
 testConstraint captureWrap [expr {$::tclcprofCapture eq "wrap"}]
 testConstraint captureFrames [expr {$::tclcprofCapture eq "frames"}]
 testConstraint captureTrace [expr {$::tclcprofCapture eq "trace"}]
 testConstraint captureCheck [expr {$::tclcprofCapture eq "check"}]
+# A test whose result does not depend on the capture (native stacks,
+# symbol files, fork, rates, -duration) runs once: in the pass of the
+# default capture, not again in all.tcl's passes of the other captures.
+testConstraint oncePerSuite [expr {$::tclcprofCapture eq "frames"}]
 
 # byCapture wrap WRAP trace TRACE ?check CHECK? ?frames FRAMES? --
 #	The expected value for the capture in use: under check the wrapper's

@@ -1011,6 +1011,81 @@ CheckFrames(
 }
 
 /*
+ * -capture frames: name a sample's raw references (frames.c) into out[]
+ * and place them among its native frames; mark the frames -include and
+ * -exclude leave out, as the wrapper would not push them. Returns how
+ * many were written.
+ */
+
+static int
+NameRawFrames(
+    CprofState *statePtr,
+    const CprofSample *samplePtr,
+    CprofTclRef *out)
+{
+    CprofNativeStack native;
+    int i, n;
+
+    if (statePtr->framesPtr == NULL) {
+	return 0;
+    }
+    native.ip = samplePtr->ip;
+    native.cfa = samplePtr->cfa;
+    native.n = samplePtr->nNative;
+    native.trampStart = statePtr->calib.trampStart;
+    native.trampEnd = statePtr->calib.trampEnd;
+    n = CprofFramesResolve(statePtr->framesPtr, samplePtr->tcl,
+	    samplePtr->nTcl, &native, out);
+    if (statePtr->exact.includeObj != NULL
+	    || statePtr->exact.excludeObj != NULL) {
+	for (i = 0; i < n; i++) {
+	    if (out[i].interpId < 0 && CprofFrameHidden(statePtr,
+		    out[i].nameId, out[i].kind)) {
+		out[i].flags |= CPROF_FRAME_HIDDEN;
+	    }
+	}
+    }
+    return n;
+}
+
+/*
+ * A drain put off (CprofDrainSoon: symbol tables are being read): the Tcl
+ * frames of the samples waiting in the ring are named now, in place,
+ * while what they point at lives (the bytecode of a loop whose script is
+ * freed when the loop ends, a procedure deleted before the next drain);
+ * their native frames wait for the tables. The ring's published slots are
+ * the drain's: the handler writes only unpublished ones.
+ */
+
+static void
+NameFramesEarly(
+    CprofState *statePtr,
+    CprofSampler *sPtr)
+{
+    CprofTclRef named[CPROF_TCL_MAX];
+    CprofSample *samplePtr;
+    uint32_t i;
+    int n;
+
+    if (statePtr->framesPtr == NULL) {
+	return;
+    }
+    for (i = 0; (samplePtr = CprofSamplerPeekAt(sPtr, i)) != NULL; i++) {
+	if ((samplePtr->flags & (CPROF_SAMPLE_RAW | CPROF_SAMPLE_FRAMES_CHECK))
+		!= CPROF_SAMPLE_RAW) {
+	    continue;
+	}
+	n = NameRawFrames(statePtr, samplePtr, named);
+	if (n > CPROF_TCL_MAX) {
+	    n = CPROF_TCL_MAX;
+	}
+	memcpy(samplePtr->tcl, named, n * sizeof(CprofTclRef));
+	samplePtr->nTcl = (uint16_t) n;
+	samplePtr->flags &= ~CPROF_SAMPLE_RAW;
+    }
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofAddSample, CprofAddSampleTo --
@@ -1091,30 +1166,8 @@ CprofAddSampleTo(
 	nTcl = CheckFrames(statePtr, tcl, nTcl,
 		(samplePtr->flags & CPROF_SAMPLE_TCL_TRUNC) != 0);
     } else if (samplePtr->flags & CPROF_SAMPLE_RAW) {
-	CprofNativeStack native;
-
-	native.ip = samplePtr->ip;
-	native.cfa = samplePtr->cfa;
-	native.n = samplePtr->nNative;
-	native.trampStart = statePtr->calib.trampStart;
-	native.trampEnd = statePtr->calib.trampEnd;
-	nTcl = (statePtr->framesPtr == NULL) ? 0
-		: CprofFramesResolve(statePtr->framesPtr, tcl, nTcl, &native,
-		rawTcl);
+	nTcl = NameRawFrames(statePtr, samplePtr, rawTcl);
 	tcl = rawTcl;
-	if (statePtr->exact.includeObj != NULL
-		|| statePtr->exact.excludeObj != NULL) {
-	    /*
-	     * -include, -exclude: the frames the wrapper would not push.
-	     */
-
-	    for (i = 0; i < nTcl; i++) {
-		if (rawTcl[i].interpId < 0 && CprofFrameHidden(statePtr,
-			rawTcl[i].nameId, rawTcl[i].kind)) {
-		    rawTcl[i].flags |= CPROF_FRAME_HIDDEN;
-		}
-	    }
-	}
     }
 
     /*
@@ -1391,6 +1444,11 @@ CprofDrainSoon(
 		}
 		statePtr->drainsPutOff++;
 		sPtr->needDrain = 0;
+		held = CprofSamplerOwn(sPtr);
+		CprofMemGuard(1);
+		NameFramesEarly(statePtr, sPtr);
+		CprofMemGuard(0);
+		CprofSamplerOwnEnd(sPtr, held);
 		return;
 	    }
 	}

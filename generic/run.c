@@ -522,7 +522,15 @@ ClearData(
  * (Tcl_AsyncMark, which may be called from any thread), which Tcl runs in
  * the run's own thread at its next safe point: every 64 bytecode
  * instructions, or between commands. The handler stops the run as the
- * poll would. Nothing of this runs in a signal handler. Fork: the child
+ * poll would. Nothing of this runs in a signal handler.
+ *
+ * The same record rings the drain bell of a run that reads Tcl's frames
+ * (-capture frames) and samples: every DRAIN_MS, as the event loop's drain
+ * timer does for a program in vwait, the handler drains the ring
+ * (CprofDrainSoon). Without it such a run was drained only at stop (no
+ * command boundary of the wrapper's asks for it): the bytecode of a loop
+ * at a script's top level was freed by then, and procedures deleted
+ * meanwhile were [stale]. Fork: the child
  * has no thread and makes one at its next run with -duration (until then
  * its runs are stopped by the poll and the timer only).
  */
@@ -670,9 +678,31 @@ DeadlineUp(void)
     CprofMemGuard(0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (deadlines.state == DEADLINE_RUNNING) {
-	pthread_setname_np(deadlines.thread, "tclcprof-deadline");
+	/*
+	 * (At most 15 characters: a longer name is refused.)
+	 */
+
+	pthread_setname_np(deadlines.thread, "tclcprof-bell");
     }
     return deadlines.state == DEADLINE_RUNNING;
+}
+
+/*
+ * Whether the run's record rings the drain bell: it samples (time or
+ * memory) and reads Tcl's frames, with a sampler of its own (the run of
+ * an interpreter a session took in, in a thread of its own, too; a child
+ * interpreter sampled with its parent's thread is drained with it).
+ */
+
+static int
+DrainBell(
+    CprofInterp *ciPtr)
+{
+    CprofState *statePtr = &ciPtr->state;
+
+    return statePtr->running && statePtr->framesUsed
+	    && statePtr->hostPtr == NULL
+	    && (statePtr->samplerPtr != NULL || CprofMemoryRunning(statePtr));
 }
 
 /*
@@ -711,11 +741,23 @@ DeadlineAsyncProc(
     } else if (statePtr->running && !statePtr->paused && !ciPtr->member
 	    && !Tcl_InterpDeleted(statePtr->interp)) {
 	/*
-	 * An interval of -history over (CprofRunDbPoll rotates when due),
-	 * else the record armed again for what is still to come.
+	 * The drain bell (the interpreter's result is not touched by a
+	 * drain); an interval of -history over (CprofRunDbPoll rotates
+	 * when due); the record armed again for what is still to come.
 	 */
 
+	if (DrainBell(ciPtr)) {
+	    CprofDrainSoon(statePtr);
+	}
 	CprofRunDbPoll(ciPtr, (uint64_t) CprofMonoNs());
+	CprofRunArmDeadline(ciPtr);
+    } else if (statePtr->running && !statePtr->paused && ciPtr->member
+	    && !Tcl_InterpDeleted(statePtr->interp) && DrainBell(ciPtr)) {
+	/*
+	 * A member's run: its drain bell only (its session ends it).
+	 */
+
+	CprofDrainSoon(statePtr);
 	CprofRunArmDeadline(ciPtr);
     }
     return code;
@@ -902,6 +944,14 @@ CprofRunArmDeadline(
     if (ciPtr->nextRotateNs != 0 && ciPtr->storePtr != NULL
 	    && (at == 0 || ciPtr->nextRotateNs < at)) {
 	at = ciPtr->nextRotateNs;
+    }
+    if (DrainBell(ciPtr)) {
+	uint64_t bell = (uint64_t) CprofMonoNs()
+		+ (uint64_t) DRAIN_MS * 1000000 - DEADLINE_GRACE_NS;
+
+	if (at == 0 || bell < at) {
+	    at = bell;
+	}
     }
     DeadlineArm(ciPtr, (statePtr->running && !statePtr->paused) ? at : 0);
 }
@@ -1135,10 +1185,12 @@ DoStartRun(
 	statePtr->options = keep;
     }
     statePtr->options = run;
-    if (run.duration > 0 || ciPtr->nextRotateNs != 0) {
+    StartFrames(statePtr);
+    if (run.duration > 0 || ciPtr->nextRotateNs != 0
+	    || (statePtr->framesUsed && (CprofModeSamples(run.mode)
+	    || run.memory))) {
 	DeadlinePrepare(ciPtr);
     }
-    StartFrames(statePtr);
     if ((CprofModeSamples(run.mode) && StartSampling(statePtr) != TCL_OK)
 	    || (run.memory && StartMemory(statePtr) != TCL_OK)) {
 	CprofRunStopSampling(statePtr);
@@ -1328,6 +1380,11 @@ CprofRunStartMember(
     statePtr->stopNs = 0;
     ciPtr->startWall = CprofWallSeconds();
     ciPtr->unsaved = 1;
+    ciPtr->nextRotateNs = 0;
+    if (DrainBell(ciPtr)) {
+	DeadlinePrepare(ciPtr);
+	CprofRunArmDeadline(ciPtr);
+    }
     statePtr->pollProc = Poll;
     CprofRunDbUpdatePolling(ciPtr);
     CprofSamplerOwnEnd(statePtr->samplerPtr, 0);

@@ -92,6 +92,25 @@ static const char *const controlNames[] = {
     "::time", "::timerate", "::eval", "::uplevel", "::switch", NULL
 };
 
+/*
+ * Whether a command's full name (with its leading "::") is one of the
+ * control commands, which add no frame of their own (without -control 1).
+ */
+
+int
+CprofNameIsControl(
+    const char *fullName)
+{
+    const char *const *cnPtr;
+
+    for (cnPtr = controlNames; *cnPtr != NULL; cnPtr++) {
+	if (strcmp(fullName, *cnPtr) == 0) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
 static const char *const kindNames[CPROF_KIND_COUNT] = {
     "proc", "cmd", "ensemble", "method", "control", "event", "idle"
 };

@@ -415,6 +415,7 @@ MODULE_SCOPE void	CprofWrongArgs(Tcl_Interp *interp, int objc,
 MODULE_SCOPE const CprofTclInternals *CprofProbeInternals(
 			    Tcl_Interp *interp);
 MODULE_SCOPE int	CprofNameIntern(const char *name, int length);
+MODULE_SCOPE int	CprofNameIsControl(const char *fullName);
 MODULE_SCOPE int	CprofNameInternIn(CprofNameRefs *refsPtr,
 			    const char *name, int length);
 MODULE_SCOPE void	CprofNameRelease(CprofNameRefs *refsPtr);

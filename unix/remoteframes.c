@@ -433,43 +433,164 @@ CprofRmInterpPath(
  *	"::" (as profiles made in the process name commands).
  */
 
-static Tcl_Obj *
-CmdName(
-    Target *tPtr,
-    uintptr_t codeAddr,
-    int src,
-    int srcLen)
-{
-    ByteCode bc;
-    char buf[256];
-    Tcl_Parse parse;
-    Tcl_Obj *nameObj = NULL;
-    int n = srcLen < (int) sizeof(buf) ? srcLen : (int) sizeof(buf);
+/*
+ * FirstWords --
+ *
+ *	The first two words of a command's text, when literal: the first
+ *	(without a leading "::", at most 200 bytes) in *w1Ptr, the second,
+ *	if any, in *w2Ptr (NULL otherwise). 0 if the text does not parse.
+ */
 
-    if (src < 0 || n <= 0 || !READ(tPtr, codeAddr, bc) || bc.source == NULL
-	    || src + n > bc.numSrcBytes
-	    || !CprofRmReadMem(tPtr, (uintptr_t) bc.source + src, buf, n)) {
-	return Tcl_NewStringObj("(unknown command)", -1);
+static int
+FirstWords(
+    const char *text,
+    int len,
+    Tcl_Obj **w1Ptr,
+    Tcl_Obj **w2Ptr)
+{
+    Tcl_Parse parse;
+    int i, ok = 0;
+
+    *w1Ptr = *w2Ptr = NULL;
+    if (len <= 0 || Tcl_ParseCommand(NULL, text, len, 0, &parse) != TCL_OK) {
+	return 0;
     }
-    if (Tcl_ParseCommand(NULL, buf, n, 0, &parse) == TCL_OK) {
-	if (parse.numWords > 0) {
-	    Tcl_Token *tokPtr = parse.tokenPtr;
+    if (parse.numWords > 0) {
+	Tcl_Token *tokPtr = parse.tokenPtr;
+
+	for (i = 0; i < 2 && i < parse.numWords; i++) {
 	    const char *w = tokPtr->start;
-	    int len = tokPtr->size;
+	    int n = tokPtr->size;
 
 	    if (tokPtr->type == TCL_TOKEN_SIMPLE_WORD) {
 		w = tokPtr[1].start;
-		len = tokPtr[1].size;
+		n = tokPtr[1].size;
 	    }
-	    if (len > 2 && w[0] == ':' && w[1] == ':') {
+	    if (i == 0 && n > 2 && w[0] == ':' && w[1] == ':') {
 		w += 2;
-		len -= 2;
+		n -= 2;
 	    }
-	    nameObj = Tcl_NewStringObj(w, len > 200 ? 200 : len);
+	    if (i == 0) {
+		*w1Ptr = Tcl_NewStringObj(w, n > 200 ? 200 : n);
+	    } else if (tokPtr->type == TCL_TOKEN_SIMPLE_WORD) {
+		*w2Ptr = Tcl_NewStringObj(w, n > 200 ? 200 : n);
+	    }
+	    tokPtr += tokPtr->numComponents + 1;
 	}
-	Tcl_FreeParse(&parse);
+	ok = 1;
     }
-    return nameObj ? nameObj : Tcl_NewStringObj("(unknown command)", -1);
+    Tcl_FreeParse(&parse);
+    return ok;
+}
+
+/*
+ * CmdText --
+ *
+ *	Read the text of a command (srcLen bytes at src of the source of
+ *	the ByteCode at codeAddr, or len bytes at textAddr when codeAddr is
+ *	0: an eval frame's) into buf (size bytes, the text cut there).
+ *	Returns the bytes read, 0 if they could not be.
+ */
+
+static int
+CmdText(
+    Target *tPtr,
+    uintptr_t codeAddr,
+    uintptr_t textAddr,
+    int src,
+    int srcLen,
+    char *buf,
+    int size)
+{
+    int n = srcLen < size ? srcLen : size;
+
+    if (n <= 0) {
+	return 0;
+    }
+    if (codeAddr != 0) {
+	ByteCode bc;
+
+	if (src < 0 || !READ(tPtr, codeAddr, bc) || bc.source == NULL
+		|| src + n > bc.numSrcBytes) {
+	    return 0;
+	}
+	textAddr = (uintptr_t) bc.source + src;
+    }
+    return CprofRmReadMem(tPtr, textAddr, buf, n) ? n : 0;
+}
+
+/*
+ * CmdName --
+ *
+ *	A command frame's name, from the first word of its text (a
+ *	NUL-free text of n bytes, n 0 when it could not be read).
+ */
+
+static Tcl_Obj *
+CmdName(
+    const char *text,
+    int n)
+{
+    Tcl_Obj *w1, *w2;
+
+    if (n > 0 && FirstWords(text, n, &w1, &w2) && w1 != NULL) {
+	if (w2) {
+	    Tcl_DecrRefCount(w2);
+	}
+	return w1;
+    }
+    return Tcl_NewStringObj("(unknown command)", -1);
+}
+
+/*
+ * InvokeObjc --
+ *
+ *	The number of words the invoke instruction at a bytecode level's pc
+ *	passes, or -1.
+ */
+
+static int
+InvokeObjc(
+    Target *tPtr,
+    const CmdFrame *cfPtr)
+{
+    unsigned char pc[5];
+
+    if (!CprofRmReadMem(tPtr, (uintptr_t) cfPtr->data.tebc.pc, pc, 5)) {
+	return -1;
+    }
+    if (pc[0] == INST_INVOKE_STK1) {
+	return pc[1];
+    }
+    if (pc[0] == INST_INVOKE_STK4) {
+	return (int) (((unsigned) pc[1] << 24) | ((unsigned) pc[2] << 16)
+		| ((unsigned) pc[3] << 8) | pc[4]);
+    }
+    return -1;
+}
+
+/*
+ * EvalInvoked --
+ *
+ *	Whether the command an eval CmdFrame (at cfAddr) runs invoked the
+ *	call whose words are objv (objc of them): TclEvalEx passes its words
+ *	to Tcl_EvalObjv in an array on Tcl's stack just after the CmdFrame
+ *	(or a ckalloc'ed one beyond 20 words), as generic/frames.c tells.
+ */
+
+static int
+EvalInvoked(
+    uintptr_t cfAddr,
+    const CmdFrame *cfPtr,
+    int objc,
+    uintptr_t objv)
+{
+    uintptr_t after = cfAddr + sizeof(CmdFrame);
+
+    if (objc != (int) cfPtr->nline) {
+	return 0;
+    }
+    return objc > 20 || (objv >= after && objv <= after + 4 * sizeof(void *));
 }
 
 /*
@@ -554,6 +675,8 @@ ScriptName(
 #define RF_PROC		0
 #define RF_CMD		1
 #define RF_SCRIPT	2
+#define RF_EVAL		3	/* A command of a script evaluated from its
+				 * text. */
 
 typedef struct RFrame {		/* A frame being read, innermost first. */
     TFrame t;
@@ -564,6 +687,79 @@ typedef struct RFrame {		/* A frame being read, innermost first. */
     uintptr_t bodyCf;		/* RF_PROC: the outermost CmdFrame of its
 				 * level, or 0. */
 } RFrame;
+
+/*
+ * EnsembleFold --
+ *
+ *	A command frame "ns sub ..." invoked the procedure frame just inside
+ *	it, ::ns::subcommand, through the ensemble ns: the ensemble rewrote
+ *	the words (the procedure has one fewer, cmdObjc - 1) and "sub" is a
+ *	prefix of the procedure's name in ns. The procedure frame is then
+ *	named "ns subcommand", an ensemble's frame, and the command frame is
+ *	not one of its own, as profiles made in the process show them. 1 if
+ *	it was folded.
+ */
+
+static int
+EnsembleFold(
+    RFrame *procPtr,
+    const char *text,
+    int n,
+    int cmdObjc,
+    int procObjc)
+{
+    Tcl_Obj *w1, *w2;
+    const char *full, *sep;
+    int folded = 0;
+
+    if (cmdObjc < 2 || procObjc != cmdObjc - 1
+	    || !FirstWords(text, n, &w1, &w2) || w1 == NULL) {
+	return 0;
+    }
+    full = Tcl_GetString(procPtr->t.name);
+    if (full[0] == ':' && full[1] == ':') {
+	full += 2;
+    }
+    sep = strstr(full, "::");
+    while (sep != NULL && strstr(sep + 2, "::") != NULL) {
+	sep = strstr(sep + 2, "::");
+    }
+    if (w2 != NULL && sep != NULL) {
+	const char *ns = Tcl_GetString(w1), *sub = sep + 2;
+	int nsLen = (int) (sep - full), w1Len = (int) strlen(ns);
+	const char *nsTail = full;
+	const char *q;
+
+	/*
+	 * The ensemble as called: its full name, or its name's tail
+	 * (called from inside its parent namespace).
+	 */
+
+	for (q = full; q < sep; q++) {
+	    if (q[0] == ':' && q[1] == ':') {
+		nsTail = q + 2;
+	    }
+	}
+	if (((w1Len == nsLen && strncmp(ns, full, nsLen) == 0)
+		|| (w1Len == (int) (sep - nsTail)
+		&& strncmp(ns, nsTail, w1Len) == 0))
+		&& strncmp(sub, Tcl_GetString(w2),
+		strlen(Tcl_GetString(w2))) == 0 && *Tcl_GetString(w2)) {
+	    Tcl_Obj *name = Tcl_ObjPrintf("%s %s", ns, sub);
+
+	    Tcl_IncrRefCount(name);
+	    Tcl_DecrRefCount(procPtr->t.name);
+	    procPtr->t.name = name;
+	    procPtr->t.tclkind = "ensemble";
+	    folded = 1;
+	}
+    }
+    Tcl_DecrRefCount(w1);
+    if (w2) {
+	Tcl_DecrRefCount(w2);
+    }
+    return folded;
+}
 
 static RFrame *
 AddFrame(
@@ -602,6 +798,73 @@ SetFile(
 	Tcl_IncrRefCount(fileObj);
     }
     tPtr->line = line;
+}
+
+/*
+ * AddEvalFrame --
+ *
+ *	The frame of the command an eval CmdFrame (at cfAddr) runs, named
+ *	from its text, unless it is a control command (it adds no frame, as
+ *	in the process) or its text cannot be read. A coroutine's resume is
+ *	named after the coroutine's outermost frame (lastProc); an
+ *	ensemble's subcommand is the procedure frame just inside (callIdx,
+ *	called with callObjc words), renamed (EnsembleFold).
+ */
+
+static void
+AddEvalFrame(
+    Target *tPtr,
+    RFrame *frames,
+    int *numFramesPtr,
+    uintptr_t cfAddr,
+    const CmdFrame *cfPtr,
+    int resumed,
+    int lastProc,
+    int callIdx,
+    int callObjc,
+    Tcl_Obj *fileObj,
+    int line)
+{
+    char text[256];
+    int n = CmdText(tPtr, 0, (uintptr_t) cfPtr->cmd, 0, (int) cfPtr->len,
+	    text, (int) sizeof(text));
+    Tcl_Obj *name;
+    RFrame *rPtr;
+
+    if (n <= 0) {
+	return;
+    }
+    if (resumed && lastProc >= 0) {
+	name = Tcl_ObjPrintf("<coroutine %s>",
+		Tcl_GetString(frames[lastProc].t.name));
+    } else if (!resumed && callIdx >= 0 && callIdx == *numFramesPtr - 1
+	    && frames[callIdx].kind == RF_PROC
+	    && EnsembleFold(&frames[callIdx], text, n, (int) cfPtr->nline,
+	    callObjc)) {
+	return;
+    } else {
+	Tcl_Obj *full;
+
+	name = CmdName(text, n);
+	full = Tcl_ObjPrintf("::%s", Tcl_GetString(name));
+	if (CprofNameIsControl(Tcl_GetString(full))) {
+	    Tcl_DecrRefCount(full);
+	    Tcl_DecrRefCount(name);
+	    return;
+	}
+	Tcl_DecrRefCount(full);
+    }
+    rPtr = AddFrame(frames, numFramesPtr, RF_EVAL, name);
+    if (rPtr) {
+	rPtr->cfAddr = cfAddr;
+	if (fileObj != NULL) {
+	    /*
+	     * (A copy: the script's frame owns fileObj, or frees it.)
+	     */
+
+	    SetFile(&rPtr->t, Tcl_DuplicateObj(fileObj), line);
+	}
+    }
 }
 
 static int
@@ -743,6 +1006,21 @@ CprofRmReadInterpFrames(
 		    if (c.line && c.nline > 0) {
 			READ(tPtr, c.line, line);
 		    }
+		    if (c.cmd != NULL && c.len > 0 && c.nline > 0
+			    && !(callIdx >= 0 && EvalInvoked(cfAddr, &c,
+			    callObjc, callObjv))
+			    && !(numFrames > 0
+			    && frames[numFrames - 1].kind == RF_SCRIPT)) {
+			/*
+			 * The command itself, when it is not the call of
+			 * the frame just inside nor runs the script's
+			 * compiled body (a top-level loop).
+			 */
+
+			AddEvalFrame(tPtr, frames, &numFrames, cfAddr, &c,
+				resumed, lastProc, callIdx, callObjc, fileObj,
+				line);
+		    }
 		    if (numFrames > 0 && frames[numFrames - 1].kind == RF_SCRIPT
 			    && frames[numFrames - 1].cfAddr != 0 && fileObj
 			    && frames[numFrames - 1].t.file
@@ -781,22 +1059,32 @@ CprofRmReadInterpFrames(
 			    callObjv)) {
 			/* The call site of the frame just inside. */
 		    } else {
-			Tcl_Obj *name;
+			Tcl_Obj *name = NULL;
 			RFrame *rPtr;
+			char text[256];
+			int n = resumed ? 0 : CmdText(tPtr,
+				(uintptr_t) c.data.tebc.codePtr, 0, src, srcLen,
+				text, (int) sizeof(text));
 
 			if (resumed) {
 			    name = lastProc >= 0 ? Tcl_ObjPrintf(
 				    "<coroutine %s>", Tcl_GetString(
 				    frames[lastProc].t.name))
 				    : Tcl_NewStringObj("<coroutine>", -1);
+			} else if (callIdx >= 0 && callIdx == numFrames - 1
+				&& frames[callIdx].kind == RF_PROC
+				&& EnsembleFold(&frames[callIdx], text, n,
+				InvokeObjc(tPtr, &c), callObjc)) {
+			    /* An ensemble's subcommand: one frame. */
 			} else {
-			    name = CmdName(tPtr, (uintptr_t) c.data.tebc.codePtr,
-				    src, srcLen);
+			    name = CmdName(text, n);
 			}
-			rPtr = AddFrame(frames, &numFrames, RF_CMD, name);
-			if (rPtr) {
-			    rPtr->cfAddr = cfAddr;
-			    SetFile(&rPtr->t, where.file, where.line);
+			if (name != NULL) {
+			    rPtr = AddFrame(frames, &numFrames, RF_CMD, name);
+			    if (rPtr) {
+				rPtr->cfAddr = cfAddr;
+				SetFile(&rPtr->t, where.file, where.line);
+			    }
 			}
 		    }
 		    callIdx = -1;
@@ -822,8 +1110,22 @@ CprofRmReadInterpFrames(
 			Tcl_DecrRefCount(where.file);
 		    }
 		} else {
-		    /* A script evaluated from a string: no frame. */
+		    /*
+		     * A command of a script evaluated from a string (Tcl_Eval
+		     * from C, a child interpreter's eval): named from its
+		     * text, unless it invoked the frame just inside.
+		     */
+
+		    if ((c.type == TCL_LOCATION_EVAL
+			    || c.type == TCL_LOCATION_SOURCE)
+			    && c.nline > 0 && c.cmd != NULL && c.len > 0
+			    && !(callIdx >= 0 && EvalInvoked(cfAddr, &c,
+			    callObjc, callObjv))) {
+			AddEvalFrame(tPtr, frames, &numFrames, cfAddr, &c,
+				resumed, lastProc, callIdx, callObjc, NULL, 0);
+		    }
 		    callIdx = -1;
+		    resumed = 0;
 		}
 		cfAddr = (uintptr_t) c.nextPtr;
 	    }
@@ -918,7 +1220,7 @@ CprofRmReadInterpFrames(
 		    }
 		}
 	    }
-	} else if (rPtr->cfAddr) {
+	} else if (rPtr->cfAddr && rPtr->kind != RF_EVAL) {
 	    rPtr->t.after = OwnerOf(owners, numOwners, rPtr->cfAddr);
 	}
     }
@@ -940,12 +1242,25 @@ CprofRmReadInterpFrames(
 	if (fPtr->after >= 0) {
 	    fPtr->after = sPtr->numNative - 1 - fPtr->after;
 	    prevTramp = fPtr->after;
-	} else if (frames[i].kind == RF_SCRIPT) {
+	} else if (frames[i].kind == RF_SCRIPT || frames[i].kind == RF_EVAL) {
+	    /*
+	     * A script's frame goes before the trampoline that runs its
+	     * command; the command's (RF_EVAL) in it.
+	     */
+
+	    /*
+	     * (The command of a script's frame just outside runs in the
+	     * trampoline that frame was placed before.)
+	     */
+
+	    int same = frames[i].kind == RF_EVAL && i + 1 < numFrames
+		    && frames[i + 1].kind == RF_SCRIPT;
+
 	    for (j = 0; j < numTramps; j++) {
 		int k = sPtr->numNative - 1 - tramps[j];
 
-		if (k > prevTramp) {
-		    fPtr->after = k - 1;
+		if (k > prevTramp || (same && k == prevTramp)) {
+		    fPtr->after = (frames[i].kind == RF_SCRIPT) ? k - 1 : k;
 		    prevTramp = k;
 		    break;
 		}

@@ -784,69 +784,6 @@ CprofFramesNew(
     return fPtr;
 }
 
-/*
- * A method's reference let go of: what TclOODelMethodRef does
- * (tclOOMethod.c:270-283), which libtcl does not export.
- */
-
-static void
-LetGoOfMethod(
-    Method *mPtr)
-{
-    if (mPtr->refCount-- <= 1) {
-	if (mPtr->typePtr != NULL && mPtr->typePtr->deleteProc != NULL) {
-	    mPtr->typePtr->deleteProc(mPtr->clientData);
-	}
-	if (mPtr->namePtr != NULL) {
-	    Tcl_DecrRefCount(mPtr->namePtr);
-	}
-	ckfree(mPtr);
-    }
-}
-
-void
-CprofFramesReleaseHeld(
-    CprofFrames *fPtr)
-{
-    Tcl_HashSearch search;
-    Tcl_HashEntry *hPtr;
-
-    for (hPtr = Tcl_FirstHashEntry(&fPtr->procs, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	HeldProc *hpPtr = Tcl_GetHashValue(hPtr);
-
-	if (hpPtr != NULL) {
-	    if (--hpPtr->procPtr->refCount <= 0) {
-		TclProcCleanupProc(hpPtr->procPtr);
-	    }
-	    TclCleanupCommandMacro(hpPtr->cmdPtr);
-	    ckfree(hpPtr);
-	}
-    }
-    for (hPtr = Tcl_FirstHashEntry(&fPtr->methods, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	HeldMethod *hmPtr = Tcl_GetHashValue(hPtr);
-
-	if (hmPtr != NULL) {
-	    LetGoOfMethod(hmPtr->mPtr);
-	    ckfree(hmPtr);
-	}
-    }
-    for (hPtr = Tcl_FirstHashEntry(&fPtr->codes, &search); hPtr != NULL;
-	    hPtr = Tcl_NextHashEntry(&search)) {
-	CprofReleaseSiteKey(CPROF_SITE_BYTECODE,
-		(void *) Tcl_GetHashKey(&fPtr->codes, hPtr));
-    }
-    Tcl_DeleteHashTable(&fPtr->procs);
-    Tcl_DeleteHashTable(&fPtr->methods);
-    Tcl_DeleteHashTable(&fPtr->codes);
-    Tcl_DeleteHashTable(&fPtr->sites);
-    Tcl_InitHashTable(&fPtr->procs, TCL_ONE_WORD_KEYS);
-    Tcl_InitHashTable(&fPtr->methods, TCL_ONE_WORD_KEYS);
-    Tcl_InitHashTable(&fPtr->codes, TCL_ONE_WORD_KEYS);
-    Tcl_InitHashTable(&fPtr->sites, TCL_ONE_WORD_KEYS);
-}
-
 void
 CprofFramesFree(
     CprofFrames *fPtr)

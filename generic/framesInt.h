@@ -112,9 +112,10 @@ typedef struct HeldMethod {
 } HeldMethod;
 
 /*
- * Shared by the two halves: frames.c's letting go of the objects held
- * for naming (framesresolve.c starts afresh when its tables grow past
- * MAX_HELD).
+ * Shared by the two halves: framesresolve.c's letting go of the objects
+ * it held for naming (when its tables grow past MAX_HELD), which frames.c
+ * calls when the reader is freed. (In this direction only: the object
+ * files call each other in no circle, tools/objcycles.)
  */
 
 MODULE_SCOPE void	CprofFramesReleaseHeld(CprofFrames *fPtr);

@@ -7,13 +7,14 @@
 #
 #	BUILDDIR holds the cross-built library, libcbtest.so (the tests' C
 #	extension), the demo's extension, the command-line tool and "tclsh",
-#	which runs the sysroot's tclsh8.6 under qemu-aarch64-static. Each
+#	which runs an aarch64 tclsh (the sysroot's tclsh8.6, or the Tcl 9
+#	that build-aarch64 -tcl9 cross-built) under qemu-aarch64-static. Each
 #	check runs the arm64 tclsh (qemu-user cannot start another arm64
 #	program from inside one, so the host's tclsh drives) and prints one
 #	line, "ok" or "FAILED", with the figures measured; the exit status
 #	is the number of checks that failed.
 #
-#	1. machine: the tclsh is an aarch64 one.
+#	1. machine: the tclsh is an aarch64 one (its Tcl version printed).
 #	2. demo: "tclcprof run" of the bundled demo (examples/tok2column.tcl)
 #	   into a database, read back with "tclcprof export -format folded":
 #	   the mixed Tcl/C chain ::doWork2 > tok2column > tclprim_tok2column
@@ -116,11 +117,12 @@ set helpers {
 
 # --- 1. machine ------------------------------------------------------------
 
-if {[catch {arm {puts $tcl_platform(machine)}} out]} {
+if {[catch {arm {puts [list $tcl_platform(machine) [info patchlevel]]}} out]} {
     check machine 0 $out
     exit 1
 }
-check machine [expr {$out eq "aarch64"}] "tcl_platform(machine) $out"
+check machine [expr {[lindex $out 0] eq "aarch64"}] \
+    "tcl_platform(machine) [lindex $out 0], Tcl [lindex $out 1]"
 
 # --- 2. the demo's mixed tree -----------------------------------------------
 

@@ -449,10 +449,13 @@ void
 CprofRmThreadOwners(
     Target *tPtr)
 {
-    long tidOff = TidOffset();
-    int i, j;
+    long tidOff;
+    int i, j, missing = 0;
 
-    if (tidOff < 0) {
+    for (i = 0; i < tPtr->numTids; i++) {
+	missing += (tPtr->fsBase[i] == 0);
+    }
+    if (missing == 0 || tPtr->numInterps == 0 || (tidOff = TidOffset()) < 0) {
 	return;
     }
     for (i = 0; i < tPtr->numTids; i++) {

@@ -53,6 +53,21 @@
 #include <stddef.h>
 #include <string.h>
 
+/*
+ * Tcl 8.6 and Tcl 9 from one source: byte counts are Tcl_Size in Tcl 9
+ * (int in 8.6, whose tcl.h may lack the name), and Tcl_FreeProc takes a
+ * void * there (a char * in 8.6).
+ */
+
+#if TCL_MAJOR_VERSION < 9 && !defined(TCL_SIZE_MAX)
+typedef int Tcl_Size;
+#endif
+#if TCL_MAJOR_VERSION < 9
+typedef char FreeBlock;
+#else
+typedef void FreeBlock;
+#endif
+
 #define NOFRAME_MERGE __attribute__((noinline, noclone))
 
 /*
@@ -803,7 +818,8 @@ tclprim_tok2column(
     const LangRules *rules;
     const char *text;
     TokStats stats;
-    int column, len, lang, code = TCL_ERROR;
+    int column, lang, code = TCL_ERROR;
+    Tcl_Size len;
 
     if (objc != 4) {
 	Tcl_WrongNumArgs(interp, 1, objv, "language column text");
@@ -842,7 +858,7 @@ tclprim_tok2column(
     rules = (lang == LANG_VHDL) ? &statePtr->vhdl : &statePtr->verilog;
 
     text = Tcl_GetStringFromObj(textObj, &len);
-    tokenize_line(rules, text, len, column, &stats);
+    tokenize_line(rules, text, (int) len, column, &stats);
 
     resultObj = Tcl_NewListObj(0, NULL);
 #define PUT(key, valueObj) \
@@ -883,7 +899,7 @@ tclprim_tok2column(
 
 static void
 FreeState(
-    char *blockPtr)
+    FreeBlock *blockPtr)
 {
     Tok2colState *statePtr = (Tok2colState *) blockPtr;
 
@@ -918,7 +934,7 @@ Tok2column_Init(
 {
     Tok2colState *statePtr;
 
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
+    if (Tcl_InitStubs(interp, "8.6-", 0) == NULL) {
 	return TCL_ERROR;
     }
 

@@ -351,6 +351,39 @@ CprofMethodsRemove(
 }
 
 /*
+ * Whether the chain of a method about to start is the one the command
+ * frame on top started. It is not when the frame was named for a method
+ * implemented in C (no pre-call hook of its own) that the chain does not
+ * hold: that C method is running and calls other methods of its object
+ * through a chain of their own, as Tcl 9's [configure] of
+ * oo::configurable calls the property getters and setters (through
+ * TclOOPrivateObjectCmd, at the frame's level): those get frames of their
+ * own, under the C method's. A filter or a mixin in front of the method
+ * (its chain holds it) claims the frame as before.
+ */
+
+static int
+StartedBy(
+    CprofMethods *mtPtr,
+    const CprofFrame *topPtr,
+    const CallChain *callPtr)
+{
+    const Method *mPtr = (const Method *) topPtr->methodKey;
+    Tcl_Size i;
+
+    if (mPtr == NULL || mPtr->typePtr == NULL || mPtr->typePtr
+	    == mtPtr->capPtr->statePtr->naming.internals->procMethodType) {
+	return 1;
+    }
+    for (i = 0; i < callPtr->numChain; i++) {
+	if (callPtr->chain[i].mPtr == mPtr) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * PreCall --
@@ -429,7 +462,8 @@ PreCall(
 	    && topPtr->objKey == (void *) ctxPtr->oPtr
 	    && topPtr->level == iPtr->numLevels
 	    && topPtr->envPtr == iPtr->execEnvPtr && ctxPtr->index == 0
-	    && !(ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR))) {
+	    && !(ctxPtr->callPtr->flags & (CONSTRUCTOR | DESTRUCTOR))
+	    && StartedBy(mtPtr, topPtr, ctxPtr->callPtr)) {
 	topPtr->flags &= ~CPROF_FRAME_OBJCMD;
 	mtPtr->claimed++;
 	if (topPtr->methodKey != NULL && topPtr->methodKey

@@ -7,13 +7,14 @@
 #
 #	BUILDDIR holds the cross-built library, libcbtest.so (the tests' C
 #	extension), the demo's extension, the command-line tool and "tclsh",
-#	which runs the sysroot's tclsh8.6 under qemu-aarch64-static. Each
+#	which runs an aarch64 tclsh (the sysroot's tclsh8.6, or the Tcl 9
+#	that build-aarch64 -tcl9 cross-built) under qemu-aarch64-static. Each
 #	check runs the arm64 tclsh (qemu-user cannot start another arm64
 #	program from inside one, so the host's tclsh drives) and prints one
 #	line, "ok" or "FAILED", with the figures measured; the exit status
 #	is the number of checks that failed.
 #
-#	1. machine: the tclsh is an aarch64 one.
+#	1. machine: the tclsh is an aarch64 one (its Tcl version printed).
 #	2. demo: "tclcprof run" of the bundled demo (examples/tok2column.tcl)
 #	   into a database, read back with "tclcprof export -format folded":
 #	   the mixed Tcl/C chain ::doWork2 > tok2column > tclprim_tok2column
@@ -33,6 +34,19 @@
 #	   > C in (almost) every sample, C frames in their places among the
 #	   Tcl ones; the drain's fault-safe copy (qemu-user refuses
 #	   process_vm_readv: a pipe there).
+#
+#	6. core: "tclcprof dump CORE" of a core file of the arm64 tclsh,
+#	   killed (SIGABRT, from "exec kill" in ::c) inside ::a > ::b > ::c:
+#	   qemu-user cannot ptrace an arm64 process, but it writes the
+#	   guest's core file (ulimit -c unlimited; qemu_<prog>_<date>_<pid>.core
+#	   in the current directory). The dump, run by the arm64 tclcprof,
+#	   names the signal and shows ::a, ::b, ::c in that order among the
+#	   native frames libdwfl unwinds from the core.
+#
+#	7. live: "tclcprof dump PID" of a running arm64 tclsh cannot work
+#	   under qemu-user (it does not implement ptrace for its guests):
+#	   the clear error "cannot trace process" (TCLCPROF ATTACH PTRACE,
+#	   exit status 1), no hang, and the process runs on.
 #
 #	Under qemu, times mean little: the figures printed are ratios.
 #	Each program run has a watchdog (LIMIT seconds; a check takes 2-20):
@@ -116,11 +130,12 @@ set helpers {
 
 # --- 1. machine ------------------------------------------------------------
 
-if {[catch {arm {puts $tcl_platform(machine)}} out]} {
+if {[catch {arm {puts [list $tcl_platform(machine) [info patchlevel]]}} out]} {
     check machine 0 $out
     exit 1
 }
-check machine [expr {$out eq "aarch64"}] "tcl_platform(machine) $out"
+check machine [expr {[lindex $out 0] eq "aarch64"}] \
+    "tcl_platform(machine) [lindex $out 0], Tcl [lindex $out 1]"
 
 # --- 2. the demo's mixed tree -----------------------------------------------
 
@@ -267,5 +282,75 @@ if {[catch {arm $helpers\n$body} out]} {
             && $hit >= 0.9 * $all}] \
         "capture $capture, stale $stale, ::top > ::mid > cbtest::eval > EvalCmd > ::leaf > cbtest::spin > SpinCmd: $hit of $all samples, copy by $way"
 }
+
+# --- 6. a core file: dump CORE ------------------------------------------------
+
+set cdir [file join $work core]
+file mkdir $cdir
+set script [file join $cdir killed.tcl]
+set fd [open $script w]
+puts $fd {
+    proc c {} { exec kill -ABRT [pid]; after 10000 }
+    proc b {} { c }
+    proc a {} { b }
+    a
+}
+close $fd
+# The arm64 tclsh is killed by the signal (a non-zero exit, expected);
+# qemu writes the guest's core, the host's kernel may write qemu's own
+# ("core"): removed.
+catch {run sh -c "cd [list $cdir] && ulimit -c unlimited && exec [list $tclsh] [list $script]"}
+set cores [glob -nocomplain -directory $cdir qemu_*.core]
+foreach f [glob -nocomplain -directory $cdir core core.*] {
+    file delete $f
+}
+if {[llength $cores] != 1} {
+    check core 0 "no core file of the arm64 tclsh in $cdir (qemu writes qemu_<prog>_<date>_<pid>.core): [glob -nocomplain -directory $cdir *]"
+} elseif {[catch {
+    set core [lindex $cores 0]
+    set text [run $tool dump $core 2>@1]
+    set folded [run $tool dump $core -format folded 2>@1]
+} msg]} {
+    check core 0 $msg
+} else {
+    # The main thread's stack (the one with Tcl frames); its Tcl procs in
+    # order, and whether native frames are outside and inside them.
+    set procs {}
+    set stack {}
+    foreach line [split $folded \n] {
+        if {[regexp {^(.*) [0-9]+$} $line -> st] && [string match *::a* $st]} {
+            set stack [split $st \;]
+        }
+    }
+    foreach f $stack {
+        if {$f in {::a ::b ::c}} {
+            lappend procs $f
+        }
+    }
+    set ia [lsearch -exact $stack ::a]
+    set ic [lsearch -exact $stack ::c]
+    set outer [expr {$ia > 0 && [string match {*\[C\]} [lindex $stack 0]]}]
+    set inner [expr {$ic >= 0 && [string match {*\[C\]} [lindex $stack end]]}]
+    set sig [string match {*signal 6 (SIGABRT)*} [lindex [split $text \n] 0]]
+    check core [expr {$procs eq {::a ::b ::c} && $outer && $inner && $sig}] \
+        "[file tail $core]: [lindex [split $text \n] 0]; Tcl procs in order: $procs (known ::a ::b ::c); native frames outside ::a $outer, inside ::c $inner; [llength $stack] frames: [join [lrange $stack [expr {max(0, $ia - 2)}] end] { > }]"
+}
+
+# --- 7. a live process: the clear error qemu-user leaves -------------------
+
+set script [file join $work sleeper.tcl]
+set fd [open $script w]
+puts $fd {puts ready; flush stdout; after 60000}
+close $fd
+set chan [open |[list $tclsh $script] r]
+gets $chan
+set child [lindex [pid $chan] end]
+set st [catch {run $tool dump $child} msg]
+set alive [expr {![catch {exec kill -0 $child}]}]
+catch {exec kill $child}
+catch {close $chan}
+check live [expr {$st == 1 && [string match "*cannot trace process $child*" $msg]
+        && $alive}] \
+    "dump of a running arm64 tclsh (pid $child) under qemu-user: [lindex [split $msg \n] 0]; process running after: $alive"
 
 exit $failed

@@ -35,9 +35,13 @@
  *	  the layouts of Tcl's structures are those of the private headers
  *	  tclcprof is built with, and offsets inside libtcl (the stubs table,
  *	  TclNRRunCallbacks) are this process's.
- *	- Threads: an interpreter belongs to the thread whose thread pointer
- *	  (fs_base on x86-64) is its threadId; its path from the thread's
- *	  top interpreter is read from Tcl's InterpInfo.
+ *	- Threads: an interpreter belongs to the thread whose pthread_t is
+ *	  its threadId: the thread pointer on x86-64 (fs_base); on aarch64
+ *	  the thread pointer (NT_ARM_TLS) less the offset this process
+ *	  measures between its own, or, when the registers do not say (a
+ *	  core file), the thread whose id the pthread_t holds
+ *	  (CprofRmThreadOwners). Its path from the thread's top interpreter
+ *	  is read from Tcl's InterpInfo.
  *	- Tcl frames: the CallFrame chain of each interpreter from
  *	  iPtr->framePtr (procs, lambdas, methods) merged with its CmdFrame
  *	  chain, as generic/frames.c merges them in the process, continued
@@ -51,10 +55,11 @@
  *	- Splice: a Tcl level runs in one TclNRRunCallbacks frame (a
  *	  trampoline). In Debian's libtcl the trampoline keeps the interp
  *	  in r13, its root callback in r12 and the running callback in rbx
- *	  (DESIGN.md section 10); the pending NRE callbacks of the interp,
- *	  cut at each trampoline's root, say which trampoline each
- *	  suspended bytecode level (TEBCresume's TEBCdata) belongs to, and
- *	  rbx which level each trampoline is running. A Tcl frame goes
+ *	  (x21, x22 and x19 on aarch64: remoteInt.h); the pending NRE
+ *	  callbacks of the interp, cut at each trampoline's root, say which
+ *	  trampoline each suspended bytecode level (TEBCresume's TEBCdata)
+ *	  belongs to, and the running callback which level each trampoline
+ *	  is running. A Tcl frame goes
  *	  right after its trampoline's native frame. A frame not placed so
  *	  goes with the frame outside it (counted in "unplaced").
  *
@@ -66,7 +71,7 @@
 
 #include "remoteInt.h"
 
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
 
 static double
 NowUs(void)
@@ -249,7 +254,7 @@ PrepareProc(
     return TCL_OK;
 }
 
-#endif /* __x86_64__ */
+#endif /* CPROF_RM_SUPPORTED */
 
 /*
  *----------------------------------------------------------------------
@@ -277,7 +282,7 @@ CprofRemoteStacksObjCmd(
 {
     Target target, *tPtr = &target;
     int pid, holdMs = 0, session = 0, code, i;
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
     BoostState boost;
 #endif
     Tcl_Obj *resObj, *threads;
@@ -290,16 +295,15 @@ CprofRemoteStacksObjCmd(
 		"pid|core ?holdMs|executable? ?session?");
 	return TCL_ERROR;
     }
-#if !defined(__x86_64__)
+#ifndef CPROF_RM_SUPPORTED
     /*
-     * Registers, thread pointers and trampoline roles are read the way
-     * x86-64 keeps them (PTRACE_GETREGS, fs_base, DESIGN of the splice):
-     * elsewhere a clear error.
+     * Trampoline registers and thread pointers are read the way x86-64
+     * and aarch64 keep them (remoteInt.h): elsewhere a clear error.
      */
 
     (void) tPtr;
     return CprofRmError(interp, "PLATFORM", "reading another process is "
-	    "supported on x86-64 only");
+	    "supported on x86-64 and aarch64 Linux only");
 #else
     if (Tcl_GetIntFromObj(NULL, objv[1], &pid) != TCL_OK) {
 	const char *s = Tcl_GetString(objv[1]);

@@ -41,6 +41,8 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <sys/procfs.h>
+#include <pthread.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
@@ -63,11 +65,45 @@ typedef struct RemoteTEBCdata {
 #define MAX_INTERPS	64
 #define MAX_CB		100000
 
-/* DWARF register numbers, x86-64. */
-#define DW_RBX		3
-#define DW_RSP		7
-#define DW_R12		12
-#define DW_R13		13
+/*
+ * The platforms the attach layer reads: x86-64 and aarch64 Linux. What
+ * differs between them:
+ *
+ * - The DWARF numbers of the stack pointer and of the callee-saved
+ *   registers in which Tcl's trampoline (TclNRRunCallbacks) keeps, across
+ *   its call of each callback, the interp, its root callback and the
+ *   callback running: rsp, r13, r12, rbx in Debian's x86-64 libtcl8.6 and
+ *   in Tcl 9.0 built with gcc -O2 there; sp, x21, x22, x19 in Debian's
+ *   arm64 libtcl8.6 and in Tcl 9.0 cross-built with gcc -O2 (read off
+ *   their disassembly: objdump -d --disassemble=TclNRRunCallbacks, the
+ *   registers live across its "call *%rcx" / "blr x3"). libdwfl's
+ *   unwinder gives them per frame.
+ * - How a thread's pthread_t (an interp's threadId) is found: x86-64's
+ *   thread pointer (fs_base, in the registers ptrace and the core's
+ *   NT_PRSTATUS give) is its pthread_t; aarch64 keeps the thread pointer
+ *   (TPIDR_EL0) in a register set of its own, NT_ARM_TLS, that a live
+ *   thread gives through PTRACE_GETREGSET and a core file may not hold
+ *   (qemu-user writes none): there the thread of an interp is the one
+ *   whose id its pthread_t holds (CprofRmThreadOwners).
+ */
+
+#if defined(__x86_64__)
+#   define CPROF_RM_SUPPORTED	1
+#   define CPROF_RM_MACHINE	EM_X86_64
+#   define CPROF_RM_MACHINE_NAME "x86-64"
+#   define DW_SP		7
+#   define DW_TRAMP_INTERP	13
+#   define DW_TRAMP_ROOT	12
+#   define DW_TRAMP_RUNNING	3
+#elif defined(__aarch64__)
+#   define CPROF_RM_SUPPORTED	1
+#   define CPROF_RM_MACHINE	EM_AARCH64
+#   define CPROF_RM_MACHINE_NAME "aarch64"
+#   define DW_SP		31
+#   define DW_TRAMP_INTERP	21
+#   define DW_TRAMP_ROOT	22
+#   define DW_TRAMP_RUNNING	19
+#endif
 
 typedef struct Segment {	/* One PT_LOAD of a core file. */
     uintptr_t vaddr;
@@ -93,7 +129,9 @@ typedef struct Target {
     int seized[MAX_THREADS];
     int stopSig[MAX_THREADS];	/* Signal of a signal-delivery-stop, given
 				 * back at detach. */
-    uintptr_t fsBase[MAX_THREADS];	/* Thread pointer of each. */
+    uintptr_t fsBase[MAX_THREADS];	/* The pthread_t of each (its thread
+					 * pointer on x86-64), or 0 when
+					 * unknown. */
 } Target;
 
 typedef struct NFrame {		/* A native frame. */
@@ -101,7 +139,9 @@ typedef struct NFrame {		/* A native frame. */
     uintptr_t sp;
     int activation;
     int isTramp;
-    uintptr_t rbx, r12, r13;
+    uintptr_t tInterp, tRoot, tRunning;	/* A trampoline's interp, root
+					 * callback and running callback
+					 * (DW_TRAMP_*). */
 } NFrame;
 
 typedef struct TFrame {		/* A Tcl frame. */
@@ -139,7 +179,7 @@ typedef struct StackBox {	/* A thread's stack and its target. */
 
 MODULE_SCOPE int	CprofRmError(Tcl_Interp *interp, const char *code,
 			    const char *fmt, ...);
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
 MODULE_SCOPE int	CprofRmReadMem(Target *tPtr, uintptr_t addr, void *buf,
 			    size_t len);
 MODULE_SCOPE Tcl_Obj *	CprofRmReadString(Target *tPtr, uintptr_t addr,
@@ -150,6 +190,7 @@ MODULE_SCOPE void	CprofRmResumeAll(Target *tPtr);
 MODULE_SCOPE int	CprofRmProcessGone(pid_t pid);
 MODULE_SCOPE Tcl_Obj *	CprofRmReadMaps(pid_t pid);
 MODULE_SCOPE long	CprofRmThreadCpu(pid_t pid, pid_t tid);
+MODULE_SCOPE void	CprofRmThreadOwners(Target *tPtr);
 
 /*
  * remoteinterp.c
@@ -193,6 +234,6 @@ MODULE_SCOPE void	CprofRmFreeBoxes(StackBox **boxes);
 
 MODULE_SCOPE int	CprofRmCoreStacks(Tcl_Interp *interp,
 			    const char *path, const char *exe);
-#endif /* __x86_64__ */
+#endif /* CPROF_RM_SUPPORTED */
 
 #endif /* _REMOTEINT_H */

@@ -13,7 +13,7 @@
 
 #include "remoteInt.h"
 
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
 
 static void
 CoreCleanup(
@@ -188,9 +188,11 @@ CprofRmCoreStacks(
     int idLen, ownLen;
     StackBox **boxes;
     Tcl_Obj *resObj;
-    int coreSignal = 0;
+    int coreSignal = 0, hasFileNote = 0;
+    char psargs[ELF_PRARGSZ + 1];
 
     memset(tPtr, 0, sizeof(*tPtr));
+    psargs[0] = '\0';
     elf_version(EV_CURRENT);
     tPtr->coreFd = open(path, O_RDONLY | O_CLOEXEC);
     if (tPtr->coreFd < 0) {
@@ -199,14 +201,14 @@ CprofRmCoreStacks(
     }
     tPtr->coreElf = elf_begin(tPtr->coreFd, ELF_C_READ_MMAP, NULL);
     if (tPtr->coreElf == NULL || gelf_getehdr(tPtr->coreElf, &ehdr) == NULL
-	    || ehdr.e_type != ET_CORE || ehdr.e_machine != EM_X86_64
+	    || ehdr.e_type != ET_CORE || ehdr.e_machine != CPROF_RM_MACHINE
 	    || elf_getphdrnum(tPtr->coreElf, &phnum) != 0) {
 	if (tPtr->coreElf) {
 	    elf_end(tPtr->coreElf);
 	}
 	close(tPtr->coreFd);
 	return CprofRmError(interp, "NOCORE", "\"%s\" is not a process id or "
-		"an x86-64 core file", path);
+		"an " CPROF_RM_MACHINE_NAME " core file", path);
     }
     tPtr->segs = (Segment *) ckalloc(sizeof(Segment) * (phnum + 1));
 
@@ -236,25 +238,61 @@ CprofRmCoreStacks(
 
 	    while (data && (off = gelf_getnote(data, off, &nh, &nameOff,
 		    &descOff)) > 0) {
+		if (nh.n_type == NT_FILE) {
+		    hasFileNote = 1;
+		} else if (nh.n_type == NT_PRPSINFO
+			&& nh.n_descsz >= sizeof(struct elf_prpsinfo)) {
+		    struct elf_prpsinfo ps;
+
+		    memcpy(&ps, (char *) data->d_buf + descOff, sizeof(ps));
+		    memcpy(psargs, ps.pr_psargs, ELF_PRARGSZ);
+		    psargs[ELF_PRARGSZ] = '\0';
+		}
 		if (nh.n_type == NT_PRSTATUS && nh.n_descsz
 			>= sizeof(struct elf_prstatus)
 			&& tPtr->numTids < MAX_THREADS) {
 		    struct elf_prstatus st;
+#if defined(__x86_64__)
 		    struct user_regs_struct regs;
+#endif
 
 		    memcpy(&st, (char *) data->d_buf + descOff, sizeof(st));
-		    memcpy(&regs, &st.pr_reg, sizeof(regs));
 		    if (tPtr->numTids == 0) {
 			coreSignal = st.pr_cursig;
 		    }
 		    tPtr->tids[tPtr->numTids] = st.pr_pid;
-		    tPtr->fsBase[tPtr->numTids] = regs.fs_base;
+#if defined(__x86_64__)
+		    memcpy(&regs, &st.pr_reg, sizeof(regs));
+		    tPtr->fsBase[tPtr->numTids] =
+			    getenv("TCLCPROF_TEST_NO_THREAD_POINTER") ? 0
+			    : regs.fs_base;
+#else
+		    /*
+		     * aarch64's thread pointer is not in NT_PRSTATUS:
+		     * CprofRmThreadOwners finds each thread's pthread_t.
+		     */
+
+		    tPtr->fsBase[tPtr->numTids] = 0;
+#endif
 		    tPtr->numTids++;
 		}
 	    }
 	}
     }
 
+    /*
+     * Without the file mappings (NT_FILE: qemu-user's cores of its guests
+     * have none, and their text segments are not dumped) libdwfl finds
+     * the modules through the executable's dynamic section: the
+     * executable is the command line's first word when that is a file.
+     */
+
+    if (exe == NULL && !hasFileNote && psargs[0] == '/') {
+	psargs[strcspn(psargs, " ")] = '\0';
+	if (access(psargs, R_OK) == 0) {
+	    exe = psargs;
+	}
+    }
     tPtr->dwfl = dwfl_begin(&coreCallbacks);
     if (tPtr->dwfl == NULL || dwfl_core_file_report(tPtr->dwfl,
 	    tPtr->coreElf, exe) < 0) {
@@ -272,7 +310,9 @@ CprofRmCoreStacks(
     if (ft.mod == NULL) {
 	CoreCleanup(tPtr);
 	return CprofRmError(interp, "NOTCL", "core file \"%s\" has no libtcl "
-		"loaded", path);
+		"loaded%s", path, (exe == NULL && !hasFileNote)
+		? " (or its file mappings are not in it: name its executable, "
+		"tclcprof dump CORE EXECUTABLE)" : "");
     }
     if (!CprofRmOwnLibtcl(interp, &ownPath, &stubsOff, &trampOff, &trampSize)) {
 	CoreCleanup(tPtr);
@@ -337,4 +377,4 @@ CprofRmCoreStacks(
     return TCL_ERROR;
 }
 
-#endif /* __x86_64__ */
+#endif /* CPROF_RM_SUPPORTED */

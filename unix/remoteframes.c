@@ -16,7 +16,7 @@
 #include "remoteInt.h"
 #include <tclOOInt.h>
 
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
 
 /*
  *----------------------------------------------------------------------
@@ -918,7 +918,7 @@ CprofRmReadInterpFrames(
      */
 
     for (i = sPtr->numNative - 1; i >= 0; i--) {
-	if (sPtr->native[i].isTramp && sPtr->native[i].r13 == inAddr) {
+	if (sPtr->native[i].isTramp && sPtr->native[i].tInterp == inAddr) {
 	    tramps[numTramps++] = i;
 	}
     }
@@ -937,7 +937,7 @@ CprofRmReadInterpFrames(
 
 	for (cbAddr = (uintptr_t) ee.callbackPtr; cbAddr && steps < MAX_CB;
 		cbAddr = (uintptr_t) cb.nextPtr, steps++) {
-	    while (pos >= 0 && cbAddr == sPtr->native[tramps[pos]].r12) {
+	    while (pos >= 0 && cbAddr == sPtr->native[tramps[pos]].tRoot) {
 		pos--;
 	    }
 	    if (!READ(tPtr, cbAddr, cb)) {
@@ -957,7 +957,7 @@ CprofRmReadInterpFrames(
     for (i = 0; i < numTramps && numOwners < MAX_TD; i++) {
 	NRE_callback cb;
 
-	if (READ(tPtr, sPtr->native[tramps[i]].rbx, cb)) {
+	if (READ(tPtr, sPtr->native[tramps[i]].tRunning, cb)) {
 	    owners[numOwners].td = (uintptr_t) cb.data[0];
 	    owners[numOwners].nat = tramps[i];
 	    numOwners++;
@@ -1289,4 +1289,4 @@ CprofRmReadInterpFrames(
     ckfree(frames);
 }
 
-#endif /* __x86_64__ */
+#endif /* CPROF_RM_SUPPORTED */

@@ -14,7 +14,7 @@
 
 #include "remoteInt.h"
 
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
 
 /*
  *----------------------------------------------------------------------
@@ -347,4 +347,4 @@ CprofRmScanProcInterps(
     fclose(f);
 }
 
-#endif /* __x86_64__ */
+#endif /* CPROF_RM_SUPPORTED */

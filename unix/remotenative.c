@@ -14,7 +14,7 @@
 
 #include "remoteInt.h"
 
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
 
 /*
  *----------------------------------------------------------------------
@@ -46,7 +46,7 @@ FrameCb(
     memset(fPtr, 0, sizeof(*fPtr));
     fPtr->pc = pc;
     fPtr->activation = act;
-    if (dwfl_frame_reg(frame, DW_RSP, &v) == 0) {
+    if (dwfl_frame_reg(frame, DW_SP, &v) == 0) {
 	fPtr->sp = v;
     }
     if (!act) {
@@ -54,14 +54,14 @@ FrameCb(
     }
     if (pc >= tPtr->trampStart && pc < tPtr->trampEnd) {
 	fPtr->isTramp = 1;
-	if (dwfl_frame_reg(frame, DW_RBX, &v) == 0) {
-	    fPtr->rbx = v;
+	if (dwfl_frame_reg(frame, DW_TRAMP_RUNNING, &v) == 0) {
+	    fPtr->tRunning = v;
 	}
-	if (dwfl_frame_reg(frame, DW_R12, &v) == 0) {
-	    fPtr->r12 = v;
+	if (dwfl_frame_reg(frame, DW_TRAMP_ROOT, &v) == 0) {
+	    fPtr->tRoot = v;
 	}
-	if (dwfl_frame_reg(frame, DW_R13, &v) == 0) {
-	    fPtr->r13 = v;
+	if (dwfl_frame_reg(frame, DW_TRAMP_INTERP, &v) == 0) {
+	    fPtr->tInterp = v;
 	}
     }
     return DWARF_CB_OK;
@@ -330,6 +330,7 @@ CprofRmReadThreads(
     int i, j;
 
     dwfl_getthreads(tPtr->dwfl, ThreadCb, boxes);
+    CprofRmThreadOwners(tPtr);
     for (i = 0; i < tPtr->numTids; i++) {
 	ThreadStack *sPtr = &boxes[i]->s;
 
@@ -437,4 +438,4 @@ CprofRmFreeBoxes(
     ckfree(boxes);
 }
 
-#endif /* __x86_64__ */
+#endif /* CPROF_RM_SUPPORTED */

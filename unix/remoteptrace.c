@@ -46,7 +46,72 @@ CprofRmError(
     return TCL_ERROR;
 }
 
-#if defined(__x86_64__)
+#ifdef CPROF_RM_SUPPORTED
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TidOffset, ThreadPointerOffset --
+ *
+ *	Where glibc keeps a thread's id in its struct pthread (a
+ *	pthread_t), and (aarch64) how far the thread pointer lies from
+ *	the pthread_t: measured once on this process's own threads, whose
+ *	glibc is the target's on the same machine. TidOffset scans the
+ *	struct pthread of a thread started for it (its id differs from the
+ *	process id) for that id; -1 when not found.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static pthread_once_t tidOnce = PTHREAD_ONCE_INIT;
+static long tidOffset = -1;
+
+static void *
+TidProbe(
+    void *arg)
+{
+    pid_t self = (pid_t) syscall(SYS_gettid);
+    const unsigned char *p = (const unsigned char *) pthread_self();
+    long off;
+
+    (void) arg;
+    for (off = 0; off < 2048; off += (long) sizeof(pid_t)) {
+	pid_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	if (v == self) {
+	    tidOffset = off;
+	    break;
+	}
+    }
+    return NULL;
+}
+
+static void
+TidInit(void)
+{
+    pthread_t t;
+
+    if (pthread_create(&t, NULL, TidProbe, NULL) == 0) {
+	pthread_join(t, NULL);
+    }
+}
+
+static long
+TidOffset(void)
+{
+    pthread_once(&tidOnce, TidInit);
+    return tidOffset;
+}
+
+#if defined(__aarch64__)
+static uintptr_t
+ThreadPointerOffset(void)
+{
+    return (uintptr_t) __builtin_thread_pointer()
+	    - (uintptr_t) pthread_self();
+}
+#endif
 
 /*
  *----------------------------------------------------------------------
@@ -254,7 +319,7 @@ CprofRmStopAll(
     Tcl_Interp *interp,
     Target *tPtr)
 {
-    int round, i, j, n, added;
+    int round, i, j, n, added, noThreadPointer;
     pid_t now[MAX_THREADS];
 
     tPtr->numTids = 0;
@@ -310,9 +375,20 @@ CprofRmStopAll(
 	return CprofRmError(interp, "NOPID", "no such process: %d",
 		(int) tPtr->pid);
     }
+    /*
+     * Tests: the thread pointers left unread, as an aarch64 core file
+     * leaves them, so that CprofRmThreadOwners is exercised here too.
+     */
+
+    noThreadPointer = getenv("TCLCPROF_TEST_NO_THREAD_POINTER") != NULL;
     for (i = 0; i < tPtr->numTids; i++) {
 	int status;
+#if defined(__x86_64__)
 	struct user_regs_struct regs;
+#else
+	uint64_t tp = 0;
+	struct iovec iov;
+#endif
 
 	/*
 	 * Wait for the interrupt's stop. A signal that arrived first stops
@@ -329,11 +405,76 @@ CprofRmStopAll(
 	if ((status >> 16) == 0) {
 	    tPtr->stopSig[i] = WSTOPSIG(status);
 	}
+#if defined(__x86_64__)
 	if (ptrace(PTRACE_GETREGS, tPtr->tids[i], NULL, &regs) == 0) {
 	    tPtr->fsBase[i] = regs.fs_base;
 	}
+#else
+	/*
+	 * aarch64: the thread pointer, TPIDR_EL0, is a register set of its
+	 * own; the pthread_t lies at the offset from it this process
+	 * measures on its own thread (the same glibc's layout). Else 0:
+	 * CprofRmThreadOwners then matches the thread by its id.
+	 */
+
+	iov.iov_base = &tp;
+	iov.iov_len = sizeof(tp);
+	if (ptrace(PTRACE_GETREGSET, tPtr->tids[i], (void *) NT_ARM_TLS,
+		&iov) == 0 && iov.iov_len == sizeof(tp) && tp != 0) {
+	    tPtr->fsBase[i] = (uintptr_t) tp - ThreadPointerOffset();
+	}
+#endif
+	if (noThreadPointer) {
+	    tPtr->fsBase[i] = 0;
+	}
     }
     return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofRmThreadOwners --
+ *
+ *	The pthread_t of each thread whose registers did not give it (an
+ *	aarch64 core file, whose notes hold no NT_ARM_TLS when qemu-user
+ *	wrote it): that of the interp whose threadId, a glibc struct
+ *	pthread, holds the thread's id at the offset where this process's
+ *	own hold theirs (TidOffset). Threads without an interp keep 0.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofRmThreadOwners(
+    Target *tPtr)
+{
+    long tidOff;
+    int i, j, missing = 0;
+
+    for (i = 0; i < tPtr->numTids; i++) {
+	missing += (tPtr->fsBase[i] == 0);
+    }
+    if (missing == 0 || tPtr->numInterps == 0 || (tidOff = TidOffset()) < 0) {
+	return;
+    }
+    for (i = 0; i < tPtr->numTids; i++) {
+	if (tPtr->fsBase[i] != 0) {
+	    continue;
+	}
+	for (j = 0; j < tPtr->numInterps; j++) {
+	    Tcl_ThreadId owner;
+	    pid_t tid;
+
+	    if (READ(tPtr, tPtr->interps[j] + offsetof(Interp, threadId),
+		    owner) && owner != NULL
+		    && READ(tPtr, (uintptr_t) owner + tidOff, tid)
+		    && tid == tPtr->tids[i]) {
+		tPtr->fsBase[i] = (uintptr_t) owner;
+		break;
+	    }
+	}
+    }
 }
 
 
@@ -417,4 +558,4 @@ CprofRmThreadCpu(
     return (long) (ut + st);
 }
 
-#endif /* __x86_64__ */
+#endif /* CPROF_RM_SUPPORTED */

@@ -941,6 +941,8 @@ typedef struct CprofTimeline {
     uint64_t changes;		/* Adds so far (the store's flushes). */
     uint64_t lastTimed;		/* The latest time added. */
     int coarsened;		/* Times the width doubled. */
+    uint64_t lostCells;		/* Weight kept in no cell (one bucket,
+				 * CPROF_TIME_CELLS stacks in it). */
 } CprofTimeline;
 
 MODULE_SCOPE void	CprofTimelineInit(CprofTimeline *tlPtr);

@@ -237,7 +237,7 @@ AddCell(
     hPtr = Tcl_FindHashEntry(&tlPtr->cellIndex, (char *) key);
     if (hPtr == NULL) {
 	while (tlPtr->numCells >= CPROF_TIME_CELLS
-		&& tlPtr->width < ((uint64_t) 1 << 62)) {
+		&& tlPtr->numBuckets > 1) {
 	    Coarsen(tlPtr);
 	    b /= 2;
 	    key[1] = b;
@@ -249,7 +249,13 @@ AddCell(
     }
     if (hPtr == NULL) {
 	if (tlPtr->numCells >= CPROF_TIME_CELLS) {
-	    return;				/* (Not reached.) */
+	    /*
+	     * One bucket left, with as many stacks as cells: the node's
+	     * weight stays in the bucket's weight, without a cell.
+	     */
+
+	    tlPtr->lostCells += weight;
+	    return;
 	}
 	if (tlPtr->numCells == tlPtr->capCells) {
 	    tlPtr->capCells = tlPtr->capCells ? 2 * tlPtr->capCells : 256;
@@ -352,6 +358,10 @@ CprofTimelineObj(
 		Tcl_NewWideIntObj((Tcl_WideInt) tlPtr->weights[i]));
     }
     Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("weights", -1), wObj);
+    if (tlPtr->lostCells > 0) {
+	Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("lost", -1),
+		Tcl_NewWideIntObj((Tcl_WideInt) tlPtr->lostCells));
+    }
     if (tlPtr->mem != NULL) {
 	Tcl_Obj *liveObj = Tcl_NewListObj(0, NULL);
 	Tcl_Obj *peakObj = Tcl_NewListObj(0, NULL);

@@ -592,8 +592,15 @@ CprofMemoryDrain(
 		mPtr->liveBytes, mPtr->liveBytes);
     }
     BatchFlush(statePtr, mPtr);
-    CprofTimelineMemory(&mPtr->tree.timeline, now, start, mPtr->liveBytes,
-	    mPtr->liveBytes);
+    if (mPtr->running) {
+	/*
+	 * The live bytes up to now (not after the run: a drain of a
+	 * stopped profile, data's, adds no time to it).
+	 */
+
+	CprofTimelineMemory(&mPtr->tree.timeline, now, start,
+		mPtr->liveBytes, mPtr->liveBytes);
+    }
     if (n > 0 || events != NULL) {
 	CprofMemDone(events, n);
     }

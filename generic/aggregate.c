@@ -63,6 +63,7 @@ CprofTreeInit(
     treePtr->nodes[0].firstChild = -1;
     treePtr->nodes[0].nextSibling = -1;
     treePtr->nodes[0].exact = -1;
+    CprofTimelineInit(&treePtr->timeline);
 }
 
 void
@@ -70,6 +71,7 @@ CprofTreeFree(
     CprofTree *treePtr)
 {
     CprofNameRelease(&treePtr->refs);
+    CprofTimelineFree(&treePtr->timeline);
     Tcl_DeleteHashTable(&treePtr->frameIndex);
     Tcl_DeleteHashTable(&treePtr->childIndex);
     Tcl_DeleteHashTable(&treePtr->lineIndex);
@@ -348,6 +350,10 @@ CprofTreeAddTail(
     }
     treePtr->weight += weight;
     treePtr->nodes[node].self += weight;
+    if (!treePtr->timeline.manual && treePtr->timeline.origin != 0) {
+	CprofTimelineAdd(&treePtr->timeline, node,
+		CprofClockNs(CLOCK_MONOTONIC), 0, weight);
+    }
     for (; node >= 0; node = treePtr->nodes[node].parent) {
 	treePtr->nodes[node].total += weight;
     }
@@ -375,6 +381,9 @@ CprofTreeAddTail(
 typedef struct NodeProc {
     void (*proc)(void *data, int node, Tcl_Obj *dictObj);
     void *data;
+    Tcl_Obj **times;		/* Per node its timeline's cells, or NULL
+				 * (timeline.c). */
+    Tcl_Obj *timesKey;
 } NodeProc;
 
 /*
@@ -454,6 +463,9 @@ NodeDict(
     }
     if (npPtr->proc != NULL) {
 	npPtr->proc(npPtr->data, node, dictObj);
+    }
+    if (npPtr->times != NULL && npPtr->times[node] != NULL) {
+	Tcl_DictObjPut(NULL, dictObj, npPtr->timesKey, npPtr->times[node]);
     }
     if (lineLists != NULL && lineLists[2 * node] != NULL) {
 	Tcl_DictObjPut(NULL, dictObj, keys[7], lineLists[2 * node]);
@@ -561,7 +573,15 @@ CprofTreeToObjEx(
     }
     np.proc = nodeProc;
     np.data = data;
+    np.times = treePtr->noTimes ? NULL
+	    : CprofTimelineNodeLists(&treePtr->timeline, treePtr->numNodes);
+    np.timesKey = Tcl_NewStringObj("times", -1);
+    Tcl_IncrRefCount(np.timesKey);
     resultObj = TreeDicts(treePtr, exactPtr, keys, lineLists, &np);
+    Tcl_DecrRefCount(np.timesKey);
+    if (np.times != NULL) {
+	ckfree(np.times);
+    }
     if (lineLists != NULL) {
 	ckfree(lineLists);
     }
@@ -1372,6 +1392,25 @@ CprofAddSampleTo(
     }
     leaf = CprofTreeAddLines(treePtr, frames, withExact ? exact : NULL,
 	    fileIds, lines, kept, samplePtr->count, samplePtr->weight);
+    if (treePtr->timeline.manual) {
+	/* (Memory samples: memory.c adds their bytes.) */
+    } else if (samplePtr->flags & CPROF_SAMPLE_SPAN) {
+	/*
+	 * A spooled sample (the samples merged of a thread that ran no Tcl
+	 * for a while): spread over the time they were taken in.
+	 */
+
+	CprofTimelineSpread(&treePtr->timeline, leaf, samplePtr->timeNs,
+		samplePtr->timeEndNs, (uint64_t) statePtr->startNs,
+		samplePtr->weight);
+    } else if (samplePtr->timeNs != 0) {
+	CprofTimelineAdd(&treePtr->timeline, leaf, samplePtr->timeNs,
+		(uint64_t) statePtr->startNs, samplePtr->weight);
+    } else {
+	CprofTimelineSpread(&treePtr->timeline, leaf, 0,
+		CprofClockNs(CLOCK_MONOTONIC), (uint64_t) statePtr->startNs,
+		samplePtr->weight);
+    }
     statePtr->hasData = 1;
     if (keptTcl != NULL) {
 	ckfree(keptTcl);

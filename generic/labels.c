@@ -46,7 +46,8 @@
 #define LABEL_MAX_KEYS	32	/* Keys in a set. */
 #define LABEL_MAX_LEN	256	/* Bytes of a key or a value. */
 #define LABEL_MAX_SETS	65536	/* Sets interned in the process. */
-#define LABEL_INTERPS	16	/* Interpreters of a thread looked at. */
+#define LABEL_INTERPS	16	/* Interpreters of a thread looked at, at
+				 * first (the arrays grow as needed). */
 #define LABEL_CHAIN	16	/* Resumers followed from a coroutine. */
 #define TOMB		((void *) 1)
 
@@ -79,10 +80,14 @@ typedef struct LabelScope {
 
 struct CprofLabelThread {
     LabelTable *volatile table;	/* NULL until labels are first used. */
-    void **volatile envAddr[LABEL_INTERPS];
+    void **volatile *volatile envAddr;
 				/* &iPtr->execEnvPtr of the interpreters
-				 * that used labels, or NULL. */
-    Tcl_Interp *interps[LABEL_INTERPS];
+				 * that used labels, or NULL; capInterps
+				 * of them, grown in normal context (a new
+				 * array published before numInterps
+				 * counts its new slots). */
+    Tcl_Interp **interps;	/* The interpreters (normal context). */
+    int capInterps;
     volatile int numInterps;	/* Slots of envAddr once used. */
     uint64_t seq;
     LabelScope *cScopes;	/* The C interface's pushes, innermost */
@@ -334,6 +339,7 @@ CprofLabelsNow(
     const CprofLabelThread *ltPtr)
 {
     LabelTable *tPtr;
+    void **volatile *envAddr;
     int i, n, best = 0;
     uint64_t bestSeq = 0;
 
@@ -345,8 +351,10 @@ CprofLabelsNow(
 	return 0;
     }
     n = ltPtr->numInterps;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    envAddr = ltPtr->envAddr;
     for (i = 0; i < n; i++) {
-	void **addr = ltPtr->envAddr[i];
+	void **addr = envAddr[i];
 	ExecEnv *eePtr;
 	int depth;
 
@@ -378,11 +386,50 @@ CprofLabelsNow(
  * InterpSlot, InterpGone --
  *
  *	An interpreter's place among those the lookup looks at, taken at
- *	its first use of labels (-1 when all are taken); its entries and
+ *	its first use of labels (the arrays grown when all are taken); its
+ *	entries and
  *	place let go when it is deleted.
  *
  *----------------------------------------------------------------------
  */
+
+/*
+ * Room for more interpreters: new arrays, twice the size, the old
+ * entries copied. The new envAddr is published before numInterps counts
+ * a slot of it, and the old one freed at once: the handler that reads it
+ * runs in this thread (a signal of its own, or the memory hooks of its
+ * allocations), so none is reading it once this code runs again.
+ */
+
+static void
+Grow(
+    CprofLabelThread *ltPtr)
+{
+    int cap = ltPtr->capInterps ? 2 * ltPtr->capInterps : LABEL_INTERPS;
+    void **volatile *oldAddr = ltPtr->envAddr, **volatile *newAddr;
+    Tcl_Interp **newInterps;
+    int i;
+
+    CprofMemGuard(1);			/* The profiler's, not counted. */
+    newAddr = (void **volatile *) ckalloc(cap * sizeof(void *));
+    newInterps = (Tcl_Interp **) ckalloc(cap * sizeof(Tcl_Interp *));
+    for (i = 0; i < cap; i++) {
+	newAddr[i] = (i < ltPtr->capInterps) ? oldAddr[i] : NULL;
+	newInterps[i] = (i < ltPtr->capInterps) ? ltPtr->interps[i] : NULL;
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ltPtr->envAddr, newAddr, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (oldAddr != NULL) {
+	ckfree((void *) oldAddr);
+    }
+    if (ltPtr->interps != NULL) {
+	ckfree(ltPtr->interps);
+    }
+    ltPtr->interps = newInterps;
+    ltPtr->capInterps = cap;
+    CprofMemGuard(0);
+}
 
 static int
 InterpSlot(
@@ -400,8 +447,8 @@ InterpSlot(
 	}
     }
     if (free < 0) {
-	if (ltPtr->numInterps == LABEL_INTERPS) {
-	    return -1;
+	if (ltPtr->numInterps == ltPtr->capInterps) {
+	    Grow(ltPtr);
 	}
 	free = ltPtr->numInterps;
     }
@@ -652,15 +699,7 @@ Begin(
     scopePtr->interp = interp;
     scopePtr->env = env;
     scopePtr->id = id;
-    if (InterpSlot(ltPtr, interp) < 0) {
-	/*
-	 * A seventeenth interpreter of the thread: its labels are not
-	 * looked at.
-	 */
-
-	scopePtr->env = NULL;
-	return TCL_OK;
-    }
+    (void) InterpSlot(ltPtr, interp);	/* (Grows as needed.) */
     sPtr = Find(ltPtr->table, env);
     scopePtr->had = (sPtr != NULL);
     scopePtr->oldId = sPtr ? sPtr->id : 0;

@@ -173,6 +173,7 @@ ClearFigures(
      */
 
     CprofTreeReset(&mPtr->tree);
+    mPtr->tree.timeline.manual = 1;	/* Bytes, added by the drain. */
     if (mPtr->figs != NULL
 	    && (size_t) mPtr->capFigs * sizeof(MemFig) > CPROF_KEEP_BYTES) {
 	ckfree(mPtr->figs);
@@ -349,6 +350,8 @@ CprofMemoryFree(
     statePtr->memPtr = NULL;
 }
 
+static Tcl_WideInt	Round(double v);
+
 /*
  *----------------------------------------------------------------------
  *
@@ -488,10 +491,13 @@ CprofMemoryDrain(
     CprofMemEvent *events;
     int n, i;
     unsigned epoch;
+    uint64_t now, start;
 
     if (mPtr == NULL) {
 	return;
     }
+    now = CprofClockNs(CLOCK_MONOTONIC);
+    start = (uint64_t) statePtr->startNs;
     if (mPtr->drainPtr != NULL) {
 	*mPtr->drainPtr = 0;
     }
@@ -520,6 +526,8 @@ CprofMemoryDrain(
 	    mPtr->liveBytes -= recPtr->bytes;
 	    mPtr->liveObjects -= recPtr->objects;
 	    mPtr->frees++;
+	    CprofTimelineMemory(&mPtr->tree.timeline, events[i].timeNs, start,
+		    mPtr->liveBytes, mPtr->liveBytes);
 	    continue;
 	}
 
@@ -560,6 +568,8 @@ CprofMemoryDrain(
 	} else {
 	    recPtr->node = AddRecord(statePtr, mPtr, recPtr, 1);
 	}
+	CprofTimelineAdd(&mPtr->tree.timeline, recPtr->node,
+		events[i].timeNs, start, (uint64_t) Round(recPtr->bytes));
 	fPtr = Fig(mPtr, recPtr->node);
 	fPtr->allocBytes += recPtr->bytes;
 	fPtr->allocObjects += recPtr->objects;
@@ -578,8 +588,19 @@ CprofMemoryDrain(
 		mPtr->peakSeq = mPtr->seq;
 	    }
 	}
+	CprofTimelineMemory(&mPtr->tree.timeline, events[i].timeNs, start,
+		mPtr->liveBytes, mPtr->liveBytes);
     }
     BatchFlush(statePtr, mPtr);
+    if (mPtr->running) {
+	/*
+	 * The live bytes up to now (not after the run: a drain of a
+	 * stopped profile, data's, adds no time to it).
+	 */
+
+	CprofTimelineMemory(&mPtr->tree.timeline, now, start,
+		mPtr->liveBytes, mPtr->liveBytes);
+    }
     if (n > 0 || events != NULL) {
 	CprofMemDone(events, n);
     }
@@ -753,7 +774,22 @@ CprofMemoryTreeObj(
 	CprofTreeFree(&empty);
 	return objPtr;
     }
+    treePtr->noTimes = (view != 0 || count);
     return CprofTreeToObjEx(treePtr, NULL, PutFigures, statePtr->memPtr);
+}
+
+/*
+ * The memory tree's timeline (timeline.c: bytes allocated, live and peak
+ * per bucket), NULL when it has none.
+ */
+
+Tcl_Obj *
+CprofMemoryTimelineObj(
+    CprofState *statePtr)
+{
+    CprofMemory *mPtr = statePtr->memPtr;
+
+    return (mPtr == NULL) ? NULL : CprofTimelineObj(&mPtr->tree.timeline);
 }
 
 /*

@@ -330,6 +330,17 @@ CprofDataObjCmd(
  *----------------------------------------------------------------------
  */
 
+static void
+PutTimeline(
+    Tcl_Obj *dictObj,
+    const char *key,
+    Tcl_Obj *timelineObj)
+{
+    if (timelineObj != NULL) {
+	PUT(dictObj, key, timelineObj);
+    }
+}
+
 Tcl_Obj *
 CprofProfileValue(
     CprofInterp *ciPtr,
@@ -363,12 +374,15 @@ CprofProfileValue(
 	PUT(resultObj, "meta", metaObj);
 	PUT(resultObj, "tree", CprofMemoryTreeObj(statePtr,
 		view < 0 ? 0 : view, count));
+	PutTimeline(resultObj, "timeline", CprofMemoryTimelineObj(statePtr));
 	return resultObj;
     }
     PUT(resultObj, "meta", CprofMetaDict(ciPtr));
     switch (mode) {
     case CPROF_MODE_SAMPLE:
 	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, NULL));
+	PutTimeline(resultObj, "timeline",
+		CprofTimelineObj(&statePtr->tree.timeline));
 	if (statePtr->options.memory) {
 	    /*
 	     * -mode {sample memory}: the memory tree too, as a file keeps
@@ -376,10 +390,14 @@ CprofProfileValue(
 	     */
 
 	    PUT(resultObj, "memory", CprofMemoryTreeObj(statePtr, 0, 0));
+	    PutTimeline(resultObj, "memory_timeline",
+		    CprofMemoryTimelineObj(statePtr));
 	}
 	break;
     case CPROF_MODE_BOTH:
 	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, exactPtr));
+	PutTimeline(resultObj, "timeline",
+		CprofTimelineObj(&statePtr->tree.timeline));
 	PUT(resultObj, "exact", CprofExactTreeObj(exactPtr,
 		ciPtr->sessionPtr != NULL));
 	break;

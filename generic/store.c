@@ -58,7 +58,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#define SCHEMA_VERSION	4
+#define SCHEMA_VERSION	5
 #define OLDEST_VERSION	1	/* The oldest schema still read. */
 #define APPLICATION_ID	0x74637066	/* "tcpf" */
 #define BUSY_TIMEOUT_MS	5000
@@ -196,6 +196,28 @@
 "  key TEXT NOT NULL,\n" \
 "  value TEXT NOT NULL,\n" \
 "  PRIMARY KEY (frame, key)\n" \
+") WITHOUT ROWID;\n"
+
+/*
+ * Version 5: timelines (timeline.c), one row per run and tree (0, or 2:
+ * the memory tree of -mode {sample memory}): the width of a bucket, the
+ * weight per bucket, for memory trees the live and peak bytes per bucket
+ * (Tcl lists), and the weight per bucket of the samples that ended at
+ * each node (node_times: a Tcl list of node id and {bucket weight ...}).
+ * Rewritten whole by each flush.
+ */
+
+#define TIMELINES_SQL \
+"CREATE TABLE IF NOT EXISTS timelines (\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  tree INTEGER NOT NULL,\n" \
+"  width_ns INTEGER NOT NULL,\n" \
+"  buckets INTEGER NOT NULL,\n" \
+"  weights TEXT NOT NULL,\n" \
+"  live TEXT NOT NULL DEFAULT '',\n" \
+"  peak TEXT NOT NULL DEFAULT '',\n" \
+"  node_times TEXT NOT NULL DEFAULT '',\n" \
+"  PRIMARY KEY (run, tree)\n" \
 ") WITHOUT ROWID;\n"
 
 #define DISPLAY_NAME(f) \
@@ -348,6 +370,7 @@ COVERAGE_COMMANDS_SQL
 HANDLERS_SQL
 THREADS_SQL
 FRAME_LABELS_SQL
+TIMELINES_SQL
 FRAME_VIEWS_SQL
 "CREATE INDEX nodes_parent ON nodes(run, tree, parent);\n";
 
@@ -404,6 +427,13 @@ FRAME_VIEWS_SQL;
 
 static const char upgrade3Sql[] =
 FRAME_LABELS_SQL;
+
+/*
+ * Version 4 to 5: the table of timelines added.
+ */
+
+static const char upgrade4Sql[] =
+TIMELINES_SQL;
 
 static const char *const stmtSql[ST_COUNT] = {
     "SELECT id FROM frames WHERE kind = ?1 AND name = ?2 AND tclkind = ?3"
@@ -697,6 +727,12 @@ UpgradeSchema(
 	rc = sqlite3_exec(db, upgrade3Sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK) {
 	    version = 4;
+	}
+    }
+    if (rc == SQLITE_OK && version == 4) {
+	rc = sqlite3_exec(db, upgrade4Sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+	    version = 5;
 	}
     }
     if (rc == SQLITE_OK) {
@@ -1113,6 +1149,8 @@ CprofDbForgetShadows(
     storePtr->trees[0].count = 0;
     storePtr->trees[1].count = 0;
     storePtr->trees[2].count = 0;
+    storePtr->trees[0].timeChanges = 0;
+    storePtr->trees[2].timeChanges = 0;
     storePtr->numMemFrames = 0;
     storePtr->numMemFigs = 0;
     storePtr->numLines = 0;

@@ -77,6 +77,8 @@ typedef struct NodeRec {
 typedef struct ShadowTree {
     NodeRec *recs;
     int count, cap;
+    uint64_t timeChanges;	/* Its timeline's changes as last written
+				 * (+1; 0: not written). */
 } ShadowTree;
 
 struct CprofStore {
@@ -150,6 +152,8 @@ MODULE_SCOPE void	CprofDbBindObj(sqlite3_stmt *stmt, int index,
 MODULE_SCOPE void	CprofDbBindNumber(sqlite3_stmt *stmt, int index,
 			    Tcl_Obj *valueObj);
 MODULE_SCOPE int	CprofDbExec(sqlite3_stmt *stmt);
+MODULE_SCOPE int	CprofDbWriteTimeline(CprofStore *storePtr, int tree,
+			    Tcl_Obj *timelineObj, Tcl_Obj *nodeTimesObj);
 MODULE_SCOPE int	CprofDbLabelRows(CprofStore *storePtr, int64_t frameId,
 			    const char *set);
 

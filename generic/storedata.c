@@ -38,14 +38,14 @@ enum {
     DK_CHILDREN, DK_FILE, DK_LINE, DK_CALLER, DK_SELF_LINES,
     DK_CALLER_LINES, DK_ORIGIN, DK_INTERP, DK_THREAD, DK_ALLOC_BYTES,
     DK_ALLOC_OBJECTS, DK_LIVE_BYTES, DK_LIVE_OBJECTS, DK_PEAK_BYTES,
-    DK_PEAK_OBJECTS, DK_COUNT
+    DK_PEAK_OBJECTS, DK_TIMES, DK_COUNT
 };
 static const char *const dataKeyNames[DK_COUNT] = {
     "name", "kind", "tclkind", "module", "self", "total", "calls",
     "total_ns", "self_ns", "min_ns", "max_ns", "suspended_ns", "children",
     "file", "line", "caller", "self_lines", "caller_lines", "origin", "interp", "thread",
     "alloc_bytes", "alloc_objects", "live_bytes", "live_objects",
-    "peak_bytes", "peak_objects"
+    "peak_bytes", "peak_objects", "times"
 };
 
 typedef struct DataWriter {
@@ -55,6 +55,8 @@ typedef struct DataWriter {
 				 * id. */
     int nextLine;		/* Id of the next node_lines row... */
     int nextMemLine;		/* ...and memory_node_lines row. */
+    Tcl_Obj *nodeTimes;		/* The tree being written: {node times
+				 * ...} of its nodes with times. */
 } DataWriter;
 
 static int		DataNodeLines(DataWriter *wPtr, int memory,
@@ -258,6 +260,13 @@ DataTree(
 	sqlite3_bind_int(stmt, 14, recursive);
 	sqlite3_bind_int(stmt, 15, 1);
 	rc = CprofDbExec(stmt);
+	if (DataGet(wPtr, nodeObj, DK_TIMES) != NULL
+		&& wPtr->nodeTimes != NULL) {
+	    Tcl_ListObjAppendElement(NULL, wPtr->nodeTimes,
+		    Tcl_NewWideIntObj((Tcl_WideInt) id));
+	    Tcl_ListObjAppendElement(NULL, wPtr->nodeTimes,
+		    DataGet(wPtr, nodeObj, DK_TIMES));
+	}
 	if (rc == SQLITE_OK && memory) {
 	    sqlite3_stmt *memStmt = storePtr->stmts[ST_MEM_NODE];
 
@@ -542,6 +551,37 @@ DataThreadEvents(
     return rc;
 }
 
+/*
+ * A sampled or memory tree (0 or 2) and its timeline, if it has one (the
+ * nodes' times collected as the tree is written).
+ */
+
+static int
+DataTimedTree(
+    DataWriter *wPtr,
+    int tree,
+    int memory,
+    Tcl_Obj *rootObj,
+    Tcl_Obj *timelineObj)
+{
+    int rc;
+
+    if (timelineObj != NULL) {
+	wPtr->nodeTimes = Tcl_NewListObj(0, NULL);
+	Tcl_IncrRefCount(wPtr->nodeTimes);
+    }
+    rc = DataTree(wPtr, tree, memory, rootObj);
+    if (timelineObj != NULL) {
+	if (rc == SQLITE_OK) {
+	    rc = CprofDbWriteTimeline(wPtr->storePtr, tree, timelineObj,
+		    wPtr->nodeTimes);
+	}
+	Tcl_DecrRefCount(wPtr->nodeTimes);
+	wPtr->nodeTimes = NULL;
+    }
+    return rc;
+}
+
 static int
 DataBody(
     DataWriter *wPtr,
@@ -555,8 +595,9 @@ DataBody(
     int i, rc;
     Tcl_Size n;
 
-    rc = DataTree(wPtr, 0, strcmp(mode, "memory") == 0,
-	    CprofDbMetaGet(profileObj, "tree", NULL));
+    rc = DataTimedTree(wPtr, 0, strcmp(mode, "memory") == 0,
+	    CprofDbMetaGet(profileObj, "tree", NULL),
+	    CprofDbMetaGet(profileObj, "timeline", NULL));
     if (rc == SQLITE_OK && strcmp(mode, "both") == 0) {
 	rc = DataTree(wPtr, 1, 0, CprofDbMetaGet(profileObj, "exact", NULL));
     }
@@ -566,8 +607,8 @@ DataBody(
 	 * -mode {sample memory}: the memory tree as tree 2.
 	 */
 
-	rc = DataTree(wPtr, 2, 1, CprofDbMetaGet(profileObj, "memory",
-		NULL));
+	rc = DataTimedTree(wPtr, 2, 1, CprofDbMetaGet(profileObj, "memory",
+		NULL), CprofDbMetaGet(profileObj, "memory_timeline", NULL));
     }
     if (rc == SQLITE_OK) {
 	rc = DataHandlers(wPtr, profileObj);
@@ -787,6 +828,7 @@ CprofStoreSaveData(
     if (code == TCL_OK) {
 	writer.storePtr = storePtr;
 	writer.nextLine = writer.nextMemLine = 0;
+	writer.nodeTimes = NULL;
 	for (i = 0; i < DK_COUNT; i++) {
 	    writer.keys[i] = Tcl_NewStringObj(dataKeyNames[i], -1);
 	    Tcl_IncrRefCount(writer.keys[i]);

@@ -195,7 +195,9 @@ LoadTree(
 				 * (schema version 3). */
     int memory,			/* The run's memory tree: its nodes have
 				 * rows in memory_nodes. */
-    Tcl_Obj **treeObjPtr)
+    Tcl_Obj **treeObjPtr,
+    Tcl_Obj **timelinePtr)	/* Trees 0 and 2: their timeline, if
+				 * kept, else left alone. */
 {
     static const char *const figKeys[] = {
 	"calls", "total_ns", "self_ns", "min_ns", "max_ns"
@@ -205,6 +207,7 @@ LoadTree(
     Tcl_HashTable lineLists;	/* 2 * node id (+1 for caller lines) ->
 				 * the node's C source lines. */
     Tcl_HashTable memFigs;	/* Node id -> its memory figures. */
+    Tcl_HashTable nodeTimes;	/* Node id -> its times. */
     static const char *const memKeys[] = {
 	"alloc_bytes", "alloc_objects", "live_bytes", "live_objects",
 	"peak_bytes", "peak_objects"
@@ -280,6 +283,52 @@ LoadTree(
 	sqlite3_finalize(stmt);
     }
 
+    /*
+     * The timeline (none in a file made before they were kept, version
+     * 4 and older): the dict of timeline.c, and each node's times.
+     */
+
+    Tcl_InitHashTable(&nodeTimes, TCL_ONE_WORD_KEYS);
+    if (timelinePtr != NULL && sqlite3_prepare_v2(db, "SELECT width_ns,"
+	    " buckets, weights, live, peak, node_times FROM timelines"
+	    " WHERE run = ?1 AND tree = ?2", -1, &stmt, NULL) == SQLITE_OK) {
+	sqlite3_bind_int64(stmt, 1, runId);
+	sqlite3_bind_int(stmt, 2, tree);
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+	    Tcl_Obj *tlObj = Tcl_NewDictObj(), *listObj = SCOL(5), **elems;
+	    Tcl_Size n;
+
+	    SPUT(tlObj, "width_ns", SCOL(0));
+	    SPUT(tlObj, "buckets", SCOL(1));
+	    SPUT(tlObj, "weights", SCOL(2));
+	    if (sqlite3_column_bytes(stmt, 3) > 0) {
+		SPUT(tlObj, "live", SCOL(3));
+		SPUT(tlObj, "peak", SCOL(4));
+	    }
+	    *timelinePtr = tlObj;
+	    Tcl_IncrRefCount(listObj);
+	    if (Tcl_ListObjGetElements(NULL, listObj, &n, &elems) == TCL_OK) {
+		for (k = 0; k + 1 < n; k += 2) {
+		    Tcl_WideInt node;
+
+		    if (Tcl_GetWideIntFromObj(NULL, elems[k], &node)
+			    != TCL_OK) {
+			continue;
+		    }
+		    hPtr = Tcl_CreateHashEntry(&nodeTimes,
+			    (char *) (intptr_t) node, &isNew);
+		    if (!isNew) {
+			Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(hPtr));
+		    }
+		    Tcl_IncrRefCount(elems[k + 1]);
+		    Tcl_SetHashValue(hPtr, elems[k + 1]);
+		}
+	    }
+	    Tcl_DecrRefCount(listObj);
+	}
+	sqlite3_finalize(stmt);
+    }
+
     rc = sqlite3_prepare_v2(db, hasInterp
 	    ? "SELECT n.id, n.parent, f.kind, f.name,"
 	    " f.tclkind, f.module, n.self, n.total, n.calls, n.total_ns,"
@@ -296,6 +345,7 @@ LoadTree(
     if (rc != SQLITE_OK) {
 	FreeObjTable(&lineLists);
 	FreeObjTable(&memFigs);
+	FreeObjTable(&nodeTimes);
 	SharedFree(&shared);
 	return rc;
     }
@@ -354,6 +404,10 @@ LoadTree(
 		Tcl_DictObjDone(&ds);
 	    }
 	}
+	hPtr = Tcl_FindHashEntry(&nodeTimes, (char *) (intptr_t) id);
+	if (hPtr != NULL) {
+	    SPUT(dictObj, "times", (Tcl_Obj *) Tcl_GetHashValue(hPtr));
+	}
 	for (k = 0; k < 2; k++) {
 	    hPtr = Tcl_FindHashEntry(&lineLists,
 		    (char *) (intptr_t) (2 * id + k));
@@ -394,6 +448,7 @@ LoadTree(
     FreeObjTable(&pending);
     FreeObjTable(&lineLists);
     FreeObjTable(&memFigs);
+    FreeObjTable(&nodeTimes);
     SharedFree(&shared);
     if (rc != SQLITE_DONE) {
 	if (rootObj != NULL) {
@@ -665,6 +720,7 @@ CprofStoreLoad(
     sqlite3 *db;
     sqlite3_stmt *stmt;
     Tcl_Obj *resultObj = NULL, *metaObj = NULL, *treeObj, *listObj;
+    Tcl_Obj *timelineObj;
     char *mode = NULL;
     int rc, hasLines = 0, hasEvents = 0, hasInterp = 0;
 
@@ -718,14 +774,18 @@ CprofStoreLoad(
     resultObj = Tcl_NewDictObj();
     Tcl_IncrRefCount(resultObj);
     PUT(resultObj, "meta", metaObj);
+    timelineObj = NULL;
     rc = LoadTree(db, runId, 0, hasInterp, strcmp(mode, "memory") == 0,
-	    &treeObj);
+	    &treeObj, &timelineObj);
     if (rc != SQLITE_OK) {
 	goto dbError;
     }
     PUT(resultObj, "tree", treeObj);
+    if (timelineObj != NULL) {
+	PUT(resultObj, "timeline", timelineObj);
+    }
     if (strcmp(mode, "both") == 0) {
-	rc = LoadTree(db, runId, 1, hasInterp, 0, &treeObj);
+	rc = LoadTree(db, runId, 1, hasInterp, 0, &treeObj, NULL);
 	if (rc != SQLITE_OK) {
 	    goto dbError;
 	}
@@ -753,11 +813,16 @@ CprofStoreLoad(
 	}
 	rc = SQLITE_OK;
 	if (hasMemory) {
-	    rc = LoadTree(db, runId, 2, hasInterp, 1, &treeObj);
+	    timelineObj = NULL;
+	    rc = LoadTree(db, runId, 2, hasInterp, 1, &treeObj,
+		    &timelineObj);
 	    if (rc != SQLITE_OK) {
 		goto dbError;
 	    }
 	    PUT(resultObj, "memory", treeObj);
+	    if (timelineObj != NULL) {
+		PUT(resultObj, "memory_timeline", timelineObj);
+	    }
 	}
     }
     if (strcmp(mode, "sample") != 0 && strcmp(mode, "memory") != 0) {

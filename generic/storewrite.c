@@ -29,6 +29,8 @@ static int		FlushTreeEx(CprofStore *storePtr,
 			    int withLines);
 static int		FlushNodeLines(CprofStore *storePtr, int memory,
 			    CprofTree *treePtr);
+static int		FlushTimeline(CprofStore *storePtr,
+			    CprofTree *treePtr, int tree);
 
 /*
  *----------------------------------------------------------------------
@@ -358,8 +360,117 @@ FlushTreeEx(
 	    return rc;
 	}
     }
-    return withLines ? FlushNodeLines(storePtr, withLines == 2, treePtr)
-	    : SQLITE_OK;
+    if (withLines) {
+	rc = FlushNodeLines(storePtr, withLines == 2, treePtr);
+    } else {
+	rc = SQLITE_OK;
+    }
+    if (rc == SQLITE_OK && (tree == 0 || tree == 2)) {
+	rc = FlushTimeline(storePtr, treePtr, tree);
+    }
+    return rc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDbWriteTimeline --
+ *
+ *	The row of timelines of tree 'tree' of the run, replaced, from a
+ *	timeline dict (timeline.c, CprofTimelineObj) and the flat list
+ *	{node {bucket weight ...} ...} of its nodes (node: its id in the
+ *	run's tree).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofDbWriteTimeline(
+    CprofStore *storePtr,
+    int tree,
+    Tcl_Obj *timelineObj,
+    Tcl_Obj *nodeTimesObj)
+{
+    static const char *const keys[] = {"width_ns", "buckets", "weights",
+	    "live", "peak"};
+    sqlite3_stmt *stmt;
+    int rc, i;
+
+    rc = sqlite3_prepare_v2(storePtr->db, "INSERT OR REPLACE INTO"
+	    " timelines (run, tree, width_ns, buckets, weights, live, peak,"
+	    " node_times) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &stmt,
+	    NULL);
+    if (rc != SQLITE_OK) {
+	return rc;
+    }
+    sqlite3_bind_int64(stmt, 1, storePtr->runId);
+    sqlite3_bind_int(stmt, 2, tree);
+    for (i = 0; i < 5; i++) {
+	Tcl_Obj *valueObj = CprofDbMetaGet(timelineObj, keys[i], NULL);
+
+	if (i < 2) {
+	    Tcl_WideInt w = 0;
+
+	    if (valueObj != NULL) {
+		Tcl_GetWideIntFromObj(NULL, valueObj, &w);
+	    }
+	    sqlite3_bind_int64(stmt, 3 + i, w);
+	} else if (valueObj != NULL) {
+	    CprofDbBindObj(stmt, 3 + i, valueObj);
+	} else {
+	    CprofDbBindText(stmt, 3 + i, "");
+	}
+    }
+    if (nodeTimesObj != NULL) {
+	CprofDbBindObj(stmt, 8, nodeTimesObj);
+    } else {
+	CprofDbBindText(stmt, 8, "");
+    }
+    rc = CprofDbExec(stmt);
+    sqlite3_finalize(stmt);
+    return rc;
+}
+
+/*
+ * A tree's timeline, when it changed since it was last written.
+ */
+
+static int
+FlushTimeline(
+    CprofStore *storePtr,
+    CprofTree *treePtr,
+    int tree)
+{
+    ShadowTree *shPtr = &storePtr->trees[tree];
+    CprofTimeline *tlPtr = &treePtr->timeline;
+    Tcl_Obj *timelineObj, *nodeTimesObj, **lists;
+    int i, rc;
+
+    if (tlPtr->origin == 0 || shPtr->timeChanges == tlPtr->changes + 1) {
+	return SQLITE_OK;
+    }
+    timelineObj = CprofTimelineObj(tlPtr);
+    Tcl_IncrRefCount(timelineObj);
+    nodeTimesObj = Tcl_NewListObj(0, NULL);
+    Tcl_IncrRefCount(nodeTimesObj);
+    lists = CprofTimelineNodeLists(tlPtr, treePtr->numNodes);
+    if (lists != NULL) {
+	for (i = 0; i < treePtr->numNodes; i++) {
+	    if (lists[i] != NULL) {
+		Tcl_ListObjAppendElement(NULL, nodeTimesObj,
+			Tcl_NewIntObj(i));
+		Tcl_ListObjAppendElement(NULL, nodeTimesObj, lists[i]);
+	    }
+	}
+	ckfree(lists);
+    }
+    rc = CprofDbWriteTimeline(storePtr, tree, timelineObj, nodeTimesObj);
+    Tcl_DecrRefCount(timelineObj);
+    Tcl_DecrRefCount(nodeTimesObj);
+    if (rc == SQLITE_OK) {
+	shPtr->timeChanges = tlPtr->changes + 1;
+    }
+    return rc;
 }
 
 /*
@@ -1139,7 +1250,7 @@ FlushBody(
 	static const char *const tables[] = {
 	    "nodes", "lines", "events", "coverage_commands",
 	    "coverage_lines", "coverage_procs", "node_lines", "memory_nodes",
-	    "memory_node_lines",
+	    "memory_node_lines", "timelines",
 	    NULL
 	};
 	int i;

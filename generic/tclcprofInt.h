@@ -792,6 +792,9 @@ typedef char CprofTclRefBits[(CPROF_KIND_COUNT <= 16
 						 * holds raw references,
 						 * named at the drain
 						 * (frames.c). */
+#define CPROF_SAMPLE_SPAN		0x40	/* A spooled sample: the samples
+						 * merged in it were taken from
+						 * timeNs to timeEndNs. */
 #define CPROF_SAMPLE_FRAMES_CHECK	0x20	/* -capture check: the raw
 						 * references follow the
 						 * level stack's frames, to
@@ -808,6 +811,9 @@ typedef struct CprofSample {
 				 * none. */
     uint32_t unused;
     uint64_t timeNs;		/* CLOCK_MONOTONIC at the signal. */
+    uint64_t timeEndNs;		/* CPROF_SAMPLE_SPAN: the last merged
+				 * sample's time (not written by the
+				 * handler otherwise). */
     uintptr_t ip[CPROF_NATIVE_MAX];	/* ip[0] is the interrupted PC;
 					 * the others return addresses. */
     uintptr_t cfa[CPROF_NATIVE_MAX];	/* Stack pointer of each frame (the
@@ -898,6 +904,63 @@ typedef struct CprofNodeLine {
     uint64_t weight;
 } CprofNodeLine;
 
+/*
+ * The timeline of a tree (timeline.c): weights per bucket of time since
+ * the run started, per node per bucket, and a memory tree's live bytes.
+ */
+
+#define CPROF_TIME_BUCKETS	256	/* Buckets at most. */
+#define CPROF_TIME_WIDTH0	10000000u	/* First width: 10 ms. */
+#define CPROF_TIME_CELLS	(1 << 20)	/* (node, bucket) cells at
+						 * most. */
+
+typedef struct CprofTimeCell {
+    int node;
+    int bucket;
+    uint64_t weight;
+} CprofTimeCell;
+
+typedef struct CprofTimeMem {
+    double live;		/* Live bytes last seen in the bucket. */
+    double peak;		/* The most seen in it. */
+    int seen;
+} CprofTimeMem;
+
+typedef struct CprofTimeline {
+    uint64_t origin;		/* CLOCK_MONOTONIC ns of bucket 0's start,
+				 * 0: nothing added yet. */
+    uint64_t width;		/* Ns per bucket. */
+    int numBuckets;		/* The last bucket used + 1. */
+    int manual;			/* 1: the drain adds nothing (memory.c adds
+				 * bytes itself). */
+    uint64_t weights[CPROF_TIME_BUCKETS];
+    CprofTimeMem *mem;		/* Memory trees: CPROF_TIME_BUCKETS, or
+				 * NULL. */
+    CprofTimeCell *cells;
+    int numCells, capCells;
+    Tcl_HashTable cellIndex;	/* (node, bucket) -> index in cells. */
+    uint64_t changes;		/* Adds so far (the store's flushes). */
+    uint64_t lastTimed;		/* The latest time added. */
+    int coarsened;		/* Times the width doubled. */
+    uint64_t lostCells;		/* Weight kept in no cell (one bucket,
+				 * CPROF_TIME_CELLS stacks in it). */
+} CprofTimeline;
+
+MODULE_SCOPE void	CprofTimelineInit(CprofTimeline *tlPtr);
+MODULE_SCOPE void	CprofTimelineFree(CprofTimeline *tlPtr);
+MODULE_SCOPE void	CprofTimelineAdd(CprofTimeline *tlPtr, int node,
+			    uint64_t timeNs, uint64_t start,
+			    uint64_t weight);
+MODULE_SCOPE void	CprofTimelineSpread(CprofTimeline *tlPtr, int node,
+			    uint64_t fromNs, uint64_t timeNs, uint64_t start,
+			    uint64_t weight);
+MODULE_SCOPE void	CprofTimelineMemory(CprofTimeline *tlPtr,
+			    uint64_t timeNs, uint64_t start, double live,
+			    double high);
+MODULE_SCOPE Tcl_Obj *	CprofTimelineObj(const CprofTimeline *tlPtr);
+MODULE_SCOPE Tcl_Obj **	CprofTimelineNodeLists(const CprofTimeline *tlPtr,
+			    int numNodes);
+
 typedef struct CprofTree {
     CprofFrameDef *frames;
     int numFrames, capFrames;
@@ -912,6 +975,9 @@ typedef struct CprofTree {
     int numLines, capLines;
     Tcl_HashTable lineIndex;	/* (node, child, file, line) -> index. */
     int lastLeaf;		/* The node the last sample added ended at. */
+    CprofTimeline timeline;	/* Its samples over time (timeline.c). */
+    int noTimes;		/* 1: its dicts leave the nodes' times out
+				 * (a memory view other than alloc). */
     CprofNameRefs refs;		/* The names of its frames and files. */
 } CprofTree;
 
@@ -1569,6 +1635,8 @@ typedef struct CprofMemRec {
 typedef struct CprofMemEvent {
     CprofMemRec *recPtr;
     int isFree;			/* 0: sampled allocation; 1: its free. */
+    uint64_t timeNs;		/* CLOCK_MONOTONIC when queued (the
+				 * timeline). */
 } CprofMemEvent;
 
 typedef struct CprofMemTotals {
@@ -1616,6 +1684,7 @@ MODULE_SCOPE int	CprofMemoryView(Tcl_Interp *interp, Tcl_Obj *viewObj,
 MODULE_SCOPE Tcl_Obj *	CprofMemoryTreeObj(CprofState *statePtr, int view,
 			    int count);
 MODULE_SCOPE Tcl_Obj *	CprofMemoryDict(CprofState *statePtr);
+MODULE_SCOPE Tcl_Obj *	CprofMemoryTimelineObj(CprofState *statePtr);
 MODULE_SCOPE CprofTree *CprofMemoryPrepare(CprofState *statePtr, int view,
 			    int count);
 MODULE_SCOPE void	CprofMemoryFigures(CprofState *statePtr, int node,

@@ -46,8 +46,8 @@ namespace eval ::tclcprof::difflib {
     namespace path ::tclcprof::reportlib
 
     variable optionNames {
-	-channel -db -file -floor -format -limit -metric -normalize -stat
-	-threshold -view
+	-by -channel -db -file -floor -format -label -limit -metric -normalize
+	-stat -threshold -view
     }
     # The options of the comparison, and those of its flame graph.
     variable tableOptions {-channel -floor -limit -metric -stat -threshold}
@@ -136,6 +136,8 @@ proc ::tclcprof::difflib::ParseOptions {arglist} {
 	Fail [list VALUE -channel [dict get $o -channel]] "-channel is for\
 	    text output: it cannot be used with -format dict"
     }
+    # -label, -by (labels.tcl), checked as report checks them.
+    LabelOptions $o
     variable tableOptions
     variable htmlOptions
     set format [dict get $o -format]
@@ -163,7 +165,7 @@ proc ::tclcprof::difflib::ParseOptions {arglist} {
 
 proc ::tclcprof::difflib::Html {base new o} {
     set eo [dict create -format html]
-    foreach opt {-file -normalize -view} {
+    foreach opt {-file -normalize -view -label -by} {
 	if {[dict exists $o $opt]} {
 	    dict set eo $opt [dict get $o $opt]
 	}
@@ -254,7 +256,7 @@ proc ::tclcprof::difflib::Side {spec o} {
 	} else {
 	    set profile [::tclcprof::mergelib::MergeParts $rep]
 	}
-	lassign [Figures $profile $metric] unit figures
+	lassign [Figures $profile $metric $o] unit figures
 	if {$unit eq ""} {
 	    continue
 	}
@@ -312,9 +314,16 @@ proc ::tclcprof::difflib::CheckRun {profile who} {
 #
 #	The metric's figure for each command of a profile, and for the
 #	whole (command ""), with its unit (ns, samples or calls), or an
-#	empty unit when the profile has no such figures.
+#	empty unit when the profile has no such figures. A command is
+#	{name kind}, or {name kind set} with -by: the profile is first cut
+#	by -label and -by (labels.tcl), and with -by each set of labels at
+#	the top of the tree (every sample's, in a sampled tree) counts its
+#	commands apart.
 
-proc ::tclcprof::difflib::Figures {profile metric} {
+proc ::tclcprof::difflib::Figures {profile metric {o {}}} {
+    set profile [Labels $o $profile]
+    lassign [LabelOptions $o] filter by
+    set split [expr {$by ne "*" && [llength $by]}]
     set meta [dict get $profile meta]
     set mode [dict get $meta mode]
     set exact [expr {$mode in {exact both}}]
@@ -328,18 +337,41 @@ proc ::tclcprof::difflib::Figures {profile metric} {
 	set view exact
 	set unit [expr {$metric eq "calls" ? "calls" : "ns"}]
     }
-    set rows [::tclcprof::report -data $profile -type flat -format dict \
-	-min 0 -view $view]
+    set treeKey [expr {$mode eq "both" && $view eq "exact" ? "exact"
+	: "tree"}]
+    # The parts counted apart: {set profile} (set "" for all, or for
+    # what ran without one of the sets of -by).
+    set parts [list [list "" $profile]]
+    if {$split} {
+	set parts [SplitBySets $profile $treeKey]
+    }
     # The program's main script is "<script>" whatever its file (see
     # MainScripts).
-    set mains [MainScripts [dict get $profile [expr {$mode eq "both"
-	&& $view eq "exact" ? "exact" : "tree"}]]]
+    set mains [MainScripts [dict get $profile $treeKey]]
     set figures {}
     set whole 0
-    foreach row $rows {
+    set rows {}
+    foreach part $parts {
+	lassign $part set p
+	if {[dict get $p $treeKey total] == 0
+		&& ![llength [dict get $p $treeKey children]]} {
+	    continue
+	}
+	foreach row [::tclcprof::report -data $p -type flat -format dict \
+		-min 0 -view $view] {
+	    if {[dict get $row kind] ne "labels"} {
+		lappend rows [list $set $row]
+	    }
+	}
+    }
+    foreach pair $rows {
+	lassign $pair set row
 	set key [list [dict get $row name] [dict get $row kind]]
 	if {[dict get $row kind] eq "tcl" && [dict get $row name] in $mains} {
 	    set key [list <script> tcl]
+	}
+	if {$set ne ""} {
+	    lappend key $set
 	}
 	switch -- $metric {
 	    calls {
@@ -355,6 +387,9 @@ proc ::tclcprof::difflib::Figures {profile metric} {
 		    : [dict get $row total]}]
 	    }
 	}
+	if {[dict exists $figures $key]} {
+	    set v [expr {$v + [dict get $figures $key]}]
+	}
 	dict set figures $key $v
     }
     if {$metric ne "calls"} {
@@ -364,6 +399,58 @@ proc ::tclcprof::difflib::Figures {profile metric} {
     }
     dict set figures {} $whole
     return [list $unit $figures]
+}
+
+# SplitBySets --
+#	A profile (cut by -by) as parts: {set profile} for each node of a
+#	set of labels at the top of its tree (under the root, or under a
+#	thread's root), the profile holding that node alone; and {"" p},
+#	p holding the rest.
+
+proc ::tclcprof::difflib::SplitBySets {profile treeKey} {
+    set root [dict get $profile $treeKey]
+    set rest {}
+    set sets {}
+    foreach c [dict get $root children] {
+	if {[dict get $c kind] eq "labels"} {
+	    lappend sets [dict get $c name] [list $c]
+	} elseif {[dict get $c kind] eq "thread"} {
+	    # A thread's sets, each under a copy of the thread's root.
+	    set others {}
+	    foreach k [dict get $c children] {
+		if {[dict get $k kind] eq "labels"} {
+		    set t [dict replace $c self 0 total [dict get $k total] \
+			children [list $k]]
+		    lappend sets [dict get $k name] [list $t]
+		} else {
+		    lappend others $k
+		}
+	    }
+	    set sum [dict get $c self]
+	    foreach k $others {
+		incr sum [dict get $k total]
+	    }
+	    lappend rest [dict replace $c total $sum children $others]
+	} else {
+	    lappend rest $c
+	}
+    }
+    set parts {}
+    foreach {set kids} $sets {
+	set total 0
+	foreach k $kids {
+	    incr total [dict get $k total]
+	}
+	lappend parts [list $set [dict replace $profile $treeKey \
+	    [dict replace $root self 0 total $total children $kids]]]
+    }
+    set total [dict get $root self]
+    foreach k $rest {
+	incr total [dict get $k total]
+    }
+    lappend parts [list "" [dict replace $profile $treeKey \
+	[dict replace $root total $total children $rest]]]
+    return $parts
 }
 
 # MainScripts --
@@ -480,6 +567,7 @@ proc ::tclcprof::difflib::Compare {o b n} {
 	    }
 	    set row [dict create test $test label $label \
 		command [lindex $cmd 0] kind [lindex $cmd 1] \
+		labels [lindex $cmd 2] \
 		base $bv new $nv delta $delta \
 		pct [expr {$pct eq "" ? "" : double(round($pct * 10)) / 10}]]
 	    if {$delta > 0} {
@@ -579,6 +667,9 @@ proc ::tclcprof::difflib::Text {o result} {
 	    set who [Escape [dict get $row label]]
 	    if {[dict get $row command] ne ""} {
 		append who "  " [Frame [dict get $row command] [dict get $row kind]]
+	    }
+	    if {[dict get $row labels] ne ""} {
+		append who " \[[Escape [dict get $row labels]]\]"
 	    }
 	    lappend lines [format "%10s %10s %11s %8s  %s" \
 		[Value $unit [dict get $row base]] \

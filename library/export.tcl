@@ -37,7 +37,7 @@ namespace eval ::tclcprof::exportlib {
     namespace path ::tclcprof::reportlib
 
     variable optionNames {-base -basedb -baserun -by -count -data -db -file
-	-format -label -min -normalize -run -thread -view}
+	-format -from -label -min -normalize -run -thread -to -view}
     variable formats {callgrind chrome dot folded html pprof speedscope}
 
     # Which tree of a profile of mode both each format uses with -view
@@ -172,8 +172,9 @@ proc ::tclcprof::exportlib::ParseOptions {arglist} {
 	}
 	dict set o $opt $v
     }
-    # -label, -by (labels.tcl).
+    # -label, -by (labels.tcl); -from, -to (timeline.tcl).
     LabelOptions $o
+    TimeOptions $o
     if {![dict exists $o -format]} {
 	Fail {VALUE -format} "-format is needed: one of [join \
 		[lrange $formats 0 end-1] {, }] or [lindex $formats end]"
@@ -280,10 +281,13 @@ proc ::tclcprof::exportlib::Export {o profile} {
 	}
 	return [Chrome $profile]
     }
-    # -thread, and the frames of other interpreters named (threads.tcl);
-    # -label and -by (labels.tcl).
-    set profile [Labels $o [Threads $o $profile]]
+    # -from and -to (timeline.tcl); -thread, and the frames of other
+    # interpreters named (threads.tcl); -label and -by (labels.tcl).
+    set profile [Labels $o [Threads $o [TimeRange $o $profile]]]
     set t [Load $profile [TreeKey $o $profile $format]]
+    if {$format eq "html"} {
+	set t [TimelineData $t $profile [TreeKey $o $profile $format]]
+    }
     switch -- $format {
 	folded {return [Folded $t]}
 	speedscope {return [Speedscope $t $profile]}

@@ -62,7 +62,7 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
   max-width: 70em; padding: 4px 6px; overflow: hidden; white-space: pre;
   font: 12px monospace; background: #ffffe6; border: 1px solid #999;
   box-shadow: 1px 1px 4px rgba(0, 0, 0, 0.25); }
-</style>
+@TLSTYLE@</style>
 </head>
 <body>
 <div id="head"><div id="title"></div><div id="info"></div></div>
@@ -78,7 +78,7 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
 </div>
 <div id="legend" hidden><span id="lminus"></span><span id="lbar"></span><span
   id="lplus"></span><span id="ltext"></span></div>
-<div id="wrap"><canvas id="flame"></canvas></div>
+@TLHTML@<div id="wrap"><canvas id="flame"></canvas></div>
 <div id="tip"></div>
 <script id="tclcprof-data" type="application/json">@DATA@</script>
 <script>@SCRIPT@</script>
@@ -556,6 +556,7 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
     scaleChanges();
   }
 
+  // @TLSCRIPT@
   // For scripts (and tests): what is drawn where.
   window.tclcprofFlame = {
     layout: function () { return layout; },
@@ -568,7 +569,9 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
     // weight), the largest, the scale shown.
     change: function (n) { return DF ? change(n) : null; },
     maxChange: function () { return maxChange; },
-    scale: function () { return DF ? (normalized ? "normalized" : "absolute") : null; }
+    scale: function () { return DF ? (normalized ? "normalized" : "absolute") : null; },
+    // The timeline chart (exporttimeline.tcl), null without one.
+    timeline: function () { return TL ? TL.api : null; }
   };
   render();
 })();
@@ -583,6 +586,9 @@ body { margin: 0; font: 13px sans-serif; color: #222; background: #fff; }
 proc ::tclcprof::exportlib::Html {t {diff {}}} {
     variable htmlPage
     variable htmlScript
+    variable timelineHtml
+    variable timelineStyle
+    variable timelineScript
 
     set meta [dict get $t meta]
     set exact [dict get $t exact]
@@ -652,10 +658,23 @@ proc ::tclcprof::exportlib::Html {t {diff {}}} {
 		\n\"base\":\[[JsonNumbers [dict get $diff base]]\],\
 		\n\"bself\":\[[JsonNumbers [dict get $diff bself]]\]\}"
     }
+    # The timeline chart (exporttimeline.tcl), of a profile with one.
+    set tlData ""
+    set tlParts [list @TLHTML@ "" @TLSTYLE@ ""]
+    set script [string map [list "// @TLSCRIPT@" ""] $htmlScript]
+    if {[dict exists $t timelineJson] && ![dict size $diff]} {
+	set tlData ",\n\"timeline\":[dict get $t timelineJson]"
+	set tlParts [list @TLHTML@ $timelineHtml @TLSTYLE@ $timelineStyle]
+	set script [string map [list "// @TLSCRIPT@" $timelineScript] \
+		$htmlScript]
+    } else {
+	set script [string map [list "// @TLSCRIPT@" \
+		"var TL = null;"] $htmlScript]
+    }
     set data "\{\"title\":[JsonString $title],\"info\":[JsonString $info],\
-	    \"exact\":[expr {$exact ? "true" : "false"}],\"unit\":\"$unit\",\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"threads\":\[[join [dict values [ThreadRoots $t]] ,]\],\n\"calls\":\[$calls\]$diffData\}"
+	    \"exact\":[expr {$exact ? "true" : "false"}],\"unit\":\"$unit\",\n\"labels\":\[[join $labels ,]\],\n\"kinds\":\[[join $kinds ,]\],\n\"extra\":\[[join $extra ,]\],\n\"frame\":\[[join [dict get $t fid] ,]\],\n\"self\":\[$self\],\n\"total\":\[$total\],\n\"nkids\":\[[join $nkids ,]\],\n\"threads\":\[[join [dict values [ThreadRoots $t]] ,]\],\n\"calls\":\[$calls\]$diffData$tlData\}"
     return [string map [list @TITLE@ [HtmlText $title] @DATA@ $data \
-	    @SCRIPT@ $htmlScript] $htmlPage]
+	    @SCRIPT@ $script {*}$tlParts] $htmlPage]
 }
 
 # JsonNumbers --

@@ -12,7 +12,8 @@
 #	maximum. Call sites (per file, line, command) and coverage counts
 #	(per command, per line) are summed the same way, the procedures
 #	defined are the union of the runs'. Events, a timeline of each run,
-#	are left out. Its meta says what was merged (merged: the file and
+#	are left out; timelines (of samples and memory over time) are
+#	summed with the runs aligned at their start (timeline.tcl). Its meta says what was merged (merged: the file and
 #	run id of each part; runs: how many runs were summed) and sums or
 #	averages the runs' figures (see MergeMeta).
 #
@@ -43,7 +44,7 @@ namespace eval ::tclcprof::mergelib {
     # tclkind, module, file, line ...) are the first node's.
     variable computed {self total calls total_ns self_ns min_ns max_ns
 	suspended_ns children self_lines caller_lines alloc_bytes
-	alloc_objects live_bytes live_objects peak_bytes peak_objects}
+	alloc_objects live_bytes live_objects peak_bytes peak_objects times}
 
     # A memory tree's figures, summed node by node.
     variable memoryKeys {alloc_bytes alloc_objects live_bytes live_objects
@@ -595,6 +596,8 @@ proc ::tclcprof::mergelib::AddTree {profile treeKey} {
     foreach k {base self total fig susp parent child slines clines mem} {
 	set M($T,$k) [set $k]
     }
+    # Timelines (timeline.tcl).
+    AddTimes $profile $T $to $inNode
 }
 
 # SumTrees --
@@ -661,7 +664,7 @@ proc ::tclcprof::mergelib::End {} {
     foreach T $M(trees) {
 	dict set profile $T [TreeDict $T]
     }
-    return [dict merge $profile [SidesDict $mode]]
+    return [TimesEnd [dict merge $profile [SidesDict $mode]]]
 }
 
 # TreeDict --
@@ -701,6 +704,11 @@ proc ::tclcprof::mergelib::TreeDict {T} {
 	    foreach k $memoryKeys {
 		dict set node $k 0
 	    }
+	}
+	# Timelines (timeline.tcl), before the lines as a profile has them.
+	set times [NodeTimesOf $T $m]
+	if {[llength $times]} {
+	    dict set node times $times
 	}
 	foreach {key var} {self_lines slines caller_lines clines} {
 	    set lines [lindex $M($T,$var) $m]

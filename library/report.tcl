@@ -39,8 +39,8 @@ namespace eval ::tclcprof {
 
 namespace eval ::tclcprof::reportlib {
     variable optionNames {
-	-by -channel -count -data -db -focus -format -hide -label -limit -min
-	-run -sort -thread -type -view
+	-by -channel -count -data -db -focus -format -from -hide -label -limit
+	-min -run -sort -thread -to -type -view
     }
 
     # The exact figures of a node, in the order they are kept.
@@ -300,7 +300,7 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 	switch -- $opt {
 	    -type {
 		set v [Enum $opt $v type {callees callers components\
-			coverage events flat lines tree}]
+			coverage events flat lines timeline tree}]
 	    }
 	    -sort {
 		set v [Enum $opt $v "sort key" \
@@ -347,8 +347,9 @@ proc ::tclcprof::reportlib::ParseOptions {arglist} {
 	dict set o $opt $v
 	dict set given $opt 1
     }
-    # -label, -by (labels.tcl).
+    # -label, -by (labels.tcl); -from, -to (timeline.tcl).
     LabelOptions $o
+    TimeOptions $o
 
     if {[dict get $o -sort] eq ""} {
 	dict set o -sort [expr {[dict get $o -type] in {flat coverage}
@@ -398,10 +399,17 @@ proc ::tclcprof::reportlib::CheckChannel {chan} {
 proc ::tclcprof::reportlib::Report {o profile} {
     variable byteWeights 0
     set type [dict get $o -type]
+    # -from and -to (timeline.tcl; the timeline type reads the range).
+    if {$type ne "timeline"} {
+	set profile [TimeRange $o $profile]
+    }
     # -thread, and the frames of other interpreters named (threads.tcl).
     set profile [Threads $o $profile]
     # -label and -by (labels.tcl).
     set profile [Labels $o $profile]
+    if {$type eq "timeline"} {
+	return [Timeline $o $profile]
+    }
     if {$type eq "coverage"} {
 	return [Coverage $o $profile]
     }

@@ -146,7 +146,7 @@ proc ::tclcprof::reportlib::Header {o meta whole} {
 	append view ", times in [dict get $meta clock] time"
     }
     lappend lines "view: $view"
-    lappend lines {*}[LabelHeader $meta]
+    lappend lines {*}[LabelHeader $meta] {*}[TimeHeader $meta]
 
     set s [expr {[info exists oSelf] ? [lindex $oSelf 0] : 0}]
     if {$s > 0} {

@@ -833,6 +833,7 @@ PushEvent(
     }
     events[numEvents].recPtr = recPtr;
     events[numEvents].isFree = isFree;
+    events[numEvents].timeNs = CprofClockNs(CLOCK_MONOTONIC);
     numEvents++;
     if (numEvents >= 256 && needDrainPtr != NULL) {
 	*needDrainPtr = 1;

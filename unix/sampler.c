@@ -215,6 +215,8 @@ typedef struct SpoolRec {
     uint64_t hash;
     uint64_t weight;		/* Summed weight of identical samples. */
     uint64_t count;		/* How many were merged. */
+    uint64_t firstNs, lastNs;	/* The times of the first and the last
+				 * (the timeline). */
     unsigned char key[];	/* SpoolKey, ip[], cfa[], tcl[]. */
 } SpoolRec;
 
@@ -401,6 +403,7 @@ SpoolMerge(
 		&& memcmp(recPtr->key, p, len) == 0) {
 	    recPtr->weight += samplePtr->weight;
 	    recPtr->count++;
+	    recPtr->lastNs = samplePtr->timeNs;
 	    return 1;
 	}
     }
@@ -418,6 +421,7 @@ SpoolMerge(
     recPtr->hash = hash;
     recPtr->weight = samplePtr->weight;
     recPtr->count = 1;
+    recPtr->firstNs = recPtr->lastNs = samplePtr->timeNs;
     memcpy(recPtr->key, p, len);
     recPtr->next = *linkPtr;
     *linkPtr = (uint32_t) spPtr->used + 1;
@@ -464,9 +468,10 @@ CprofSamplerTakeSpooled(
     p += sizeof(hdr);
     samplePtr->nNative = hdr.nNative;
     samplePtr->nTcl = hdr.nTcl;
-    samplePtr->flags = hdr.flags;
+    samplePtr->flags = hdr.flags | CPROF_SAMPLE_SPAN;
     samplePtr->labels = hdr.labels;
-    samplePtr->timeNs = 0;
+    samplePtr->timeNs = recPtr->firstNs;
+    samplePtr->timeEndNs = recPtr->lastNs;
     samplePtr->tebcFrame = -1;	/* (The bytecode pc is not spooled.) */
     samplePtr->nCand = 0;
     n = hdr.nNative * sizeof(uintptr_t);

@@ -1497,6 +1497,21 @@ CprofDrainSoon(
 }
 
 /*
+ * The memory samples' drain (memory.c), registered when memory profiling
+ * first starts: memory profiles are built on the trees of this file, so
+ * this file does not call up into memory.c (tools/objcycles).
+ */
+
+static CprofDrainProc *memoryDrainProc = NULL;
+
+void
+CprofDrainSetMemory(
+    CprofDrainProc *proc)
+{
+    memoryDrainProc = proc;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofDrain --
@@ -1527,11 +1542,11 @@ CprofDrain(
      */
 
     held = CprofSamplerOwn(sPtr);
-    if (statePtr->memPtr != NULL) {
+    if (statePtr->memPtr != NULL && memoryDrainProc != NULL) {
 	if (statePtr->symLockPtr != NULL) {
 	    Tcl_MutexLock(statePtr->symLockPtr);
 	}
-	CprofMemoryDrain(statePtr);
+	memoryDrainProc(statePtr);
 	if (statePtr->symLockPtr != NULL) {
 	    Tcl_MutexUnlock(statePtr->symLockPtr);
 	}

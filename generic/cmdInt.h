@@ -205,13 +205,18 @@ typedef struct CprofInterp {
     ((ciPtr)->asideBypass ? NULL : (ciPtr)->asideObj)
 
 /*
- * options.c
+ * cmdutil.c
  */
 
 MODULE_SCOPE int	CprofStateError(Tcl_Interp *interp,
 			    const char *message, const char *what);
 MODULE_SCOPE int	CprofBadValue(Tcl_Interp *interp, const char *option,
 			    Tcl_Obj *valueObj, const char *what);
+
+/*
+ * options.c
+ */
+
 MODULE_SCOPE int	CprofRunClock(const CprofOptions *optsPtr);
 MODULE_SCOPE int	CprofParseOptions(Tcl_Interp *interp, int objc,
 			    Tcl_Obj *const objv[], CprofOptions *optsPtr,

@@ -214,6 +214,7 @@ CprofMemoryStart(
     Tcl_Interp *interp = statePtr->interp;
     char msg[160];
 
+    CprofDrainSetMemory(CprofMemoryDrain);
     if (mPtr == NULL) {
 	mPtr = (CprofMemory *) ckalloc(sizeof(CprofMemory));
 	memset(mPtr, 0, sizeof(CprofMemory));

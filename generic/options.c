@@ -4,8 +4,8 @@
  *	The options of start and configure: the table, parsing and checking
  *	(which options apply to which modes, which may change while a run
  *	goes on), the values configure reports, and the configure command
- *	(what a run started without options uses); and the errors the
- *	command layer raises.
+ *	(what a run started without options uses). The names of the
+ *	options and of their values, and the errors, are cmdutil.c's.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -15,83 +15,6 @@
 
 #include "cmdInt.h"
 #include <string.h>
-
-/*
- * Options of start and configure. The index order matches enum
- * CprofOption (cmdInt.h).
- */
-
-const char *const cprofOptionNames[] = {
-    "-capture", "-clock", "-commit", "-compensate", "-control", "-db",
-    "-duration", "-eventlimit", "-events", "-every", "-exclude", "-flush",
-    "-history", "-include", "-instances", "-keep", "-keep-hours", "-label",
-    "-lines", "-memrate", "-mode", "-native", "-onslow", "-rate", "-scope",
-    "-seed", "-slow", "-subcommands", "-test", NULL
-};
-
-const char *const cprofModeNames[] = {
-    "sample", "stack", "exact", "both", "coverage", "memory", NULL
-};
-const char *const cprofClockNames[] = {
-    "cpu", "wall", "auto", NULL
-};
-const char *const cprofNativeNames[] = {
-    "user", "all", "none", NULL
-};
-const char *const cprofCommitNames[] = {
-    "staged", "direct", NULL
-};
-const char *const cprofScopeNames[] = {
-    "interp", "tree", "process", NULL
-};
-
-/*
- * Errors: a lowercase message and a TCLCPROF error code.
- */
-
-int
-CprofStateError(
-    Tcl_Interp *interp,
-    const char *message,
-    const char *what)
-{
-    Tcl_SetObjResult(interp, Tcl_NewStringObj(message, -1));
-    Tcl_SetErrorCode(interp, "TCLCPROF", "STATE", what, NULL);
-    return TCL_ERROR;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofParseOptions --
- *
- *	Parse "-option value ..." into *optsPtr and *labelPtrPtr. Options
- *	that cannot change while profiling runs are refused when 'running'.
- *
- *	When 'running', *optsPtr holds the running profile's options, whose
- *	clock is resolved (never auto): a -clock that resolves to another
- *	clock is refused, and the run's clock is kept.
- *
- * Results:
- *	TCL_OK, or TCL_ERROR with a TCLCPROF error code; *optsPtr is then
- *	unchanged in meaning (the caller passes a copy).
- *
- *----------------------------------------------------------------------
- */
-
-int
-CprofBadValue(
-    Tcl_Interp *interp,
-    const char *option,
-    Tcl_Obj *valueObj,
-    const char *what)
-{
-    Tcl_SetObjResult(interp, Tcl_ObjPrintf("bad value \"%s\" for %s: %s",
-	    Tcl_GetString(valueObj), option, what));
-    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", option,
-	    Tcl_GetString(valueObj), NULL);
-    return TCL_ERROR;
-}
 
 static int
 GetEnum(
@@ -127,6 +50,25 @@ CprofRunClock(
 	    || optsPtr->mode == CPROF_MODE_STACK)
 	    ? CPROF_CLOCK_CPU : CPROF_CLOCK_WALL;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofParseOptions --
+ *
+ *	Parse "-option value ..." into *optsPtr and *labelPtrPtr. Options
+ *	that cannot change while profiling runs are refused when 'running'.
+ *
+ *	When 'running', *optsPtr holds the running profile's options, whose
+ *	clock is resolved (never auto): a -clock that resolves to another
+ *	clock is refused, and the run's clock is kept.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with a TCLCPROF error code; *optsPtr is then
+ *	unchanged in meaning (the caller passes a copy).
+ *
+ *----------------------------------------------------------------------
+ */
 
 int
 CprofParseOptions(

@@ -52,9 +52,6 @@
 
 #define STOP_WAIT_MS 2000
 
-const char *const cprofThreadStateNames[] = {
-    "running", "stopped", "exited", "late"
-};
 
 
 

@@ -2,7 +2,8 @@
  * storedata.c --
  *
  *	A profile value written to a file as a new run (tclcprof::save
- *	-data, tclcprof merge).
+ *	-data, tclcprof merge), or in place of a store's own run
+ *	(CprofStoreReplaceRun: a run of several threads, whole at its end).
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -878,3 +879,88 @@ CprofStoreSaveData(
     return code;
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofStoreReplaceRun --
+ *
+ *	Write a profile value as a new run of the store's file (as save
+ *	-data does), then remove the store's own run, every table's rows of
+ *	it, and give the new run its number, in one transaction: a run
+ *	whose whole is only known at its end (one of several threads or
+ *	interpreters, scope.c) ends up as one run, under the number it had
+ *	while it ran. If the new run cannot be written, the old one stays.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofStoreReplaceRun(
+    Tcl_Interp *interp,
+    CprofStore *storePtr,
+    Tcl_Obj *profileObj)
+{
+    sqlite3_stmt *stmt;
+    Tcl_Obj *pathObj = storePtr->pathObj;
+    sqlite3_int64 oldRun = storePtr->runId;
+    Tcl_WideInt newRun = 0;
+    int code, ok = 1;
+
+    Tcl_IncrRefCount(pathObj);
+    code = CprofStoreSaveData(interp, pathObj, profileObj, NULL);
+    if (code == TCL_OK && (Tcl_GetWideIntFromObj(NULL,
+	    Tcl_GetObjResult(interp), &newRun) != TCL_OK || newRun <= 0)) {
+	newRun = 0;
+    }
+    if (code == TCL_OK && oldRun != 0 && newRun != 0 && newRun != oldRun
+	    && CprofDbConnect(interp, storePtr) == TCL_OK) {
+	sqlite3 *db = storePtr->db;
+
+	ok = (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)
+		== SQLITE_OK);
+	if (ok && sqlite3_prepare_v2(db, "SELECT m.name FROM sqlite_master m"
+		" WHERE m.type = 'table' AND EXISTS (SELECT 1 FROM"
+		" pragma_table_info(m.name) WHERE name = 'run')", -1, &stmt,
+		NULL) == SQLITE_OK) {
+	    while (ok && sqlite3_step(stmt) == SQLITE_ROW) {
+		char *sql = sqlite3_mprintf(
+			"DELETE FROM \"%w\" WHERE run = %lld;"
+			" UPDATE \"%w\" SET run = %lld WHERE run = %lld",
+			(const char *) sqlite3_column_text(stmt, 0),
+			(long long) oldRun,
+			(const char *) sqlite3_column_text(stmt, 0),
+			(long long) oldRun, (long long) newRun);
+
+		ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+		sqlite3_free(sql);
+	    }
+	    sqlite3_finalize(stmt);
+	}
+	if (ok) {
+	    /*
+	     * The new run takes the old one's number, the one status, the
+	     * tool's message and any forked child's parent_run gave, and
+	     * its start time (the new run's is that of this write).
+	     */
+
+	    char *sql = sqlite3_mprintf("UPDATE runs SET start_time ="
+		    " (SELECT start_time FROM runs WHERE id = %lld)"
+		    " WHERE id = %lld;"
+		    " DELETE FROM runs WHERE id = %lld;"
+		    " UPDATE runs SET id = %lld WHERE id = %lld",
+		    (long long) oldRun, (long long) newRun,
+		    (long long) oldRun, (long long) oldRun, (long long) newRun);
+
+	    ok = (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)
+		    && (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)
+		    == SQLITE_OK);
+	    sqlite3_free(sql);
+	}
+	if (!ok) {
+	    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	CprofDbDisconnect(storePtr, 1);
+    }
+    Tcl_DecrRefCount(pathObj);
+    return code;
+}

@@ -160,29 +160,6 @@ DeleteState(
 /*
  *----------------------------------------------------------------------
  *
- * CprofWrongArgs --
- *
- *	Tcl_WrongNumArgs with the error code of the package's other errors,
- *	TCLCPROF WRONGARGS (rather than Tcl's TCL WRONGARGS): every error
- *	of a tclcprof command has a code that starts with TCLCPROF.
- *
- *----------------------------------------------------------------------
- */
-
-void
-CprofWrongArgs(
-    Tcl_Interp *interp,
-    int objc,
-    Tcl_Obj *const objv[],
-    const char *message)
-{
-    Tcl_WrongNumArgs(interp, objc, objv, message);
-    Tcl_SetErrorCode(interp, "TCLCPROF", "WRONGARGS", NULL);
-}
-
-/*
- *----------------------------------------------------------------------
- *
  * Tclcprof_Init --
  *
  *	Load the package into an interpreter: stubs first, then the

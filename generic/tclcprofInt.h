@@ -1740,6 +1740,8 @@ MODULE_SCOPE void	CprofStoreSetBusyTimeout(int ms);
 
 MODULE_SCOPE void	CprofDrain(CprofState *statePtr);
 MODULE_SCOPE void	CprofDrainSoon(CprofState *statePtr);
+typedef void (CprofDrainProc)(CprofState *statePtr);
+MODULE_SCOPE void	CprofDrainSetMemory(CprofDrainProc *proc);
 MODULE_SCOPE void	CprofAddSample(CprofState *statePtr,
 			    const CprofSample *samplePtr);
 MODULE_SCOPE int	CprofAddSampleTo(CprofState *statePtr,

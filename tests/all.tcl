@@ -43,6 +43,8 @@ package require tcltest 2.2
 # package, whose C code creates it.
 namespace eval ::tclcprof_alltests {
     variable failed 0
+    # A unit of a parallel run (TCLCPROF_TEST_JOBS), not the whole suite.
+    variable isUnit [info exists ::env(TCLCPROF_TEST_UNIT)]
 }
 
 tcltest::configure -testdir [file dirname [file normalize [info script]]]
@@ -129,7 +131,7 @@ chan push stdout ::tclcprof_alltests::scan
 # files' start-up).
 proc ::tclcprof_alltests::dearest {} {
     if {![info exists ::env(TCLCPROF_TEST_TIMES)]
-	    || [info exists ::env(TCLCPROF_TEST_UNIT)]
+	    || $::tclcprof_alltests::isUnit
 	    || [catch {open $::env(TCLCPROF_TEST_TIMES)} chan]} {
 	return
     }

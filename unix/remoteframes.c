@@ -543,6 +543,30 @@ CmdName(
 }
 
 /*
+ * EvalInvoked --
+ *
+ *	Whether the command an eval CmdFrame (at cfAddr) runs invoked the
+ *	call whose words are objv (objc of them): TclEvalEx passes its words
+ *	to Tcl_EvalObjv in an array on Tcl's stack just after the CmdFrame
+ *	(or a ckalloc'ed one beyond 20 words), as generic/frames.c tells.
+ */
+
+static int
+EvalInvoked(
+    uintptr_t cfAddr,
+    const CmdFrame *cfPtr,
+    int objc,
+    uintptr_t objv)
+{
+    uintptr_t after = cfAddr + sizeof(CmdFrame);
+
+    if (objc != (int) cfPtr->nline) {
+	return 0;
+    }
+    return objc > 20 || (objv >= after && objv <= after + 4 * sizeof(void *));
+}
+
+/*
  * InvokeObjc --
  *
  *	The number of words the invoke instruction at a bytecode level's pc
@@ -570,30 +594,6 @@ InvokeObjc(
 }
 
 /*
- * EvalInvoked --
- *
- *	Whether the command an eval CmdFrame (at cfAddr) runs invoked the
- *	call whose words are objv (objc of them): TclEvalEx passes its words
- *	to Tcl_EvalObjv in an array on Tcl's stack just after the CmdFrame
- *	(or a ckalloc'ed one beyond 20 words), as generic/frames.c tells.
- */
-
-static int
-EvalInvoked(
-    uintptr_t cfAddr,
-    const CmdFrame *cfPtr,
-    int objc,
-    uintptr_t objv)
-{
-    uintptr_t after = cfAddr + sizeof(CmdFrame);
-
-    if (objc != (int) cfPtr->nline) {
-	return 0;
-    }
-    return objc > 20 || (objv >= after && objv <= after + 4 * sizeof(void *));
-}
-
-/*
  * InvokedFrom --
  *
  *	Whether the bytecode level whose CmdFrame is at cfAddr invoked the
@@ -611,7 +611,7 @@ InvokedFrom(
     uintptr_t objv)
 {
     ByteCode bc;
-    unsigned char pc[5];
+    int n;
     uintptr_t td = cfAddr - offsetof(RemoteTEBCdata, cmdFrame);
     uintptr_t start = td + offsetof(RemoteTEBCdata, stack), end;
 
@@ -623,17 +623,8 @@ InvokedFrom(
     if (objv < start || objv >= end) {
 	return 0;
     }
-    if (!CprofRmReadMem(tPtr, (uintptr_t) cfPtr->data.tebc.pc, pc, 5)) {
-	return 1;
-    }
-    if (pc[0] == INST_INVOKE_STK1) {
-	return objc == pc[1];
-    }
-    if (pc[0] == INST_INVOKE_STK4) {
-	return objc == (int) (((unsigned) pc[1] << 24)
-		| ((unsigned) pc[2] << 16) | ((unsigned) pc[3] << 8) | pc[4]);
-    }
-    return 1;
+    n = InvokeObjc(tPtr, cfPtr);
+    return n < 0 || objc == n;
 }
 
 /*

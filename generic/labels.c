@@ -387,8 +387,7 @@ CprofLabelsNow(
  *
  *	An interpreter's place among those the lookup looks at, taken at
  *	its first use of labels (the arrays grown when all are taken); its
- *	entries and
- *	place let go when it is deleted.
+ *	entries and place let go when it is deleted.
  *
  *----------------------------------------------------------------------
  */
@@ -431,7 +430,7 @@ Grow(
     CprofMemGuard(0);
 }
 
-static int
+static void
 InterpSlot(
     CprofLabelThread *ltPtr,
     Tcl_Interp *interp)
@@ -440,7 +439,7 @@ InterpSlot(
 
     for (i = 0; i < ltPtr->numInterps; i++) {
 	if (ltPtr->interps[i] == interp) {
-	    return i;
+	    return;
 	}
 	if (ltPtr->interps[i] == NULL && free < 0) {
 	    free = i;
@@ -458,7 +457,6 @@ InterpSlot(
 	__atomic_store_n(&ltPtr->numInterps, free + 1, __ATOMIC_RELEASE);
     }
     Tcl_CallWhenDeleted(interp, InterpGone, ltPtr);
-    return free;
 }
 
 static void
@@ -699,7 +697,7 @@ Begin(
     scopePtr->interp = interp;
     scopePtr->env = env;
     scopePtr->id = id;
-    (void) InterpSlot(ltPtr, interp);	/* (Grows as needed.) */
+    InterpSlot(ltPtr, interp);		/* (Grows as needed.) */
     sPtr = Find(ltPtr->table, env);
     scopePtr->had = (sPtr != NULL);
     scopePtr->oldId = sPtr ? sPtr->id : 0;

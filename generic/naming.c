@@ -665,7 +665,6 @@ CprofNameCommandUncached(
 	namePtr->kind = CPROF_KIND_PROC;
 	namePtr->nameId = CprofNameInternIn(&nPtr->refs, name, length);
     } else {
-	const char *const *cnPtr;
 	const char *shown = name;
 	int shownLen = length;
 	Tcl_DString inst;
@@ -732,13 +731,8 @@ CprofNameCommandUncached(
 		Tcl_DStringFree(&ds);
 	    }
 	}
-	for (cnPtr = controlNames; length <= 10 && *cnPtr != NULL; cnPtr++) {
-	    if (strcmp(name, *cnPtr) == 0) {
-		namePtr->kind = CPROF_KIND_CONTROL;
-		break;
-	    }
-	}
-	if (strcmp(name, "::tclcprof::label") == 0) {
+	if ((length <= 10 && CprofNameIsControl(name))
+		|| strcmp(name, "::tclcprof::label") == 0) {
 	    namePtr->kind = CPROF_KIND_CONTROL;
 	}
 	Tcl_DStringInit(&inst);

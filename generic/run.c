@@ -364,6 +364,14 @@ StartSampling(
     if (statePtr->symPtr == NULL) {
 	statePtr->symPtr = CprofSymNew();
     }
+    if (statePtr->symLockPtr == NULL) {
+	/*
+	 * C source lines only with -lines 1 (a session's symbolizer is
+	 * set when the session makes it).
+	 */
+
+	CprofSymSetLines(statePtr->symPtr, statePtr->options.lines);
+    }
     if (statePtr->options.lines) {
 	/*
 	 * Sampled lines: each frame's call site, and the pc of the bytecode
@@ -1095,7 +1103,8 @@ DoStartRun(
 	run.slowMs = 0;
 	run.compensate = 0;
 	if (run.mode != CPROF_MODE_COVERAGE
-		&& run.mode != CPROF_MODE_SAMPLE) {
+		&& run.mode != CPROF_MODE_SAMPLE
+		&& run.mode != CPROF_MODE_MEMORY) {
 	    run.lines = 0;
 	}
     }

@@ -1915,6 +1915,8 @@ typedef struct CprofSymInfo {
 
 MODULE_SCOPE CprofSymbolizer *CprofSymNew(void);
 MODULE_SCOPE void	CprofSymFree(CprofSymbolizer *symPtr);
+MODULE_SCOPE void	CprofSymSetLines(CprofSymbolizer *symPtr, int lines);
+MODULE_SCOPE int	CprofSymFileDwarfOpened(void);
 MODULE_SCOPE void	CprofSymRefresh(CprofSymbolizer *symPtr);
 MODULE_SCOPE int	CprofSymWarm(CprofSymbolizer *symPtr,
 			    const uintptr_t *addrs, int n);

@@ -117,6 +117,16 @@ static int coroProbed = 0;
 static Tcl_NRPostProc *volatile tebcResumeCb = NULL;
 static Tcl_NRPostProc *volatile listCb = NULL;
 static Tcl_NRPostProc *volatile teovErrorCb = NULL;
+
+/*
+ * And for TclOO's forwards, which push no CallFrame: FinalizeObjectCall,
+ * queued by an object's command for the call (data[0] its CallContext,
+ * alive until that record has run: tclOO.c:2643), and the method type of
+ * forwards (fwdMethodType, tclOOMethod.c:112).
+ */
+
+static Tcl_NRPostProc *volatile objectCallCb = NULL;
+static const Tcl_MethodType *volatile forwardType = NULL;
 TCL_DECLARE_MUTEX(probeMutex)
 
 
@@ -420,11 +430,40 @@ BelowFloorCall(
 #define MAX_CALLS	16	/* Commands kept per context. */
 
 typedef struct PendingCall {
-    Tcl_Obj *const *objv;
+    Tcl_Obj *const *objv;	/* NULL: a forward's call. */
     int objc;
     int done;			/* Written, or left out. */
     const CmdFrame *outerPtr;	/* The CmdFrame it runs under, or NULL. */
+    Method *mPtr;		/* A forward called through an object's
+				 * command (the first of its call chain). */
+    int chainFlags;
 } PendingCall;
+
+/*
+ * A forward's call: the context's method is the first of its chain (one
+ * reached by [next] or through a filter would go inside their frames,
+ * which this does not place) and a forward.
+ */
+
+static inline Method *
+ForwardOf(
+    const CallContext *ctxPtr,
+    int *flagsPtr)
+{
+    const CallChain *chainPtr;
+    Method *mPtr;
+    const Tcl_MethodType *fwdType = forwardType;
+
+    if (ctxPtr == NULL || fwdType == NULL || ctxPtr->index != 0
+	    || (chainPtr = ctxPtr->callPtr) == NULL || chainPtr->numChain < 1
+	    || chainPtr->chain == NULL
+	    || (mPtr = chainPtr->chain[0].mPtr) == NULL
+	    || mPtr->typePtr != fwdType) {
+	return NULL;
+    }
+    *flagsPtr = chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
+    return mPtr;
+}
 
 static int
 CollectCalls(
@@ -433,9 +472,10 @@ CollectCalls(
     int *budgetPtr)
 {
     Tcl_NRPostProc *errorCb = teovErrorCb, *resumeCb = tebcResumeCb;
-    Tcl_NRPostProc *lCb = listCb;
+    Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
     const NRE_callback *cbPtr;
-    int numCalls = 0, open = 0;
+    int numCalls = 0, open = 0, flags;
+    Method *mPtr;
 
     if (errorCb == NULL || resumeCb == NULL || eePtr == NULL) {
 	return 0;
@@ -455,6 +495,21 @@ CollectCalls(
 		calls[numCalls].objc = PTR2INT(cbPtr->data[0]);
 		calls[numCalls].done = 0;
 		calls[numCalls].outerPtr = NULL;
+		calls[numCalls].mPtr = NULL;
+		numCalls++;
+		open++;
+	    }
+	    continue;
+	}
+	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
+		(const CallContext *) cbPtr->data[0], &flags)) != NULL) {
+	    if (numCalls < MAX_CALLS) {
+		calls[numCalls].objv = NULL;
+		calls[numCalls].objc = 0;
+		calls[numCalls].done = 0;
+		calls[numCalls].outerPtr = NULL;
+		calls[numCalls].mPtr = mPtr;
+		calls[numCalls].chainFlags = flags;
 		numCalls++;
 		open++;
 	    }
@@ -527,7 +582,7 @@ DropCalls(
     int i;
 
     for (i = 0; i < numCalls; i++) {
-	if (calls[i].objv == objv) {
+	if (calls[i].objv == objv && objv != NULL) {
 	    calls[i].done = 1;
 	}
     }
@@ -548,6 +603,16 @@ WriteCall(
     uintptr_t head0, head1 = 0;
     CprofTclRef *refPtr;
 
+    if (callPtr->mPtr != NULL) {
+	refPtr = NewRef(out, nPtr, room, interpId, CPROF_RAW_METHOD,
+		callPtr->mPtr, callPtr->mPtr->namePtr,
+		callPtr->chainFlags | CPROF_RAW_METHOD_FORWARD);
+	if (refPtr == NULL) {
+	    return 0;
+	}
+	*resumedPtr = 0;
+	return 1;
+    }
     if (!WordText(callPtr->objv[0], &text0, &len0)
 	    || (head0 = TextHead(fPtr, text0, len0)) == 0) {
 	return 1;
@@ -988,6 +1053,26 @@ ProbeCmd(
  * CmdFrame, the one linked). Only the first 8 records are looked at.
  */
 
+/*
+ * A copy that cannot fault (normal context, the probe's checks).
+ */
+
+static int
+CopyOwn(
+    const void *addr,
+    void *buf,
+    size_t size)
+{
+    struct iovec local, remote;
+
+    local.iov_base = buf;
+    local.iov_len = size;
+    remote.iov_base = (void *) addr;
+    remote.iov_len = size;
+    return addr != NULL && process_vm_readv(getpid(), &local, 1, &remote, 1,
+	    0) == (ssize_t) size;
+}
+
 static int
 CbProbeCmd(
     ClientData clientData,
@@ -1001,6 +1086,68 @@ CbProbeCmd(
     Tcl_NRPostProc *errorCb = NULL;
     int i;
 
+    if (objc == 2 && strcmp(Tcl_GetString(objv[1]), "3") == 0) {
+	/*
+	 * Called by a forward of clientData's object: the deepest of the
+	 * records that hold one value in data[0] and nothing else is
+	 * FinalizeObjectCall's (TclOOInvokeContext's follow it), the value
+	 * its context (checked on a copy).
+	 */
+
+	const NRE_callback *foundPtr = NULL;
+	const void *ctxAddr = NULL;
+	CallContext ctx;
+	CallChain chain;
+	struct MInvoke entry;
+	Method method;
+	Tcl_Object object = Tcl_GetObjectFromObj(interp,
+		(Tcl_Obj *) clientData);
+
+	const NRE_callback *recs[12];
+	int numRecs, j, same;
+
+	for (numRecs = 0; cbPtr != NULL && numRecs < 12;
+		cbPtr = cbPtr->nextPtr) {
+	    recs[numRecs++] = cbPtr;
+	}
+	for (i = 0; i < numRecs && foundPtr == NULL; i++) {
+	    const void *v = recs[i]->data[0];
+
+	    if (v == NULL || recs[i]->data[1] != NULL
+		    || recs[i]->data[2] != NULL || recs[i]->data[3] != NULL) {
+		continue;
+	    }
+	    for (j = i + 1, same = 0; j < numRecs; j++) {
+		if (recs[j]->data[0] == v && recs[j]->data[1] == NULL
+			&& recs[j]->data[2] == NULL
+			&& recs[j]->data[3] == NULL) {
+		    same++;
+		    foundPtr = recs[j];
+		}
+	    }
+	    if (same > 0) {
+		ctxAddr = v;
+	    } else {
+		foundPtr = NULL;
+	    }
+	}
+	if (foundPtr != NULL && object != NULL
+		&& CopyOwn(ctxAddr, &ctx, sizeof(ctx))
+		&& ctx.oPtr == (Object *) object && ctx.index == 0
+		&& ctx.callPtr != NULL
+		&& CopyOwn(ctx.callPtr, &chain, sizeof(chain))
+		&& chain.numChain >= 1 && chain.chain != NULL
+		&& CopyOwn(chain.chain, &entry, sizeof(entry))
+		&& entry.mPtr != NULL
+		&& CopyOwn(entry.mPtr, &method, sizeof(method))
+		&& method.typePtr != NULL
+		&& strcmp(method.typePtr->name, "forward") == 0) {
+	    forwardType = method.typePtr;
+	    objectCallCb = foundPtr->procPtr;
+	}
+	Tcl_ResetResult(interp);
+	return TCL_OK;
+    }
     if (objc == 2) {
 	Tcl_Obj *listObj;
 
@@ -1056,6 +1203,20 @@ ProbeCoroutineCaller(
     Tcl_DeleteCommand(interp, "::tclcprof::FramesProbe");
     Tcl_DeleteCommand(interp, "::tclcprof::FramesProbeCoro");
     Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
+    if (Tcl_EvalEx(interp, "::oo::object create ::tclcprof::FramesCbObj",
+	    -1, TCL_EVAL_GLOBAL) == TCL_OK) {
+	Tcl_Obj *nameObj = Tcl_NewStringObj("::tclcprof::FramesCbObj", -1);
+
+	Tcl_IncrRefCount(nameObj);
+	Tcl_CreateObjCommand(interp, "::tclcprof::FramesCbProbe", CbProbeCmd,
+		nameObj, NULL);
+	(void) Tcl_EvalEx(interp, "::oo::objdefine ::tclcprof::FramesCbObj"
+		" forward fw ::tclcprof::FramesCbProbe 3\n"
+		"::apply {{} {::tclcprof::FramesCbObj fw}}\n"
+		"::tclcprof::FramesCbObj destroy", -1, TCL_EVAL_GLOBAL);
+	Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
+	Tcl_DecrRefCount(nameObj);
+    }
     Tcl_RestoreInterpState(interp, saved);
     Tcl_MutexUnlock(&probeMutex);
 }

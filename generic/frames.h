@@ -62,6 +62,9 @@ enum CprofRawKind {
 };
 
 #define CPROF_RAW_WORD_MAX	255	/* Longer words: not shown. */
+#define CPROF_RAW_METHOD_FORWARD 0x4000	/* In a CPROF_RAW_METHOD's node: a
+				 * forward's call (no CallFrame; written
+				 * where the object's command runs it). */
 
 #define CPROF_RAW_EVAL_RESUME	0x40000000
 #define CPROF_RAW_EVAL_LEN	0x3fffffff

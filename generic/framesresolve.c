@@ -1259,6 +1259,16 @@ CprofFramesResolve(
 
 	    continue;
 	}
+	if (refPtr->kind == CPROF_RAW_METHOD
+		&& (refPtr->node & CPROF_RAW_METHOD_FORWARD) && n > 0
+		&& out[n - 1].nameId == nameId
+		&& out[n - 1].interpId == refPtr->interpId) {
+	    /*
+	     * A forward whose call's literal words named it already.
+	     */
+
+	    continue;
+	}
 	if ((eventId = HandlerOfRef(fPtr, refPtr, lastCode)) >= 0) {
 	    AddBefore(out, &n, nest, refPtr, eventId, CPROF_KIND_EVENT);
 	}

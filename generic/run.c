@@ -1252,6 +1252,14 @@ DoStartRun(
     if (run.seed) {
 	CprofSeedFrames(statePtr);
     }
+
+    /*
+     * Coroutines suspended since before the start: their frames go back
+     * above the command that resumes them, as Tcl's own frames show them
+     * (the wrapper never saw them entered).
+     */
+
+    CprofSeedCoroutines(statePtr);
     CprofSetObjs(ciPtr->objs, objs);
     if (!ciPtr->asideBypass) {
 	/*

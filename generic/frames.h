@@ -139,6 +139,8 @@ typedef struct CprofNativeStack {
 MODULE_SCOPE int	CprofFramesResolve(CprofFrames *fPtr,
 			    const CprofTclRef *in, int nIn,
 			    const CprofNativeStack *nativePtr, CprofTclRef *out);
+MODULE_SCOPE int	CprofFramesStack(CprofFrames *fPtr,
+			    CprofTclRef **outPtr);
 /*
  * How the drain copies an object it has not checked yet without ever
  * faulting (frames.c, SafeCopy): probed once per process.

@@ -1024,6 +1024,7 @@ static inline void
 AddBefore(
     CprofTclRef *out,
     int *nPtr,
+    int room,
     unsigned char *nest,
     const CprofTclRef *refPtr,
     int nameId,
@@ -1031,7 +1032,7 @@ AddBefore(
 {
     CprofTclRef *o;
 
-    if (*nPtr >= CPROF_TCL_MAX) {
+    if (*nPtr >= room) {
 	return;
     }
     o = &out[*nPtr];
@@ -1092,18 +1093,19 @@ CprofFramesSetHandlers(
     fPtr->handlerProc = proc;
 }
 
-int
-CprofFramesResolve(
+static int
+Resolve(
     CprofFrames *fPtr,
     const CprofTclRef *in,
     int nIn,
     const CprofNativeStack *nativePtr,
-    CprofTclRef *out)
+    CprofTclRef *out,
+    int room,
+    unsigned char *nest)
 {
     int i, n = 0, nests = 0, lastRaw = -1, resume, addCoro = 0;
     int lastResume = 0, eventId;
     const void *lastCode = NULL;
-    unsigned char nest[CPROF_TCL_MAX];
 
     for (i = 0; i < nIn; i++) {
 	const CprofTclRef *refPtr = &in[i];
@@ -1177,10 +1179,10 @@ CprofFramesResolve(
 	    eventId = (fPtr->handlerProc != NULL) ? fPtr->handlerProc(
 		    fPtr->handlerData, 0, (const void *) refPtr->anchor) : -1;
 	    if (eventId >= 0) {
-		AddBefore(out, &n, nest, refPtr, eventId, CPROF_KIND_EVENT);
+		AddBefore(out, &n, room, nest, refPtr, eventId, CPROF_KIND_EVENT);
 	    }
 	    if (refPtr->ident == CPROF_RAW_RESUME) {
-		AddBefore(out, &n, nest, refPtr,
+		AddBefore(out, &n, room, nest, refPtr,
 			CprofNameCoroutine(fPtr->namingPtr, -1),
 			CPROF_KIND_CMD);
 	    }
@@ -1270,11 +1272,11 @@ CprofFramesResolve(
 	    continue;
 	}
 	if ((eventId = HandlerOfRef(fPtr, refPtr, lastCode)) >= 0) {
-	    AddBefore(out, &n, nest, refPtr, eventId, CPROF_KIND_EVENT);
+	    AddBefore(out, &n, room, nest, refPtr, eventId, CPROF_KIND_EVENT);
 	}
 	lastCode = (refPtr->kind == CPROF_RAW_CMD)
 		? (const void *) refPtr->anchor : NULL;
-	if (n >= CPROF_TCL_MAX) {
+	if (n >= room) {
 	    break;
 	}
 	out[n] = *refPtr;
@@ -1296,7 +1298,7 @@ CprofFramesResolve(
 	nests = 0;
 	lastRaw = refPtr->kind;
 	lastResume = resume;
-	if (addCoro && n < CPROF_TCL_MAX) {
+	if (addCoro && n < room) {
 	    out[n] = out[n - 1];
 	    out[n].nameId = CprofNameCoroutine(fPtr->namingPtr, -1);
 	    out[n].kind = CPROF_KIND_CMD;
@@ -1329,6 +1331,64 @@ CprofFramesResolve(
     if (nativePtr != NULL) {
 	Anchor(fPtr, out, n, nest, nativePtr);
     }
+    return n;
+}
+
+int
+CprofFramesResolve(
+    CprofFrames *fPtr,
+    const CprofTclRef *in,
+    int nIn,
+    const CprofNativeStack *nativePtr,
+    CprofTclRef *out)
+{
+    unsigned char nest[CPROF_TCL_MAX];
+
+    return Resolve(fPtr, in, nIn, nativePtr, out, CPROF_TCL_MAX, nest);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofFramesStack --
+ *
+ *	Normal context: the interpreters' frames read and named as a
+ *	sample's are (without anchors), all of them (a sample keeps the
+ *	innermost CPROF_TCL_MAX): into *outPtr, ckalloc'ed (the caller
+ *	frees it).
+ *
+ * Results:
+ *	The number of frames.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofFramesStack(
+    CprofFrames *fPtr,
+    CprofTclRef **outPtr)
+{
+    int room = CPROF_TCL_MAX, n;
+    CprofTclRef *raw, *out;
+    unsigned char *nest;
+
+    while (1) {
+	uint32_t flags = 0;
+
+	raw = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
+	n = CprofFramesRead(fPtr, raw, room, &flags);
+	if (!(flags & CPROF_SAMPLE_TCL_TRUNC) || room >= 16 * MAX_STEPS) {
+	    break;
+	}
+	ckfree(raw);
+	room *= 4;
+    }
+    out = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
+    nest = (unsigned char *) ckalloc(room);
+    n = Resolve(fPtr, raw, n, NULL, out, room, nest);
+    ckfree(nest);
+    ckfree(raw);
+    *outPtr = out;
     return n;
 }
 

@@ -619,6 +619,10 @@ MODULE_SCOPE void	CprofLevelsResumeSuspension(CprofLevels *lvPtr,
 			    uintptr_t anchor);
 MODULE_SCOPE void	CprofLevelsDropSuspension(CprofLevels *lvPtr,
 			    CprofSuspension *recPtr);
+MODULE_SCOPE int	CprofLevelsSeedSuspension(CprofLevels *lvPtr,
+			    void *corKey, void *envPtr,
+			    const CprofEntry *entries, int n,
+			    uint64_t *serials);
 MODULE_SCOPE void **	CprofSuspensionData(CprofSuspension *recPtr);
 MODULE_SCOPE int	CprofLevelsCoroutineBody(CprofLevels *lvPtr,
 			    void *corKey, CprofSuspension *recPtr);
@@ -1862,6 +1866,7 @@ MODULE_SCOPE const char *CprofCaptureName(int kind);
 MODULE_SCOPE const char *const *CprofCaptureNames(void);
 MODULE_SCOPE void	CprofSeedPrepare(Tcl_Interp *interp);
 MODULE_SCOPE int	CprofSeedFrames(CprofState *statePtr);
+MODULE_SCOPE int	CprofSeedCoroutines(CprofState *statePtr);
 MODULE_SCOPE const char *CprofSeedNote(void);
 
 /*

@@ -30,8 +30,8 @@
 #endif
 #include "tclcprofInt.h"
 #include "arch.h"
-#include "frames.h"
-#include "cfiwalk.h"
+#include "captureframes.h"
+#include "unwindcfi.h"
 
 #if defined(__x86_64__)
 /* The cached walk's registers are arch.h's callee-saved ones. */
@@ -52,7 +52,7 @@ typedef char SavedRegsAgree[CPROF_NSAVED == CPROF_CFI_SAVED ? 1 : -1];
 
 /*
  * Ring size when the caller gives none: 1024 slots of 6.4 KB, a second at
- * 1000 Hz between drains (run.c gives fewer at lower rates).
+ * 1000 Hz between drains (cmdrun.c gives fewer at lower rates).
  */
 
 #define RING_SLOTS 1024
@@ -1016,7 +1016,7 @@ CprofSamplerDestroy(
  * CprofSamplerCurrent --
  *
  *	A sampler that never takes timer samples (no ring, no spool, no
- *	timer): the record through which the memory hooks (memhook.c) find
+ *	timer): the record through which the memory hooks (hookmem.c) find
  *	the calling thread's level stack when no timer samples it (mode
  *	memory alone). Attach makes it the thread's sampler (what
  *	CprofSamplerCurrent returns in that thread; CprofSamplerArm does
@@ -1285,7 +1285,7 @@ WalkFrame(
  *
  *	The same unwind as the handler's, from normal context: the caller's
  *	frame and outward. For tests that check the splice's premises, and
- *	for the memory hooks' sampled path (memhook.c): once the unwinder is
+ *	for the memory hooks' sampled path (hookmem.c): once the unwinder is
  *	ready it takes no lock and allocates nothing.
  *
  *----------------------------------------------------------------------
@@ -1431,7 +1431,7 @@ StackHash(
  *	when they are comparable.
  *
  *	Used by the signal handler and by the memory hooks' sampled path
- *	(memhook.c), in the thread that owns the level stack.
+ *	(hookmem.c), in the thread that owns the level stack.
  *
  * Results:
  *	The number of frames copied.
@@ -1582,7 +1582,7 @@ CprofCopyTclFrames(
     }
 
     /*
-     * -capture frames: Tcl's own frames, read raw (frames.c); with
+     * -capture frames: Tcl's own frames, read raw (captureframes.c); with
      * -capture check, after the level stack's, in the second half.
      */
 
@@ -1671,7 +1671,7 @@ CprofSamplerRemoveStack(
  *	A sample's native frames, from the interrupted one outward, with
  *	the bytecode engine's frame and its pc candidates (sampled lines).
  *	CachedStack walks from the interrupted registers with the cached
- *	unwind rules (cfiwalk.c CprofCfiWalkFrom: a table lookup and a few
+ *	unwind rules (unwindcfi.c CprofCfiWalkFrom: a table lookup and a few
  *	loads a frame); LibgccStack with libgcc's _Unwind_Backtrace (some
  *	1,600 instructions a frame), which takes what the cached walk
  *	cannot: signal frames and unusual rules, and a fork's sample, which

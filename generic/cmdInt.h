@@ -7,25 +7,35 @@
  *
  *	    tclcprof.c	package init and unload, the ::tclcprof ensemble,
  *			interp and namespace deletion
- *	    cmdoptions.c	the option table, parsing, the values reported,
- *			errors
+ *	    cmdstatus.c	status, data, save, runs, stack
+ *	    cmddebug.c	tclcprof::debug, introspection and test hooks
+ *	    cmdlayout.c	report support: the tree layout and flat sums
  *	    cmdrun.c	a run's lifecycle: start, stop, pause, resume,
  *			reset, profile, configure, -duration, the level
  *			stack's hooks, the sampler's arming and drain timer
+ *	    cmdserve.c	the thread of tclcprof::serve
+ *	    cmdscope.c	-scope tree|process: sessions and their members
  *	    cmdrundb.c	a run's -db: flushes while it runs, the last write,
  *			the exit flush, fork
+ *	    cmdscopedata.c	a session's profile put together, its
+ *			threads' names and lock
  *	    cmdmeta.c	what a run says about itself: its meta, the
- *			sampling and exact parts of status
- *	    cmdstatus.c	status, data, save, runs, stack
- *	    cmdlayout.c	report support: the tree layout and flat sums
- *	    cmddebug.c	tclcprof::debug, introspection and test hooks
+ *			sampling and exact parts of status, the profile
+ *			value
+ *	    cmdoptions.c	the option table, parsing, the values reported
+ *	    cmdlabels.c	tclcprof::label and the C interface of labels
+ *	    cmdutil.c	names of options and values, errors, the table
+ *			of the calls up (CprofCmdHooks)
  *
- *	Each file calls only those below it in this order, from the top:
- *	tclcprof.c, cmdstatus.c, cmddebug.c, cmdlayout.c, cmdrun.c, cmdrundb.c,
- *	cmdmeta.c, cmdoptions.c. cmdrundb.c stops a run at exit through
- *	CprofInterp's stopProc, set by tclcprof.c. All of them sit on top
- *	of the collector (tclcprofInt.h): they call it, it never calls
- *	them except through the hooks cmdrun.c registers.
+ *	Each file calls only those below it in this order, from the top
+ *	(tools/objcycles finds no circle). Where a lower one must reach an
+ *	upper one it goes through a function pointer the upper one set:
+ *	CprofCmdHooks (below, registered by tclcprof.c at load: scope's
+ *	members started and stopped, -history's intervals, a session's
+ *	meta), CprofInterp's stopProc (tclcprof.c), and the procs a session
+ *	gives its owner (wholeProc, rotateProc: cmdscope.c). All of them
+ *	sit on top of the collector (tclcprofInt.h): they call it, it never
+ *	calls them except through the hooks cmdrun.c registers.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -208,6 +218,36 @@ typedef struct CprofInterp {
  * cmdutil.c
  */
 
+/*
+ * Calls up within the command layer: what a lower file must ask of an
+ * upper one, which it may not name (tools/objcycles would count a
+ * circle). tclcprof.c, the layer's top, registers the table at load
+ * (CprofCmdSetHooks), as cmdrun.c registers the level stack's hooks; the
+ * table lives in cmdutil.c, the layer's bottom.
+ */
+
+typedef struct CprofCmdHooks {
+    /* Asked by cmdscope.c, as interpreters are taken in and let go: */
+    CprofInterp *(*interpFor)(Tcl_Interp *interp);
+				/* tclcprof.c's CprofInterpFor: the state
+				 * of an interpreter, made if new. */
+    int (*startMember)(CprofInterp *ciPtr, const CprofOptions *optsPtr,
+	    CprofInterp *ownerPtr, CprofInterp *hostPtr);
+				/* cmdrun.c's CprofRunStartMember. */
+    void (*stopMember)(CprofInterp *ciPtr);
+				/* cmdrun.c's CprofRunStopMember. */
+    /* Asked by cmdrundb.c, as -history starts a new interval: */
+    void (*clearInterval)(CprofState *statePtr);
+				/* cmdrun.c's CprofRunClearInterval. */
+    void (*armDeadline)(CprofInterp *ciPtr);
+				/* cmdrun.c's CprofRunArmDeadline. */
+    /* Asked by cmdmeta.c, for the meta of a session's owner: */
+    void (*scopeMeta)(CprofInterp *ciPtr, Tcl_Obj *metaObj);
+				/* cmdscopedata.c's CprofScopeMeta. */
+} CprofCmdHooks;
+
+MODULE_SCOPE void	CprofCmdSetHooks(const CprofCmdHooks *hooksPtr);
+MODULE_SCOPE const CprofCmdHooks *CprofCmdHooksGet(void);
 MODULE_SCOPE int	CprofStateError(Tcl_Interp *interp,
 			    const char *message, const char *what);
 MODULE_SCOPE int	CprofBadValue(Tcl_Interp *interp, const char *option,
@@ -317,13 +357,13 @@ MODULE_SCOPE Tcl_Obj *	CprofMetaDict(CprofInterp *ciPtr);
 MODULE_SCOPE Tcl_Obj *	CprofSamplingDict(CprofState *statePtr);
 MODULE_SCOPE Tcl_Obj *	CprofExactDict(CprofState *statePtr);
 MODULE_SCOPE double	CprofSamplerSeconds(CprofSampler *sPtr);
+MODULE_SCOPE Tcl_Obj *	CprofProfileValue(CprofInterp *ciPtr, int view,
+			    int count);
 
 /*
  * cmdstatus.c
  */
 
-MODULE_SCOPE Tcl_Obj *	CprofProfileValue(CprofInterp *ciPtr, int view,
-			    int count);
 MODULE_SCOPE Tcl_ObjCmdProc CprofStatusObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofDataObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofSaveObjCmd;

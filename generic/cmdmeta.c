@@ -4,7 +4,9 @@
  *	What a run says about itself, as dicts: its meta (mode, options,
  *	clock, figures of the sampler and of exact timing), as the data
  *	command, save and every flush to a -db write it, and the sampling
- *	and exact parts that status shows too.
+ *	and exact parts that status shows too; and the profile value the
+ *	meta heads (CprofProfileValue), which data, save, the flushes and
+ *	a session's members (cmdscope.c, cmdscopedata.c) take.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -285,7 +287,122 @@ CprofMetaDict(
 	PUT(metaObj, "exact", CprofExactDict(statePtr));
     }
     if (ciPtr->sessionPtr != NULL && !ciPtr->member) {
-	CprofScopeMeta(ciPtr, metaObj);
+	CprofCmdHooksGet()->scopeMeta(ciPtr, metaObj);
     }
     return metaObj;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofProfileValue --
+ *
+ *	The profile of this interpreter's run (its thread's, with its
+ *	children's frames), as a value; the data of members of a session
+ *	are not in it (cmdscope.c puts them together). Memory profiles: the
+ *	view (-1: not asked for, alloc) and unit asked for.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+PutTimeline(
+    Tcl_Obj *dictObj,
+    const char *key,
+    Tcl_Obj *timelineObj)
+{
+    if (timelineObj != NULL) {
+	PUT(dictObj, key, timelineObj);
+    }
+}
+
+Tcl_Obj *
+CprofProfileValue(
+    CprofInterp *ciPtr,
+    int view,
+    int count)
+{
+    static const char *const viewNames[] = {"alloc", "live", "peak"};
+    CprofState *statePtr = &ciPtr->state;
+    CprofExact *exactPtr = &statePtr->exact;
+    int mode = statePtr->options.mode;
+    Tcl_Obj *resultObj;
+
+    if (statePtr->samplerPtr != NULL || statePtr->memPtr != NULL) {
+	CprofDrain(statePtr);
+    }
+    resultObj = Tcl_NewDictObj();
+    if (statePtr->options.memory
+	    && (mode == CPROF_MODE_MEMORY || view >= 0 || count)) {
+	/*
+	 * The memory tree (with time samples too, when a view is asked
+	 * for).
+	 */
+
+	Tcl_Obj *metaObj = CprofMetaDict(ciPtr);
+
+	PUT(metaObj, "mode", Tcl_NewStringObj("memory", -1));
+	PUT(metaObj, "view", Tcl_NewStringObj(viewNames[view < 0 ? 0
+		: view], -1));
+	PUT(metaObj, "unit", Tcl_NewStringObj(count ? "objects" : "bytes",
+		-1));
+	PUT(resultObj, "meta", metaObj);
+	PUT(resultObj, "tree", CprofMemoryTreeObj(statePtr,
+		view < 0 ? 0 : view, count));
+	PutTimeline(resultObj, "timeline", CprofMemoryTimelineObj(statePtr));
+	return resultObj;
+    }
+    PUT(resultObj, "meta", CprofMetaDict(ciPtr));
+    switch (mode) {
+    case CPROF_MODE_SAMPLE:
+	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, NULL));
+	PutTimeline(resultObj, "timeline",
+		CprofTimelineObj(&statePtr->tree.timeline));
+	if (statePtr->options.memory) {
+	    /*
+	     * -mode {sample memory}: the memory tree too, as a file keeps
+	     * it (bytes allocated, each node with its figures).
+	     */
+
+	    PUT(resultObj, "memory", CprofMemoryTreeObj(statePtr, 0, 0));
+	    PutTimeline(resultObj, "memory_timeline",
+		    CprofMemoryTimelineObj(statePtr));
+	}
+	break;
+    case CPROF_MODE_BOTH:
+	PUT(resultObj, "tree", CprofTreeToObj(&statePtr->tree, exactPtr));
+	PutTimeline(resultObj, "timeline",
+		CprofTimelineObj(&statePtr->tree.timeline));
+	PUT(resultObj, "exact", CprofExactTreeObj(exactPtr,
+		ciPtr->sessionPtr != NULL));
+	break;
+    case CPROF_MODE_EXACT:
+	PUT(resultObj, "tree", CprofExactTreeObj(exactPtr,
+		ciPtr->sessionPtr != NULL));
+	break;
+    case CPROF_MODE_COVERAGE: {
+	Tcl_Obj *rootObj = Tcl_NewDictObj();
+
+	PUT(rootObj, "name", Tcl_NewObj());
+	PUT(rootObj, "kind", Tcl_NewStringObj("root", -1));
+	PUT(rootObj, "self", Tcl_NewIntObj(0));
+	PUT(rootObj, "total", Tcl_NewIntObj(0));
+	PUT(rootObj, "children", Tcl_NewObj());
+	PUT(resultObj, "tree", rootObj);
+	break;
+    }
+    }
+    if (mode != CPROF_MODE_SAMPLE) {
+	if (statePtr->options.lines && mode != CPROF_MODE_COVERAGE) {
+	    PUT(resultObj, "lines", CprofExactLinesObj(exactPtr));
+	}
+	if (statePtr->options.events) {
+	    PUT(resultObj, "events", CprofExactEventsObj(exactPtr));
+	}
+	PUT(resultObj, "coverage", CprofExactCoverageObj(statePtr));
+    }
+    if (statePtr->handlers.num > 0) {
+	PUT(resultObj, "handlers", CprofEventsObj(statePtr));
+    }
+    return resultObj;
 }

@@ -802,7 +802,7 @@ Rotate(
 	}
     }
     CloseStore(ciPtr);
-    CprofRunClearInterval(statePtr);
+    CprofCmdHooksGet()->clearInterval(statePtr);
     now = (uint64_t) CprofMonoNs();
     wall = CprofWallSeconds();
     ciPtr->startWall = wall;
@@ -846,7 +846,7 @@ Rotate(
     Tcl_RestoreInterpState(interp, saved);
     Tcl_DecrRefCount(pathObj);
     CprofRunDbUpdatePolling(ciPtr);
-    CprofRunArmDeadline(ciPtr);
+    CprofCmdHooksGet()->armDeadline(ciPtr);
     CprofSamplerOwnEnd(statePtr->samplerPtr, held);
     ciPtr->rotating = 0;
 }

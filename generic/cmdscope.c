@@ -74,21 +74,7 @@ NoteInterp(
 
 
 
-Tcl_Mutex cprofScopeMutex;	/* Sessions, their threads and parts. */
 static CprofSession *current;	/* The session running, or NULL. */
-
-/*
- * Names given with tclcprof::threadname, per thread, for the life of the
- * process.
- */
-
-typedef struct ThreadName {
-    Tcl_ThreadId id;
-    char name[64];
-    struct ThreadName *nextPtr;
-} ThreadName;
-
-static ThreadName *threadNames;
 
 /*
  * The stubs table's entries while a session runs.
@@ -119,12 +105,6 @@ static pid_t
 GetTid(void)
 {
     return (pid_t) syscall(SYS_gettid);
-}
-
-uint64_t
-CprofScopeThreadCpuNs(void)
-{
-    return (uint64_t) CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /*
@@ -313,24 +293,10 @@ Hook(
 /*
  *----------------------------------------------------------------------
  *
- * Threads and their names --
+ * Threads (their names: cmdscopedata.c) --
  *
  *----------------------------------------------------------------------
  */
-
-static const char *
-NameOf(
-    Tcl_ThreadId id)
-{
-    ThreadName *nPtr;
-
-    for (nPtr = threadNames; nPtr != NULL; nPtr = nPtr->nextPtr) {
-	if (nPtr->id == id) {
-	    return nPtr->name;
-	}
-    }
-    return NULL;
-}
 
 /*
  * The record of the calling thread in a session, made if new. Called with
@@ -388,25 +354,6 @@ FindThread(
 	}
     }
     return found;
-}
-
-/*
- * The name a thread's root is shown with.
- */
-
-Tcl_Obj *
-CprofScopeThreadNameObj(
-    const ThreadRec *tPtr)
-{
-    const char *name = NameOf(tPtr->id);
-
-    if (name != NULL) {
-	return Tcl_NewStringObj(name, -1);
-    }
-    if (tPtr->tid == getpid()) {
-	return Tcl_NewStringObj("main", -1);
-    }
-    return Tcl_NewStringObj(tPtr->tclId, -1);
 }
 
 static void
@@ -496,7 +443,7 @@ Attach(
     CprofSession *sPtr,
     CprofInterp *parentPtr)
 {
-    CprofInterp *ciPtr = CprofInterpFor(interp), *hostPtr;
+    CprofInterp *ciPtr = CprofCmdHooksGet()->interpFor(interp), *hostPtr;
     ThreadRec *tPtr;
 
     if (ciPtr == NULL || ciPtr->state.running || ciPtr->sessionPtr != NULL
@@ -540,8 +487,8 @@ Attach(
     }
     Tcl_MutexUnlock(&cprofScopeMutex);
 
-    if (CprofRunStartMember(ciPtr, &sPtr->options, sPtr->ownerPtr, hostPtr)
-	    != TCL_OK) {
+    if (CprofCmdHooksGet()->startMember(ciPtr, &sPtr->options,
+	    sPtr->ownerPtr, hostPtr) != TCL_OK) {
 	/*
 	 * No sampler (no slot, or the timer refused): the interpreter is
 	 * left out.
@@ -987,7 +934,7 @@ StopEventProc(
 	Tcl_MutexUnlock(&cprofScopeMutex);
 	if (ownerPtr != NULL && ownerPtr->state.running) {
 	    ownerPtr->state.stoppedBy = "member";
-	    CprofRunStop(&ownerPtr->state);
+	    ownerPtr->stopProc(&ownerPtr->state);
 	    CprofRunDbFinish(ownerPtr, NULL, 0);
 	}
     } else {
@@ -1037,7 +984,7 @@ StopThisThread(
 	if (mPtr == NULL) {
 	    return;
 	}
-	CprofRunStopMember(mPtr);
+	CprofCmdHooksGet()->stopMember(mPtr);
     }
 }
 
@@ -1431,7 +1378,6 @@ CprofThreadnameObjCmd(
     Tcl_Obj *const objv[])
 {
     Tcl_ThreadId self = Tcl_GetCurrentThread();
-    ThreadName *nPtr;
     const char *name;
     Tcl_Size length;
 
@@ -1449,20 +1395,9 @@ CprofThreadnameObjCmd(
 	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "threadname", NULL);
 	    return TCL_ERROR;
 	}
-	for (nPtr = threadNames; nPtr != NULL; nPtr = nPtr->nextPtr) {
-	    if (nPtr->id == self) {
-		break;
-	    }
-	}
-	if (nPtr == NULL) {
-	    nPtr = (ThreadName *) ckalloc(sizeof(ThreadName));
-	    nPtr->id = self;
-	    nPtr->nextPtr = threadNames;
-	    threadNames = nPtr;
-	}
-	memcpy(nPtr->name, name, (size_t) length + 1);
+	CprofScopeThreadNameSet(self, name);
     }
-    name = NameOf(self);
+    name = CprofScopeThreadName(self);
     if (name == NULL) {
 	char buf[40];
 

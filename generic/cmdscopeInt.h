@@ -111,6 +111,9 @@ MODULE_SCOPE Tcl_Mutex cprofScopeMutex;
 
 MODULE_SCOPE Tcl_Obj *	CprofDictGet(Tcl_Obj *dictObj, const char *key);
 MODULE_SCOPE Tcl_WideInt CprofDictGetWide(Tcl_Obj *dictObj, const char *key);
+MODULE_SCOPE const char *CprofScopeThreadName(Tcl_ThreadId id);
+MODULE_SCOPE void	CprofScopeThreadNameSet(Tcl_ThreadId id,
+			    const char *name);
 MODULE_SCOPE Tcl_Obj *	CprofScopeThreadNameObj(const ThreadRec *tPtr);
 MODULE_SCOPE uint64_t	CprofScopeThreadCpuNs(void);
 MODULE_SCOPE Tcl_Obj *	CprofScopeWhole(CprofInterp *ciPtr);

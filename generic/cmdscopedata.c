@@ -6,7 +6,9 @@
  *	(and what its thread's running child interpreters have so far): the
  *	exact trees of a thread's interpreters joined at their links
  *	(exact.c), one root per thread, call sites, coverage, handlers and
- *	events merged (library/merge.tcl), and the meta's threads.
+ *	events merged (library/merge.tcl), and the meta's threads, with
+ *	their names (tclcprof::threadname, in cmdscope.c, sets them) and
+ *	CPU times. Below cmdscope.c, it holds the lock of the sessions.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -16,6 +18,91 @@
 
 #include "cmdscopeInt.h"
 #include <string.h>
+#include <unistd.h>
+
+Tcl_Mutex cprofScopeMutex;	/* Sessions, their threads and parts. */
+
+/*
+ * Names given with tclcprof::threadname, per thread, for the life of the
+ * process (under cprofScopeMutex).
+ */
+
+typedef struct ThreadName {
+    Tcl_ThreadId id;
+    char name[64];
+    struct ThreadName *nextPtr;
+} ThreadName;
+
+static ThreadName *threadNames;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Threads: their names and CPU times --
+ *
+ *	CprofScopeThreadName: the name given to a thread, or NULL.
+ *	CprofScopeThreadNameSet: give it one (up to 63 bytes, checked by
+ *	the caller). Both with cprofScopeMutex held.
+ *	CprofScopeThreadNameObj: the name a thread's root is shown with.
+ *
+ *----------------------------------------------------------------------
+ */
+
+const char *
+CprofScopeThreadName(
+    Tcl_ThreadId id)
+{
+    ThreadName *nPtr;
+
+    for (nPtr = threadNames; nPtr != NULL; nPtr = nPtr->nextPtr) {
+	if (nPtr->id == id) {
+	    return nPtr->name;
+	}
+    }
+    return NULL;
+}
+
+void
+CprofScopeThreadNameSet(
+    Tcl_ThreadId id,
+    const char *name)
+{
+    ThreadName *nPtr;
+
+    for (nPtr = threadNames; nPtr != NULL; nPtr = nPtr->nextPtr) {
+	if (nPtr->id == id) {
+	    break;
+	}
+    }
+    if (nPtr == NULL) {
+	nPtr = (ThreadName *) ckalloc(sizeof(ThreadName));
+	nPtr->id = id;
+	nPtr->nextPtr = threadNames;
+	threadNames = nPtr;
+    }
+    snprintf(nPtr->name, sizeof(nPtr->name), "%s", name);
+}
+
+Tcl_Obj *
+CprofScopeThreadNameObj(
+    const ThreadRec *tPtr)
+{
+    const char *name = CprofScopeThreadName(tPtr->id);
+
+    if (name != NULL) {
+	return Tcl_NewStringObj(name, -1);
+    }
+    if (tPtr->tid == getpid()) {
+	return Tcl_NewStringObj("main", -1);
+    }
+    return Tcl_NewStringObj(tPtr->tclId, -1);
+}
+
+uint64_t
+CprofScopeThreadCpuNs(void)
+{
+    return (uint64_t) CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
+}
 
 /*
  *----------------------------------------------------------------------

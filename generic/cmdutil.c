@@ -9,7 +9,9 @@
  *	with TCLCPROF. Kept apart from cmdoptions.c (parsing) and tclcprof.c
  *	(loading the package), which call the layers below them, so that
  *	those layers can report errors without calling back up
- *	(tools/objcycles counts such circles between object files).
+ *	(tools/objcycles counts such circles between object files). And
+ *	the table of the layer's calls up (CprofCmdHooks, cmdInt.h), which
+ *	tclcprof.c registers.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -110,4 +112,30 @@ CprofWrongArgs(
 {
     Tcl_WrongNumArgs(interp, objc, objv, message);
     Tcl_SetErrorCode(interp, "TCLCPROF", "WRONGARGS", NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofCmdSetHooks, CprofCmdHooksGet --
+ *
+ *	The command layer's calls up (cmdInt.h): set by tclcprof.c at each
+ *	load (the same table every time), read by the files below it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const CprofCmdHooks *cmdHooks;
+
+void
+CprofCmdSetHooks(
+    const CprofCmdHooks *hooksPtr)
+{
+    __atomic_store_n(&cmdHooks, hooksPtr, __ATOMIC_RELEASE);
+}
+
+const CprofCmdHooks *
+CprofCmdHooksGet(void)
+{
+    return __atomic_load_n(&cmdHooks, __ATOMIC_ACQUIRE);
 }

@@ -25,7 +25,10 @@
  *	resume: the lookup follows Tcl's own pointers.
  *
  *	The signal handler and the memory hooks run the lookup
- *	(CprofLabelsNow): it reads the thread's table (preallocated, replaced
+ *	(CprofLabelsNow, capturelabels.c, below them, as is the making of a
+ *	thread's table and the letting go of an interpreter's entries;
+ *	this file, which fills the table and grows it with the memory
+ *	hooks' guard up, is above them): it reads the thread's table (preallocated, replaced
  *	whole when it grows: only the thread itself writes it, and a handler
  *	on that thread runs before or after a replacement, never during
  *	one) and Tcl's environment and coroutine records, live while they
@@ -39,6 +42,7 @@
 
 #include "tclcprofInt.h"
 #include "tclcprof.h"
+#include "capturelabels.h"
 #include <tclInt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,53 +52,7 @@
 #define LABEL_MAX_SETS	65536	/* Sets interned in the process. */
 #define LABEL_INTERPS	16	/* Interpreters of a thread looked at, at
 				 * first (the arrays grow as needed). */
-#define LABEL_CHAIN	16	/* Resumers followed from a coroutine. */
-#define TOMB		((void *) 1)
 
-typedef struct LabelSlot {
-    void *volatile env;		/* ExecEnv*, NULL (empty) or TOMB. */
-    Tcl_Interp *interp;		/* Its interpreter. */
-    volatile int id;		/* The set in effect there. */
-    volatile uint64_t seq;	/* When it was set. */
-} LabelSlot;
-
-typedef struct LabelTable {
-    unsigned mask;		/* Slots - 1 (a power of two). */
-    unsigned used;		/* Slots not empty (live and tombs). */
-    unsigned live;
-    LabelSlot slots[1];
-} LabelTable;
-
-/*
- * A label scope: what it replaced in its environment.
- */
-
-typedef struct LabelScope {
-    Tcl_Interp *interp;
-    void *env;
-    int id;			/* The set it put in effect. */
-    int had;			/* The environment had an entry: */
-    int oldId;			/* its set */
-    uint64_t oldSeq;		/* and sequence. */
-} LabelScope;
-
-struct CprofLabelThread {
-    LabelTable *volatile table;	/* NULL until labels are first used. */
-    void **volatile *volatile envAddr;
-				/* &iPtr->execEnvPtr of the interpreters
-				 * that used labels, or NULL; capInterps
-				 * of them, grown in normal context (a new
-				 * array published before numInterps
-				 * counts its new slots). */
-    Tcl_Interp **interps;	/* The interpreters (normal context). */
-    int capInterps;
-    volatile int numInterps;	/* Slots of envAddr once used. */
-    uint64_t seq;
-    LabelScope *cScopes;	/* The C interface's pushes, innermost */
-    int numC, capC;		/* last. */
-};
-
-static Tcl_ThreadDataKey labelKey;
 static Tcl_HashTable labelSets;	/* Canonical string -> id. */
 static int labelSetsInit = 0;
 static int overflowId = 0;
@@ -102,81 +60,14 @@ static Tcl_WideInt overflows = 0;	/* Scopes recorded as the overflow
 					 * set. */
 TCL_DECLARE_MUTEX(labelMutex)
 
-static void		ThreadExit(ClientData clientData);
-static void		InterpGone(ClientData clientData, Tcl_Interp *interp);
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofLabelsThread --
- *
- *	The calling thread's label state, made if new (normal context).
- *
- *----------------------------------------------------------------------
- */
-
-CprofLabelThread *
-CprofLabelsThread(void)
-{
-    CprofLabelThread **ltPtrPtr = (CprofLabelThread **)
-	    Tcl_GetThreadData(&labelKey, sizeof(CprofLabelThread *));
-
-    if (*ltPtrPtr == NULL) {
-	CprofLabelThread *ltPtr = (CprofLabelThread *)
-		ckalloc(sizeof(CprofLabelThread));
-
-	memset(ltPtr, 0, sizeof(CprofLabelThread));
-	*ltPtrPtr = ltPtr;
-	Tcl_CreateThreadExitHandler(ThreadExit, ltPtrPtr);
-    }
-    return *ltPtrPtr;
-}
-
-static void
-ThreadExit(
-    ClientData clientData)
-{
-    CprofLabelThread **ltPtrPtr = (CprofLabelThread **) clientData;
-    CprofLabelThread *ltPtr = *ltPtrPtr;
-    int i;
-
-    if (ltPtr == NULL) {
-	return;
-    }
-    for (i = 0; i < ltPtr->numInterps; i++) {
-	if (ltPtr->interps[i] != NULL) {
-	    Tcl_DontCallWhenDeleted(ltPtr->interps[i], InterpGone, ltPtr);
-	}
-    }
-    *ltPtrPtr = NULL;
-
-    /*
-     * The state itself stays (a few hundred bytes per thread that used
-     * labels or sampled): a sampler or the memory hooks of the thread may
-     * still look through it while the thread ends. Its table goes, the
-     * lookup then finding nothing.
-     */
-
-    __atomic_store_n(&ltPtr->numInterps, 0, __ATOMIC_RELEASE);
-    if (ltPtr->table != NULL) {
-	LabelTable *tPtr = ltPtr->table;
-
-	__atomic_store_n(&ltPtr->table, NULL, __ATOMIC_RELEASE);
-	ckfree(tPtr);
-    }
-    if (ltPtr->cScopes != NULL) {
-	ckfree(ltPtr->cScopes);
-	ltPtr->cScopes = NULL;
-	ltPtr->numC = ltPtr->capC = 0;
-    }
-}
 
 /*
  *----------------------------------------------------------------------
  *
  * The table --
  *
- *	Find: an environment's slot, or NULL (signal safe). Set: put an
+ *	CprofLabelsFind (capturelabels.c): an environment's slot, or NULL
+ *	(signal safe). Set: put an
  *	environment's set and sequence. Remove: take it out. A slot is
  *	filled before its env is written (the handler matches on env);
  *	a table that fills up is replaced by a bigger one, published with
@@ -184,40 +75,6 @@ ThreadExit(
  *
  *----------------------------------------------------------------------
  */
-
-static inline unsigned
-Hash(
-    const void *env,
-    unsigned mask)
-{
-    uint64_t h = (uint64_t) (uintptr_t) env * 0x9e3779b97f4a7c15ull;
-
-    return (unsigned) (h >> 32) & mask;
-}
-
-static LabelSlot *
-Find(
-    LabelTable *tPtr,
-    const void *env)
-{
-    unsigned i, n;
-
-    if (tPtr == NULL || env == NULL) {
-	return NULL;
-    }
-    for (i = Hash(env, tPtr->mask), n = 0; n <= tPtr->mask;
-	    i = (i + 1) & tPtr->mask, n++) {
-	void *e = tPtr->slots[i].env;
-
-	if (e == NULL) {
-	    return NULL;
-	}
-	if (e == env) {
-	    return &tPtr->slots[i];
-	}
-    }
-    return NULL;
-}
 
 static LabelTable *
 NewTable(
@@ -268,7 +125,7 @@ Set(
     uint64_t seq)
 {
     LabelTable *tPtr = ltPtr->table;
-    LabelSlot *sPtr = Find(tPtr, env);
+    LabelSlot *sPtr = CprofLabelsFind(tPtr, env);
 
     if (sPtr != NULL) {
 	sPtr->id = id;
@@ -310,7 +167,7 @@ Remove(
     CprofLabelThread *ltPtr,
     void *env)
 {
-    LabelSlot *sPtr = Find(ltPtr->table, env);
+    LabelSlot *sPtr = CprofLabelsFind(ltPtr->table, env);
 
     if (sPtr != NULL) {
 	sPtr->env = TOMB;
@@ -321,69 +178,7 @@ Remove(
 /*
  *----------------------------------------------------------------------
  *
- * CprofLabelsNow --
- *
- *	The labels in effect in the thread: a set id, 0 for none.
- *
- * Signal safety:
- *	Called from the signal handler and the memory hooks: reads the
- *	thread's preallocated table and Tcl's records of the environments
- *	running (an interpreter's current one, and the resumers of a
- *	running coroutine, all live while it runs). No allocation, no lock.
- *
- *----------------------------------------------------------------------
- */
-
-int
-CprofLabelsNow(
-    const CprofLabelThread *ltPtr)
-{
-    LabelTable *tPtr;
-    void **volatile *envAddr;
-    int i, n, best = 0;
-    uint64_t bestSeq = 0;
-
-    if (ltPtr == NULL) {
-	return 0;
-    }
-    tPtr = __atomic_load_n(&ltPtr->table, __ATOMIC_ACQUIRE);
-    if (tPtr == NULL || tPtr->live == 0) {
-	return 0;
-    }
-    n = ltPtr->numInterps;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    envAddr = ltPtr->envAddr;
-    for (i = 0; i < n; i++) {
-	void **addr = envAddr[i];
-	ExecEnv *eePtr;
-	int depth;
-
-	if (addr == NULL) {
-	    continue;
-	}
-	eePtr = (ExecEnv *) *(void *volatile *) addr;
-	for (depth = 0; eePtr != NULL && depth < LABEL_CHAIN; depth++) {
-	    LabelSlot *sPtr = Find(tPtr, eePtr);
-	    CoroutineData *corPtr;
-
-	    if (sPtr != NULL) {
-		if (sPtr->seq > bestSeq) {
-		    bestSeq = sPtr->seq;
-		    best = sPtr->id;
-		}
-		break;
-	    }
-	    corPtr = eePtr->corPtr;
-	    eePtr = (corPtr != NULL) ? corPtr->callerEEPtr : NULL;
-	}
-    }
-    return best;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * InterpSlot, InterpGone --
+ * InterpSlot --
  *
  *	An interpreter's place among those the lookup looks at, taken at
  *	its first use of labels (the arrays grown when all are taken); its
@@ -456,39 +251,7 @@ InterpSlot(
     if (free == ltPtr->numInterps) {
 	__atomic_store_n(&ltPtr->numInterps, free + 1, __ATOMIC_RELEASE);
     }
-    Tcl_CallWhenDeleted(interp, InterpGone, ltPtr);
-}
-
-static void
-InterpGone(
-    ClientData clientData,
-    Tcl_Interp *interp)
-{
-    CprofLabelThread *ltPtr = (CprofLabelThread *) clientData;
-    LabelTable *tPtr = ltPtr->table;
-    unsigned j;
-    int i;
-
-    for (i = 0; i < ltPtr->numInterps; i++) {
-	if (ltPtr->interps[i] == interp) {
-	    ltPtr->envAddr[i] = NULL;
-	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-	    ltPtr->interps[i] = NULL;
-	}
-    }
-    for (j = 0; tPtr != NULL && j <= tPtr->mask; j++) {
-	LabelSlot *sPtr = &tPtr->slots[j];
-
-	if (sPtr->env != NULL && sPtr->env != TOMB && sPtr->interp == interp) {
-	    sPtr->env = TOMB;
-	    tPtr->live--;
-	}
-    }
-    for (i = ltPtr->numC - 1; i >= 0; i--) {
-	if (ltPtr->cScopes[i].interp == interp) {
-	    ltPtr->numC = i;
-	}
-    }
+    Tcl_CallWhenDeleted(interp, CprofLabelsInterpGone, ltPtr);
 }
 
 /*
@@ -698,7 +461,7 @@ Begin(
     scopePtr->env = env;
     scopePtr->id = id;
     InterpSlot(ltPtr, interp);		/* (Grows as needed.) */
-    sPtr = Find(ltPtr->table, env);
+    sPtr = CprofLabelsFind(ltPtr->table, env);
     scopePtr->had = (sPtr != NULL);
     scopePtr->oldId = sPtr ? sPtr->id : 0;
     scopePtr->oldSeq = sPtr ? sPtr->seq : 0;

@@ -399,7 +399,7 @@ typedef struct CprofNaming {
 MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
 
 /*
- * Labels (cmdlabels.c).
+ * Labels (cmdlabels.c; a thread's table and its lookup: capturelabels.c).
  */
 
 typedef struct CprofLabelThread CprofLabelThread;
@@ -1429,8 +1429,9 @@ MODULE_SCOPE double	CprofDefaultRate(int clock);
 MODULE_SCOPE const char *CprofSignalName(void);
 MODULE_SCOPE uint64_t	CprofForeignSignals(void);
 MODULE_SCOPE int	CprofUnwindReady(char *msg, size_t msgLen);
+						/* unwindgcc.c */
 MODULE_SCOPE int	CprofNativeWalk(uintptr_t *ip, uintptr_t *cfa,
-			    int max);
+			    int max);		/* unwindgcc.c */
 MODULE_SCOPE int	CprofCopyTclFrames(CprofSampler *samplerPtr,
 			    CprofTclRef *out, int max, uint32_t *flagsPtr,
 			    uint64_t *check);

@@ -3,8 +3,9 @@
  *
  *	The native stacks of sampled allocations (hookmem.c): a walk of the
  *	call frame information with each code address's rule worked out
- *	once and cached, libgcc's unwinder (CprofNativeWalk, the sampler's)
- *	where that cannot go.
+ *	once and cached, libgcc's unwinder (CprofNativeWalk, unwindgcc.c)
+ *	where that cannot go. The signal handler's walk too
+ *	(CprofCfiWalkFrom, sampler.c).
  *
  *	Why by hand: libgcc decodes every frame's CFI anew at each walk
  *	(some 27,000 instructions for a Tcl program's stack, most of what a

@@ -3,16 +3,16 @@
  *
  *	The capture: how the level stack learns what the interpreter runs.
  *	This file chooses and installs one (-capture wrap, the default,
- *	wrap.c; -capture trace, trace.c; -capture check, both), with the
- *	TclOO method capture (oomethods.c) beside it, calibrates the
- *	anchors, and removes it all again, restoring every command, table
+ *	capturewrap.c; -capture trace, capturetrace.c; -capture check,
+ *	both), with the TclOO method capture (captureoomethods.c) beside
+ *	it, calibrates the anchors, and removes it all again, restoring every command, table
  *	and method it changed; and on unload, callbacks of the library still
  *	queued on NRE stacks (a pop of a frame entered before the unload,
  *	inside a suspended coroutine) are made no-ops, pointed at a callback
  *	outside the library, so that nothing calls into unmapped code.
  *
- *	It is the top of the capture layer: it calls wrap.c, trace.c and
- *	oomethods.c, which call capturebase.c below them, never this file.
+ *	It is the top of the capture layer: it calls capturewrap.c,
+ *	capturetrace.c and captureoomethods.c, which call capturebase.c below them, never this file.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -22,7 +22,7 @@
 
 #include <tclInt.h>
 #include "captureInt.h"
-#include "frames.h"
+#include "captureframes.h"
 #include <string.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -75,9 +75,9 @@ CprofCheckSamples(
  *
  *	Whether -capture frames can work in this process: its Tcl frames
  *	are placed among the C frames by the frames of Tcl's trampoline
- *	(TclNRRunCallbacks) in the native stack (frames.c, Anchor), whose
+ *	(TclNRRunCallbacks) in the native stack (captureframes.c, Anchor), whose
  *	range is found once here (calib.trampStart/End), and its drain needs
- *	a copy of memory that cannot fault (frames.c, SafeCopy).
+ *	a copy of memory that cannot fault (captureframes.c, SafeCopy).
  *	TCLCPROF_TEST_NO_TRAMPOLINE in the environment makes the first
  *	fail, for the tests of the fallback.
  *
@@ -153,8 +153,8 @@ CprofCaptureInstall(
 	} else if (CprofUsesFrames(&statePtr->options)
 		&& statePtr->hostPtr == NULL) {
 	    /*
-	     * Tcl's own frames, read at each sample (frames.c): nothing runs
-	     * per command. The records of event handlers (events.c) take
+	     * Tcl's own frames, read at each sample (captureframes.c): nothing runs
+	     * per command. The records of event handlers (captureevents.c) take
 	     * the commands that schedule them, and name the handlers'
 	     * frames at the drain.
 	     */

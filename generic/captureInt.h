@@ -7,19 +7,19 @@
  *	  capture.c	choosing a capture, installing and removing it,
  *			anchor calibration, the NRE callback that pops a
  *			frame, -capture check, unload.
- *	  wrap.c	capture by wrapping commands (the default): each
+ *	  capturewrap.c	capture by wrapping commands (the default): each
  *			command's nreProc becomes a thunk into one wrapper;
  *			commands created later are wrapped as they appear;
  *			coroutines are followed by callbacks on their NRE
  *			stacks.
- *	  trace.c	capture by Tcl's object trace (-capture trace), and
+ *	  capturetrace.c	capture by Tcl's object trace (-capture trace), and
  *			the shadow stack of -capture check.
- *	  oomethods.c	TclOO methods, for both: a frame for each
+ *	  captureoomethods.c	TclOO methods, for both: a frame for each
  *			procedure-bodied method when its body starts.
- *	  events.c	event handlers, for both: a frame for each handler
+ *	  captureevents.c	event handlers, for both: a frame for each handler
  *			the event loop runs, with its origin; the loop's
- *			waits (eventrecs.c below it keeps the records:
- *			eventsInt.h).
+ *			waits (captureeventrecs.c below it keeps the records:
+ *			captureeventsInt.h).
  *
  *	These read Tcl's private structures; include tclInt.h first.
  *
@@ -33,7 +33,7 @@
 #define _CAPTUREINT_H
 
 #include "tclcprofInt.h"
-#include "levelsInline.h"
+#include "capturelevelsInline.h"
 
 typedef struct CprofWrap CprofWrap;
 typedef struct CprofMethods CprofMethods;
@@ -57,18 +57,18 @@ enum {
 struct CprofCapture {
     CprofState *statePtr;
     int kind;			/* enum CprofCaptureKind in use. */
-    CprofWrap *wrapPtr;		/* wrap.c, for wrap and check. */
-    Tcl_Trace trace;		/* trace.c's trace, for trace and check. */
-    void *traceCalibPtr;	/* trace.c's calibration record. */
-    CprofLevels *tracedPtr;	/* The level stack trace.c feeds: the
+    CprofWrap *wrapPtr;		/* capturewrap.c, for wrap and check. */
+    Tcl_Trace trace;		/* capturetrace.c's trace, for trace and check. */
+    void *traceCalibPtr;	/* capturetrace.c's calibration record. */
+    CprofLevels *tracedPtr;	/* The level stack capturetrace.c feeds: the
 				 * state's, or for check a shadow. */
-    CprofMethods *methodsPtr;	/* oomethods.c, unless coverage. */
+    CprofMethods *methodsPtr;	/* captureoomethods.c, unless coverage. */
     void (*lookPending)(CprofCapture *capPtr);
-				/* wrap.c's: wrap the commands made since
-				 * its last look (oomethods.c calls it
+				/* capturewrap.c's: wrap the commands made since
+				 * its last look (captureoomethods.c calls it
 				 * through here, not by name). */
     int coverage;		/* Coverage mode: count, keep no stack. */
-    Tcl_Command interpToken;	/* trace.c, capture trace alone: ::interp,
+    Tcl_Command interpToken;	/* capturetrace.c, capture trace alone: ::interp,
 				 * whose calls go to statePtr->childProc
 				 * (the wrapper does it otherwise). */
 
@@ -102,7 +102,7 @@ MODULE_SCOPE int	CprofCoverageOf(CprofState *statePtr,
 			    int objc, Tcl_Obj *const objv[]);
 
 /*
- * wrap.c
+ * capturewrap.c
  */
 
 MODULE_SCOPE int	CprofWrapInstall(CprofCapture *capPtr);
@@ -113,7 +113,7 @@ MODULE_SCOPE void	CprofWrapStatus(CprofCapture *capPtr,
 			    Tcl_Obj *dictObj);
 
 /*
- * trace.c
+ * capturetrace.c
  */
 
 MODULE_SCOPE int	CprofTraceInstall(CprofCapture *capPtr);
@@ -121,7 +121,7 @@ MODULE_SCOPE void	CprofTraceRemove(CprofCapture *capPtr);
 MODULE_SCOPE int	CprofTraceCalibrate(CprofCapture *capPtr);
 
 /*
- * oomethods.c
+ * captureoomethods.c
  */
 
 MODULE_SCOPE void	CprofMethodsInstall(CprofCapture *capPtr);
@@ -132,7 +132,7 @@ MODULE_SCOPE void	CprofMethodsStatus(CprofCapture *capPtr,
 			    Tcl_Obj *dictObj);
 
 /*
- * events.c: event handlers. The captures call CprofEventsSchedule before
+ * captureevents.c: event handlers. The captures call CprofEventsSchedule before
  * a command that schedules handlers (after, fileevent, bind, close: the
  * CPROF_NAME_ROLE_MASK flags), and CprofEventsBefore before pushing a
  * frame for which CprofEventsMayStart holds: the command is entered right
@@ -175,7 +175,7 @@ CprofEventsMayStart(
     if (i < 0) {
 	/*
 	 * On an empty stack: not the script last found to be no handler
-	 * (its command frame, events.c's negative cache).
+	 * (its command frame, captureevents.c's negative cache).
 	 */
 
 	return CprofLevelsRootMayStart(&statePtr->levels);

@@ -1,8 +1,8 @@
 /*
  * capturebase.c --
  *
- *	What the captures (wrap.c, trace.c, oomethods.c) share, below them
- *	all: they call it, it calls none of them.
+ *	What the captures (capturewrap.c, capturetrace.c,
+ *	captureoomethods.c) share, below them all: they call it, it calls none of them.
  *
  *	- the capture's names (-capture wrap|trace|check);
  *	- the state of an interpreter, cached per thread for the method
@@ -22,7 +22,7 @@
 
 #include <tclInt.h>
 #include "captureInt.h"
-#include "levelsInline.h"
+#include "capturelevelsInline.h"
 #include <string.h>
 #include <stdio.h>
 

@@ -7,25 +7,35 @@
  *
  *	    tclcprof.c	package init and unload, the ::tclcprof ensemble,
  *			interp and namespace deletion
- *	    options.c	the option table, parsing, the values reported,
- *			errors
- *	    run.c	a run's lifecycle: start, stop, pause, resume,
+ *	    cmdstatus.c	status, data, save, runs, stack
+ *	    cmddebug.c	tclcprof::debug, introspection and test hooks
+ *	    cmdlayout.c	report support: the tree layout and flat sums
+ *	    cmdrun.c	a run's lifecycle: start, stop, pause, resume,
  *			reset, profile, configure, -duration, the level
  *			stack's hooks, the sampler's arming and drain timer
- *	    rundb.c	a run's -db: flushes while it runs, the last write,
+ *	    cmdserve.c	the thread of tclcprof::serve
+ *	    cmdscope.c	-scope tree|process: sessions and their members
+ *	    cmdrundb.c	a run's -db: flushes while it runs, the last write,
  *			the exit flush, fork
- *	    meta.c	what a run says about itself: its meta, the
- *			sampling and exact parts of status
- *	    status.c	status, data, save, runs, stack
- *	    layout.c	report support: the tree layout and flat sums
- *	    debugcmd.c	tclcprof::debug, introspection and test hooks
+ *	    cmdscopedata.c	a session's profile put together, its
+ *			threads' names and lock
+ *	    cmdmeta.c	what a run says about itself: its meta, the
+ *			sampling and exact parts of status, the profile
+ *			value
+ *	    cmdoptions.c	the option table, parsing, the values reported
+ *	    cmdlabels.c	tclcprof::label and the C interface of labels
+ *	    cmdutil.c	names of options and values, errors, the table
+ *			of the calls up (CprofCmdHooks)
  *
- *	Each file calls only those below it in this order, from the top:
- *	tclcprof.c, status.c, debugcmd.c, layout.c, run.c, rundb.c,
- *	meta.c, options.c. rundb.c stops a run at exit through
- *	CprofInterp's stopProc, set by tclcprof.c. All of them sit on top
- *	of the collector (tclcprofInt.h): they call it, it never calls
- *	them except through the hooks run.c registers.
+ *	Each file calls only those below it in this order, from the top
+ *	(tools/objcycles finds no circle). Where a lower one must reach an
+ *	upper one it goes through a function pointer the upper one set:
+ *	CprofCmdHooks (below, registered by tclcprof.c at load: scope's
+ *	members started and stopped, -history's intervals, a session's
+ *	meta), CprofInterp's stopProc (tclcprof.c), and the procs a session
+ *	gives its owner (wholeProc, rotateProc: cmdscope.c). All of them
+ *	sit on top of the collector (tclcprofInt.h): they call it, it never
+ *	calls them except through the hooks cmdrun.c registers.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -149,11 +159,11 @@ typedef struct CprofInterp {
     Tcl_Command reloadCmd;	/* The hidden command that makes them again
 				 * once they are all deleted, or NULL. */
     void (*stopProc)(CprofState *statePtr);
-				/* Stops a run (run.c's CprofRunStop), for
-				 * rundb.c's exit flush, which sits below
-				 * run.c. */
+				/* Stops a run (cmdrun.c's CprofRunStop), for
+				 * cmdrundb.c's exit flush, which sits below
+				 * cmdrun.c. */
 
-    /* Scope tree and process (scope.c). */
+    /* Scope tree and process (cmdscope.c). */
     struct CprofSession *sessionPtr;
 				/* The session this interpreter takes part
 				 * in (as its owner or a member), or NULL. */
@@ -172,20 +182,20 @@ typedef struct CprofInterp {
 				 * its data belongs to (-history). */
     Tcl_Obj *(*rotateProc)(struct CprofInterp *ciPtr);
 				/* -history of a run that takes in other
-				 * threads (scope.c): at the end of an
+				 * threads (cmdscope.c): at the end of an
 				 * interval, the members publish theirs, and
 				 * the whole of the interval is returned
 				 * (NULL: the run's own profile is the
 				 * whole); or NULL. */
     Tcl_Obj *(*wholeProc)(struct CprofInterp *ciPtr);
 				/* The whole profile of a run that took in
-				 * other threads (scope.c), for rundb.c's
+				 * other threads (cmdscope.c), for cmdrundb.c's
 				 * last write, or NULL. Returns NULL when
 				 * the run's own profile is the whole. */
     Tcl_Obj *topScriptObj;	/* The main script running below the next
 				 * start (tclcprof::TopScript), or NULL. */
 
-    /* tclcprof::serve (servethread.c). */
+    /* tclcprof::serve (cmdserve.c). */
     Tcl_Obj *asideObj;		/* The program's latest profile, kept aside
 				 * while the collector served a request:
 				 * {status S ?data D? ?views {V D ...}?}, what
@@ -208,13 +218,43 @@ typedef struct CprofInterp {
  * cmdutil.c
  */
 
+/*
+ * Calls up within the command layer: what a lower file must ask of an
+ * upper one, which it may not name (tools/objcycles would count a
+ * circle). tclcprof.c, the layer's top, registers the table at load
+ * (CprofCmdSetHooks), as cmdrun.c registers the level stack's hooks; the
+ * table lives in cmdutil.c, the layer's bottom.
+ */
+
+typedef struct CprofCmdHooks {
+    /* Asked by cmdscope.c, as interpreters are taken in and let go: */
+    CprofInterp *(*interpFor)(Tcl_Interp *interp);
+				/* tclcprof.c's CprofInterpFor: the state
+				 * of an interpreter, made if new. */
+    int (*startMember)(CprofInterp *ciPtr, const CprofOptions *optsPtr,
+	    CprofInterp *ownerPtr, CprofInterp *hostPtr);
+				/* cmdrun.c's CprofRunStartMember. */
+    void (*stopMember)(CprofInterp *ciPtr);
+				/* cmdrun.c's CprofRunStopMember. */
+    /* Asked by cmdrundb.c, as -history starts a new interval: */
+    void (*clearInterval)(CprofState *statePtr);
+				/* cmdrun.c's CprofRunClearInterval. */
+    void (*armDeadline)(CprofInterp *ciPtr);
+				/* cmdrun.c's CprofRunArmDeadline. */
+    /* Asked by cmdmeta.c, for the meta of a session's owner: */
+    void (*scopeMeta)(CprofInterp *ciPtr, Tcl_Obj *metaObj);
+				/* cmdscopedata.c's CprofScopeMeta. */
+} CprofCmdHooks;
+
+MODULE_SCOPE void	CprofCmdSetHooks(const CprofCmdHooks *hooksPtr);
+MODULE_SCOPE const CprofCmdHooks *CprofCmdHooksGet(void);
 MODULE_SCOPE int	CprofStateError(Tcl_Interp *interp,
 			    const char *message, const char *what);
 MODULE_SCOPE int	CprofBadValue(Tcl_Interp *interp, const char *option,
 			    Tcl_Obj *valueObj, const char *what);
 
 /*
- * options.c
+ * cmdoptions.c
  */
 
 MODULE_SCOPE int	CprofRunClock(const CprofOptions *optsPtr);
@@ -228,7 +268,7 @@ MODULE_SCOPE void	CprofSetObjs(Tcl_Obj **dest, Tcl_Obj *const *src);
 MODULE_SCOPE Tcl_Obj *	CprofOptionValue(CprofInterp *ciPtr, int index);
 
 /*
- * run.c
+ * cmdrun.c
  */
 
 MODULE_SCOPE void	CprofRunStop(CprofState *statePtr);
@@ -251,7 +291,7 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofProfileNRCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofConfigureObjCmd;
 
 /*
- * rundb.c
+ * cmdrundb.c
  */
 
 MODULE_SCOPE int	CprofRunDbFlushMs(const CprofOptions *optsPtr);
@@ -280,7 +320,7 @@ MODULE_SCOPE int	CprofRunStartMember(CprofInterp *ciPtr,
 MODULE_SCOPE void	CprofRunStopMember(CprofInterp *ciPtr);
 
 /*
- * scope.c
+ * cmdscope.c
  */
 
 typedef struct CprofSession CprofSession;
@@ -310,20 +350,20 @@ MODULE_SCOPE void	CprofScopeHideThread(void);
 MODULE_SCOPE CprofInterp *CprofInterpFor(Tcl_Interp *interp);
 
 /*
- * meta.c
+ * cmdmeta.c
  */
 
 MODULE_SCOPE Tcl_Obj *	CprofMetaDict(CprofInterp *ciPtr);
 MODULE_SCOPE Tcl_Obj *	CprofSamplingDict(CprofState *statePtr);
 MODULE_SCOPE Tcl_Obj *	CprofExactDict(CprofState *statePtr);
 MODULE_SCOPE double	CprofSamplerSeconds(CprofSampler *sPtr);
-
-/*
- * status.c
- */
-
 MODULE_SCOPE Tcl_Obj *	CprofProfileValue(CprofInterp *ciPtr, int view,
 			    int count);
+
+/*
+ * cmdstatus.c
+ */
+
 MODULE_SCOPE Tcl_ObjCmdProc CprofStatusObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofDataObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofSaveObjCmd;
@@ -331,7 +371,7 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofRunsObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofStackObjCmd;
 
 /*
- * layout.c, debugcmd.c
+ * cmdlayout.c, cmddebug.c
  */
 
 MODULE_SCOPE Tcl_ObjCmdProc CprofLayoutObjCmd;
@@ -339,7 +379,7 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofFlatSumsObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofDebugObjCmd;
 
 /*
- * servethread.c
+ * cmdserve.c
  */
 
 MODULE_SCOPE Tcl_ObjCmdProc CprofServeSpawnObjCmd;

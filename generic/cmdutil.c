@@ -4,12 +4,14 @@
  *	Command layer, its lowest part: what every other file of the
  *	package uses and that uses nothing of the package. The names of the
  *	options of start and configure and of their values (their order is
- *	that of the enums in cmdInt.h and scopeInt.h), and the errors every
+ *	that of the enums in cmdInt.h and cmdscopeInt.h), and the errors every
  *	command raises: a lowercase message with an error code that starts
- *	with TCLCPROF. Kept apart from options.c (parsing) and tclcprof.c
+ *	with TCLCPROF. Kept apart from cmdoptions.c (parsing) and tclcprof.c
  *	(loading the package), which call the layers below them, so that
  *	those layers can report errors without calling back up
- *	(tools/objcycles counts such circles between object files).
+ *	(tools/objcycles counts such circles between object files). And
+ *	the table of the layer's calls up (CprofCmdHooks, cmdInt.h), which
+ *	tclcprof.c registers.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *
@@ -17,7 +19,7 @@
  * this file, and for a DISCLAIMER OF ALL WARRANTIES.
  */
 
-#include "scopeInt.h"
+#include "cmdscopeInt.h"
 
 /*
  * Options of start and configure. The index order matches enum
@@ -49,7 +51,7 @@ const char *const cprofScopeNames[] = {
 };
 
 /*
- * The states of a session's threads (scopeInt.h, enum ThreadState).
+ * The states of a session's threads (cmdscopeInt.h, enum ThreadState).
  */
 
 const char *const cprofThreadStateNames[] = {
@@ -110,4 +112,30 @@ CprofWrongArgs(
 {
     Tcl_WrongNumArgs(interp, objc, objv, message);
     Tcl_SetErrorCode(interp, "TCLCPROF", "WRONGARGS", NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofCmdSetHooks, CprofCmdHooksGet --
+ *
+ *	The command layer's calls up (cmdInt.h): set by tclcprof.c at each
+ *	load (the same table every time), read by the files below it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const CprofCmdHooks *cmdHooks;
+
+void
+CprofCmdSetHooks(
+    const CprofCmdHooks *hooksPtr)
+{
+    __atomic_store_n(&cmdHooks, hooksPtr, __ATOMIC_RELEASE);
+}
+
+const CprofCmdHooks *
+CprofCmdHooksGet(void)
+{
+    return __atomic_load_n(&cmdHooks, __ATOMIC_ACQUIRE);
 }

@@ -5,7 +5,7 @@
  *	call tree of Tcl call paths, per call site (-lines), as a bounded
  *	list of enter/leave events (-events), and as coverage counts.
  *
- *	The level stack (levelstack.c) calls in at each event, through the
+ *	The level stack (capturelevels.c) calls in at each event, through the
  *	hooks the command layer registers, with the frame concerned on the
  *	stack:
  *
@@ -35,7 +35,7 @@
  *	  timestamps and the rest in its caller's time. A call's reported
  *	  time is its measured time less inNs, less callNs for every call
  *	  completed below it. Both figures are measured once per process and
- *	  clock by CprofExactCalibrate (compensate.c).
+ *	  clock by CprofExactCalibrate (exactcompensate.c).
  *	- Times are kept in ticks of the run's clock: nanoseconds, or, for
  *	  elapsed time on an x86 processor whose time-stamp counter runs at
  *	  a constant rate (constant_tsc and nonstop_tsc), counter ticks,
@@ -720,7 +720,7 @@ NewNode(
 
 /*
  * The node a call made now under 'parent' goes under: 'parent', or, when
- * the labels in effect (labels.c) are not the parent's, the child of the
+ * the labels in effect (cmdlabels.c) are not the parent's, the child of the
  * parent that stands for them (made if new; its name the set's, "" for
  * none). Keyed in the child map apart from frames' names.
  */

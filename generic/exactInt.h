@@ -2,7 +2,7 @@
  * exactInt.h --
  *
  *	What the files of exact timing share (exact.c collects and chooses
- *	the clock, compensate.c measures the profiler's cost per call,
+ *	the clock, exactcompensate.c measures the profiler's cost per call,
  *	exactread.c turns the data into values): the clock read and its
  *	conversion to nanoseconds.
  *

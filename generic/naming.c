@@ -641,7 +641,7 @@ CprofNameCommandUncached(
 
     if (strcmp(name, "::tclcprof::label") == 0) {
 	/*
-	 * Labels (labels.c) are the program's: what runs inside them is
+	 * Labels (cmdlabels.c) are the program's: what runs inside them is
 	 * its (a control command, below).
 	 */
     } else if (strcmp(name, "::tclcprof") == 0

@@ -82,7 +82,7 @@
  * The figures of memory profiles: per node of the run's memory tree (tree
  * 0 of mode memory, tree 2 of mode sample with memory samples too), the
  * node's own bytes and objects allocated, live at the end, and live when
- * the run's live bytes were highest (memory.c). The nodes' self and
+ * the run's live bytes were highest (drainmemory.c). The nodes' self and
  * total hold the bytes allocated.
  */
 
@@ -187,7 +187,7 @@
 /*
  * Version 4: sets of labels are frames of kind "labels" (name: the set, a
  * Tcl list key value ... sorted by key), each with its keys and values in
- * frame_labels (labels.c).
+ * frame_labels (cmdlabels.c).
  */
 
 #define FRAME_LABELS_SQL \
@@ -199,7 +199,7 @@
 ") WITHOUT ROWID;\n"
 
 /*
- * Version 5: timelines (timeline.c), one row per run and tree (0, or 2:
+ * Version 5: timelines (draintimeline.c), one row per run and tree (0, or 2:
  * the memory tree of -mode {sample memory}): the width of a bucket, the
  * weight per bucket, for memory trees the live and peak bytes per bucket
  * (Tcl lists), and the weight per bucket of the samples that ended at

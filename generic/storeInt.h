@@ -29,7 +29,7 @@
 #include <sqlite3.h>
 
 /*
- * Event handlers per origin and kind (events.c): in the schema, and
+ * Event handlers per origin and kind (captureevents.c): in the schema, and
  * made with CREATE TABLE IF NOT EXISTS when a run with handlers is
  * written to a file made before it (readers look for it first).
  */

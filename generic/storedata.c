@@ -888,7 +888,7 @@ CprofStoreSaveData(
  *	-data does), then remove the store's own run, every table's rows of
  *	it, and give the new run its number, in one transaction: a run
  *	whose whole is only known at its end (one of several threads or
- *	interpreters, scope.c) ends up as one run, under the number it had
+ *	interpreters, cmdscope.c) ends up as one run, under the number it had
  *	while it ran. If the new run cannot be written, the old one stays.
  *
  *----------------------------------------------------------------------

@@ -285,7 +285,7 @@ LoadTree(
 
     /*
      * The timeline (none in a file made before they were kept, version
-     * 4 and older): the dict of timeline.c, and each node's times.
+     * 4 and older): the dict of draintimeline.c, and each node's times.
      */
 
     Tcl_InitHashTable(&nodeTimes, TCL_ONE_WORD_KEYS);

@@ -377,7 +377,7 @@ FlushTreeEx(
  * CprofDbWriteTimeline --
  *
  *	The row of timelines of tree 'tree' of the run, replaced, from a
- *	timeline dict (timeline.c, CprofTimelineObj) and the flat list
+ *	timeline dict (draintimeline.c, CprofTimelineObj) and the flat list
  *	{node {bucket weight ...} ...} of its nodes (node: its id in the
  *	run's tree).
  *

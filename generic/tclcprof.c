@@ -170,6 +170,20 @@ DeleteState(
 
 static int		SourceLibrary(Tcl_Interp *interp);
 
+/*
+ * The command layer's calls up (cmdInt.h), which the files below this one
+ * make without naming the file called.
+ */
+
+static const CprofCmdHooks cmdHooks = {
+    CprofInterpFor,
+    CprofRunStartMember,
+    CprofRunStopMember,
+    CprofRunClearInterval,
+    CprofRunArmDeadline,
+    CprofScopeMeta
+};
+
 int
 Tclcprof_Init(
     Tcl_Interp *interp)
@@ -179,6 +193,7 @@ Tclcprof_Init(
     if (Tcl_InitStubs(interp, "8.6-", 0) == NULL) {
 	return TCL_ERROR;
     }
+    CprofCmdSetHooks(&cmdHooks);
     if (Tcl_OOInitStubs(interp) == NULL) {
 	return TCL_ERROR;
     }

@@ -7,8 +7,9 @@
  *
  *	Everything declared here is expressed in public Tcl types. The
  *	units that read Tcl's private structures (tclInt.h, tclOOInt.h) are
- *	the ones that must: naming.c, levelstack.c, the capture (capture.c,
- *	wrap.c, trace.c, oomethods.c, events.c, eventrecs.c);
+ *	the ones that must: naming.c, capturelevels.c, the capture (capture.c,
+ *	capturewrap.c, capturetrace.c, captureoomethods.c, captureevents.c,
+ *	captureeventrecs.c);
  *	CprofCheckTclVersion refuses any Tcl but 8.6 at load.
  *
  * Copyright (c) 2026 The tclcprof authors.
@@ -73,7 +74,7 @@ enum CprofFrameKind {
     CPROF_KIND_CONTROL,		/* A control command that adds nothing when
 				 * traced (if, foreach, catch, ...). */
     CPROF_KIND_EVENT,		/* An event handler run by the event loop
-				 * (events.c): "after ::h::work". */
+				 * (captureevents.c): "after ::h::work". */
     CPROF_KIND_IDLE,		/* Time the event loop waited in the
 				 * notifier: "[idle]". */
     CPROF_KIND_COUNT
@@ -88,7 +89,7 @@ enum CprofFrameKind {
 				 * enter is folded into this frame. */
 #define CPROF_FRAME_RESTORED	0x2	/* Restored from a suspended coroutine. */
 #define CPROF_FRAME_METHOD	0x4	/* A TclOO method's frame, pushed when its
-				 * body starts (oomethods.c), at the level
+				 * body starts (captureoomethods.c), at the level
 				 * of the command that runs it. */
 #define CPROF_FRAME_HIDDEN	0x8	/* Excluded (-include/-exclude) or a
 				 * control command with -control 0: not a
@@ -111,9 +112,9 @@ enum CprofFrameKind {
 #define CPROF_FRAME_LOOP	0x100	/* A command that runs the event loop
 				 * (vwait, update, tkwait...): the frames
 				 * pushed right above it may be handlers
-				 * (events.c). */
+				 * (captureevents.c). */
 #define CPROF_FRAME_EVENT	0x200	/* An event handler's frame (kind
-				 * event), pushed by events.c at the level
+				 * event), pushed by captureevents.c at the level
 				 * of the handler's commands, which are
 				 * pushed above it (not in its place);
 				 * ended by the next handler, the loop's
@@ -309,13 +310,13 @@ typedef struct CprofTclInternals {
 #define CPROF_NAME_LOOP		0x80	/* Runs the event loop: vwait,
 					 * update, tkwait, event (generate),
 					 * thread::wait, thread::send. */
-#define CPROF_NAME_ROLE_MASK	0x700	/* Schedules handlers (events.c): */
+#define CPROF_NAME_ROLE_MASK	0x700	/* Schedules handlers (captureevents.c): */
 #define CPROF_NAME_ROLE_SHIFT	8
 #define CPROF_ROLE_AFTER	1	/* after */
 #define CPROF_ROLE_FILEEVENT	2	/* fileevent, chan event */
 #define CPROF_ROLE_CLOSE	3	/* close, chan close */
 #define CPROF_ROLE_BIND		4	/* Tk's bind */
-#define CPROF_ROLE_INTERP	5	/* interp (scope.c: children) */
+#define CPROF_ROLE_INTERP	5	/* interp (cmdscope.c: children) */
 #define CprofNameRole(flags) \
     (((flags) & CPROF_NAME_ROLE_MASK) >> CPROF_NAME_ROLE_SHIFT)
 
@@ -398,7 +399,7 @@ typedef struct CprofNaming {
 MODULE_SCOPE int	CprofCheckTclVersion(Tcl_Interp *interp);
 
 /*
- * Labels (labels.c).
+ * Labels (cmdlabels.c; a thread's table and its lookup: capturelabels.c).
  */
 
 typedef struct CprofLabelThread CprofLabelThread;
@@ -482,7 +483,7 @@ MODULE_SCOPE void	CprofHoldSiteKey(int siteKind, void *sitePtr);
 MODULE_SCOPE void	CprofReleaseSiteKey(int siteKind, void *sitePtr);
 
 /*
- * The level stack (levelstack.c). Its consumers hear of its changes
+ * The level stack (capturelevels.c). Its consumers hear of its changes
  * through hooks registered by the layer above; 'data' is theirs.
  */
 
@@ -560,7 +561,7 @@ typedef struct CprofLevels {
 				 * inline fast paths apply (kept by
 				 * CprofLevelsRecheck). */
     int rootEvents;		/* A command pushed on an empty stack may
-				 * start an event handler (events.c knows
+				 * start an event handler (captureevents.c knows
 				 * handlers that may run): the fast path
 				 * leaves it to the capture's slow path. */
     void *rootNoEvent;		/* The command frame of the script last
@@ -649,7 +650,7 @@ enum CprofMode {
     CPROF_MODE_EXACT,		/* Time every traced command. */
     CPROF_MODE_BOTH,		/* Sampling and exact timing together. */
     CPROF_MODE_COVERAGE,	/* Which commands and lines ran. */
-    CPROF_MODE_MEMORY		/* Allocations sampled by bytes (memory.c);
+    CPROF_MODE_MEMORY		/* Allocations sampled by bytes (drainmemory.c);
 				 * with time samples: mode sample and the
 				 * options' 'memory'. */
 };
@@ -684,11 +685,11 @@ enum CprofNative {
  */
 
 enum CprofCaptureKind {
-    CPROF_CAPTURE_WRAP = 0,	/* Wrapping commands (wrap.c). */
-    CPROF_CAPTURE_TRACE,	/* Tcl's object trace (trace.c). */
+    CPROF_CAPTURE_WRAP = 0,	/* Wrapping commands (capturewrap.c). */
+    CPROF_CAPTURE_TRACE,	/* Tcl's object trace (capturetrace.c). */
     CPROF_CAPTURE_CHECK,	/* Both, compared (capture.c). */
     CPROF_CAPTURE_FRAMES	/* Tcl's own frames read at each sample
-				 * (frames.c): no hook per command. */
+				 * (captureframes.c): no hook per command. */
 };
 
 enum CprofScope {
@@ -715,7 +716,7 @@ typedef struct CprofOptions {
 				 * of the clock. */
     int lines;			/* Per call-site records (exact, coverage). */
     int seed;			/* -seed: the frames running at start go on
-				 * the stack (seed.c). */
+				 * the stack (captureseed.c). */
     int compensate;		/* Subtract the profiler's own cost. */
     int events;			/* Record enter/leave events (exact). */
     int eventLimit;		/* Most events kept. */
@@ -762,7 +763,7 @@ typedef struct CprofTclRef {
 				 * key, never dereferenced before the drain
 				 * finds it live), or NULL. */
     const void *ident;		/* -capture frames, a raw reference
-				 * (frames.h): a field of the object read
+				 * (captureframes.h): a field of the object read
 				 * at the sample, checked at the drain. */
 } CprofTclRef;
 
@@ -795,7 +796,7 @@ typedef char CprofTclRefBits[(CPROF_KIND_COUNT <= 16
 #define CPROF_SAMPLE_RAW		0x10	/* -capture frames: tcl[]
 						 * holds raw references,
 						 * named at the drain
-						 * (frames.c). */
+						 * (captureframes.c). */
 #define CPROF_SAMPLE_SPAN		0x40	/* A spooled sample: the samples
 						 * merged in it were taken from
 						 * timeNs to timeEndNs. */
@@ -811,7 +812,7 @@ typedef struct CprofSample {
     uint16_t nNative;
     uint16_t nTcl;
     uint32_t flags;
-    int32_t labels;		/* The labels in effect (labels.c), 0:
+    int32_t labels;		/* The labels in effect (cmdlabels.c), 0:
 				 * none. */
     uint32_t unused;
     uint64_t timeNs;		/* CLOCK_MONOTONIC at the signal. */
@@ -837,11 +838,11 @@ typedef struct CprofSample {
 				/* the values of its registers and of the
 				 * first words of its stack frame, one of
 				 * which is most likely the bytecode pc it
-				 * runs at (aggregate.c tells which). */
+				 * runs at (drain.c tells which). */
 } CprofSample;
 
 /*
- * The splice (splice.c): merge a sample's native and Tcl frames into one
+ * The splice (drainsplice.c): merge a sample's native and Tcl frames into one
  * stack, outermost first. Each output entry names a native frame (its
  * index in ip[]) or a Tcl frame (its index in tcl[]).
  */
@@ -858,14 +859,14 @@ MODULE_SCOPE int	CprofSplice(const uintptr_t *ip, const uintptr_t *cfa,
 			    int *beyondPtr);
 
 /*
- * The aggregated call tree (aggregate.c).
+ * The aggregated call tree (drain.c).
  */
 
 #define CPROF_FD_TCL	0
 #define CPROF_FD_C	1
 #define CPROF_FD_THREAD	2	/* A thread's root in a profile of several
 				 * threads. */
-#define CPROF_FD_LABELS	3	/* A set of labels (labels.c): nameId is
+#define CPROF_FD_LABELS	3	/* A set of labels (cmdlabels.c): nameId is
 				 * the set's canonical string. */
 
 typedef struct CprofFrameDef {
@@ -909,7 +910,7 @@ typedef struct CprofNodeLine {
 } CprofNodeLine;
 
 /*
- * The timeline of a tree (timeline.c): weights per bucket of time since
+ * The timeline of a tree (draintimeline.c): weights per bucket of time since
  * the run started, per node per bucket, and a memory tree's live bytes.
  */
 
@@ -935,7 +936,7 @@ typedef struct CprofTimeline {
 				 * 0: nothing added yet. */
     uint64_t width;		/* Ns per bucket. */
     int numBuckets;		/* The last bucket used + 1. */
-    int manual;			/* 1: the drain adds nothing (memory.c adds
+    int manual;			/* 1: the drain adds nothing (drainmemory.c adds
 				 * bytes itself). */
     uint64_t weights[CPROF_TIME_BUCKETS];
     CprofTimeMem *mem;		/* Memory trees: CPROF_TIME_BUCKETS, or
@@ -979,7 +980,7 @@ typedef struct CprofTree {
     int numLines, capLines;
     Tcl_HashTable lineIndex;	/* (node, child, file, line) -> index. */
     int lastLeaf;		/* The node the last sample added ended at. */
-    CprofTimeline timeline;	/* Its samples over time (timeline.c). */
+    CprofTimeline timeline;	/* Its samples over time (draintimeline.c). */
     int noTimes;		/* 1: its dicts leave the nodes' times out
 				 * (a memory view other than alloc). */
     CprofNameRefs refs;		/* The names of its frames and files. */
@@ -1006,7 +1007,7 @@ MODULE_SCOPE int	CprofTreeAddLines(CprofTree *treePtr,
 MODULE_SCOPE Tcl_ObjCmdProc CprofNodeLinesObjCmd;
 
 /*
- * Sampled lines (srclines.c): Tcl frames' call sites and the pcs of
+ * Sampled lines (drainlines.c): Tcl frames' call sites and the pcs of
  * interrupted bytecode to files and lines, for the drain.
  */
 
@@ -1066,7 +1067,7 @@ typedef struct CprofExactNode {
     uint64_t minNs, maxNs;	/* Per completed call. */
     uint64_t suspendedNs;	/* Coroutines: time suspended (on the node of
 				 * the outermost frame of the coroutine). */
-    int labels;			/* The set of labels in effect (labels.c),
+    int labels;			/* The set of labels in effect (cmdlabels.c),
 				 * 0: none. */
 } CprofExactNode;
 
@@ -1180,7 +1181,7 @@ typedef struct CprofExact {
 				 * file. */
     CprofPairMap siteMap;	/* (fileId, line) -> site. */
     void **held;		/* References taken by siteKeyMap's keys
-				 * (levelstack.c: CprofReleaseSiteKey). */
+				 * (capturelevels.c: CprofReleaseSiteKey). */
     int *heldKinds;
     int numHeld, capHeld;
     CprofLineRec *lineRecs;
@@ -1206,12 +1207,12 @@ typedef struct CprofExact {
 				 * (wrapping new commands, naming a
 				 * command at its first call, releasing
 				 * deleted ones' entry points), taken out of
-				 * the frames' time (wrap.c, CprofWrapOwn). */
+				 * the frames' time (capturewrap.c, CprofWrapOwn). */
     uint64_t calls;		/* Completed calls, all nodes. */
     int hasData;
 
     /*
-     * Interpreters of one thread profiled together (a session, scope.c):
+     * Interpreters of one thread profiled together (a session, cmdscope.c):
      * a call whose caller is a frame of another of them is put under a
      * link node (a child of the root standing for that frame), so that
      * the trees can be joined into one (CprofScopeProfile).
@@ -1317,7 +1318,7 @@ typedef struct CprofSampler {
 				 * caller to charge (CprofTreeAddTail). */
     CprofStack *stackPtr;	/* The profiled interpreter's level stack. */
     struct CprofLabelThread *labelsPtr;
-				/* The thread's labels (labels.c). */
+				/* The thread's labels (cmdlabels.c). */
     CprofExtraStack extra[CPROF_EXTRA_STACKS];
 				/* The level stacks of other interpreters
 				 * profiled in this thread (child
@@ -1329,7 +1330,7 @@ typedef struct CprofSampler {
 				 * NULL. */
     struct CprofFrames *volatile framesPtr;
 				/* -capture frames: Tcl's frames are read
-				 * (frames.c) instead of the level stacks;
+				 * (captureframes.c) instead of the level stacks;
 				 * or NULL. */
     int framesCheck;		/* -capture check: they are read besides
 				 * the level stack, in the second half of
@@ -1432,8 +1433,9 @@ MODULE_SCOPE double	CprofDefaultRate(int clock);
 MODULE_SCOPE const char *CprofSignalName(void);
 MODULE_SCOPE uint64_t	CprofForeignSignals(void);
 MODULE_SCOPE int	CprofUnwindReady(char *msg, size_t msgLen);
+						/* unwindgcc.c */
 MODULE_SCOPE int	CprofNativeWalk(uintptr_t *ip, uintptr_t *cfa,
-			    int max);
+			    int max);		/* unwindgcc.c */
 MODULE_SCOPE int	CprofCopyTclFrames(CprofSampler *samplerPtr,
 			    CprofTclRef *out, int max, uint32_t *flagsPtr,
 			    uint64_t *check);
@@ -1445,8 +1447,8 @@ MODULE_SCOPE void	CprofSamplerDetach(CprofSampler *samplerPtr);
 MODULE_SCOPE CprofSampler *CprofSamplerCurrent(void);
 
 /*
- * Event handlers (events.c): per origin and kind, what ran. Read by the
- * profile value (events.c) and the store (store.c).
+ * Event handlers (captureevents.c): per origin and kind, what ran. Read by the
+ * profile value (captureevents.c) and the store (store.c).
  */
 
 enum CprofHandlerKind {
@@ -1514,9 +1516,9 @@ typedef struct CprofState {
     struct CprofFrames *framesPtr;
 				/* -capture frames while sampling: Tcl's
 				 * frames read by the handler, named at the
-				 * drain (frames.c); or NULL. */
+				 * drain (captureframes.c); or NULL. */
     int framesUsed;		/* The last run read Tcl's frames. */
-    uint64_t framesCounts[12];	/* (CprofFramesCounters, frames.h) */	/* Its CprofFramesCounters, kept after
+    uint64_t framesCounts[12];	/* (CprofFramesCounters, captureframes.h) */	/* Its CprofFramesCounters, kept after
 				 * stop. */
     int lastCapture;		/* The capture of the last run, and its
 				 * check figures, kept after stop. */
@@ -1571,17 +1573,17 @@ typedef struct CprofState {
 				 * was armed, in the last run. */
     int lastClock;
     unsigned char *moduleFlags;	/* Per module name id: its class
-				 * (aggregate.c, MOD_*). */
+				 * (drain.c, MOD_*). */
     int numModuleFlags;
     CprofSrcLines *srcLinesPtr;	/* Sampled lines: places resolved, or
 				 * NULL. */
 
-    /* Event handlers (events.c). */
+    /* Event handlers (captureevents.c). */
     int eventsOn;		/* The run attributes handlers: set by the
 				 * command layer for the capture a run
 				 * installs (not for calibration). */
     struct CprofEvents *eventsPtr;
-				/* events.c's records, or NULL. */
+				/* captureevents.c's records, or NULL. */
     CprofHandlers handlers;	/* What ran, since start or reset. */
 
     /* Exact timing, coverage and the stop deadline. */
@@ -1593,7 +1595,7 @@ typedef struct CprofState {
     struct CprofState *hostPtr;	/* The profiled interpreter of the same
 				 * thread whose sampler samples this one's
 				 * frames too (scope tree), or NULL. */
-    struct CprofMemory *memPtr;	/* Memory samples (memory.c): while a run
+    struct CprofMemory *memPtr;	/* Memory samples (drainmemory.c): while a run
 				 * of mode memory goes on and until the next
 				 * run or reset. */
     int polling;		/* The command layer has timed duties
@@ -1611,9 +1613,9 @@ typedef struct CprofState {
 } CprofState;
 
 /*
- * Memory profiling. The hooks (unix/memhook.c, through unix/gotpatch.c)
+ * Memory profiling. The hooks (unix/hookmem.c, through unix/hookgot.c)
  * record a sampled block as a CprofMemRec and queue what happens to it;
- * memory.c drains the queue into the memory tree.
+ * drainmemory.c drains the queue into the memory tree.
  */
 
 typedef struct CprofMemRec {
@@ -1623,13 +1625,13 @@ typedef struct CprofMemRec {
 				 * before. */
     int tracked;		/* In the table of live blocks (else the
 				 * table was full: its free is not seen). */
-    int shared;			/* Its stack is one of memhook.c's shared
+    int shared;			/* Its stack is one of hookmem.c's shared
 				 * stacks (else stored after the record). */
-    double bytes, objects;	/* Its weight (memory.c). */
+    double bytes, objects;	/* Its weight (drainmemory.c). */
     unsigned epoch;		/* CprofMemEpoch when it was made. */
     uint16_t nNative, nTcl;
     uint32_t flags;		/* CPROF_SAMPLE_* */
-    int32_t labels;		/* The set of labels in effect (labels.c). */
+    int32_t labels;		/* The set of labels in effect (cmdlabels.c). */
     uintptr_t *ip;		/* nNative return addresses, innermost */
     uintptr_t *cfa;		/* first, with their frames' CFAs... */
     CprofTclRef *tcl;		/* ...and the Tcl frames, outermost first
@@ -1739,7 +1741,7 @@ MODULE_SCOPE void	CprofStoreSetPageLimit(int pages);
 MODULE_SCOPE void	CprofStoreSetBusyTimeout(int ms);
 
 /*
- * Sample processing (aggregate.c).
+ * Sample processing (drain.c).
  */
 
 MODULE_SCOPE void	CprofDrain(CprofState *statePtr);
@@ -1843,7 +1845,7 @@ MODULE_SCOPE int	CprofExactLineValues(CprofExact *exactPtr, int rec,
 
 
 /*
- * Event handlers (events.c, part of the capture).
+ * Event handlers (captureevents.c, part of the capture).
  */
 
 MODULE_SCOPE void	CprofEventsForget(CprofState *statePtr);
@@ -1870,7 +1872,7 @@ MODULE_SCOPE int	CprofSeedCoroutines(CprofState *statePtr);
 MODULE_SCOPE const char *CprofSeedNote(void);
 
 /*
- * Thunks (unix/thunk.c): per-command entry points into the wrapper.
+ * Thunks (unix/hookthunk.c): per-command entry points into the wrapper.
  */
 
 MODULE_SCOPE int	CprofThunksReady(char *msg, size_t msgLen);
@@ -1880,7 +1882,7 @@ MODULE_SCOPE void *	CprofThunkIdentity(void);
 MODULE_SCOPE void	CprofThunkCounts(size_t *inUsePtr, size_t *totalPtr);
 
 /*
- * Native side (unix/calibrate.c): libunwind in normal context only.
+ * Native side (unix/unwindcalibrate.c): libunwind in normal context only.
  */
 
 MODULE_SCOPE int	CprofTrampolineRange(uintptr_t *startPtr,

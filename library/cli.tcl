@@ -237,7 +237,7 @@ proc ::tclcprof::cli::Run {args} {
 	trace add execution ::source enter $start
     }
     # A script that calls exit: the run's last write (at the exit) is
-    # followed by the line that names it (rundb.c's ExitFlush reads
+    # followed by the line that names it (cmdrundb.c's ExitFlush reads
     # exitNote).
     variable exitNote 1
     set code [catch {uplevel #0 [list source $script]} result options]

@@ -11,7 +11,7 @@
 #	    /debug/pprof/heap?seconds=N		a memory profile of the next N
 #	    /debug/pprof/allocs?seconds=N	seconds (-mode memory), pprof
 #
-#	The server runs in a thread of its own (generic/servethread.c), in
+#	The server runs in a thread of its own (generic/cmdserve.c), in
 #	an interpreter of its own there that loads the package and runs
 #	the procedures below in its event loop (socket -server, fileevent,
 #	after): it answers whatever the program's thread does. What must
@@ -28,7 +28,7 @@
 #	meanwhile, or any while the program profiles on its own, is
 #	answered 409 Conflict; the program's own run is never disturbed,
 #	and its latest profile is kept aside while the collector serves a
-#	request (Keep; servethread.c's Aside): status, data and save give
+#	request (Keep; cmdserve.c's Aside): status, data and save give
 #	it, not the request's. heap and allocs without seconds= answer at
 #	once from the program's own memory run (HeapNow), as Go's heap
 #	profile is the heap now.
@@ -713,7 +713,7 @@ proc ::tclcprof::servelib::OwnerStart {opts label query} {
 
 # Keep --
 #	In the program's thread: keep the program's latest profile aside
-#	(servethread.c, Aside): its status, its data, and each view of a
+#	(cmdserve.c, Aside): its status, its data, and each view of a
 #	memory profile, as they are now.
 
 proc ::tclcprof::servelib::Keep {} {
@@ -1068,5 +1068,5 @@ proc ::tclcprof::servelib::HtmlText {s} {
 }
 
 # When the package is removed (namespace delete ::tclcprof), the server
-# goes with it: the deletion of ::tclcprof::servelib::Server (servethread.c)
+# goes with it: the deletion of ::tclcprof::servelib::Server (cmdserve.c)
 # ends the server's thread.

@@ -2,7 +2,7 @@
  * embedhost.c --
  *
  *	A small program that embeds Tcl as C hosts do, for the tests of the
- *	preload library (unix/preload.c): it makes an interpreter, without
+ *	preload library (unix/hookpreload.c): it makes an interpreter, without
  *	Tcl_Init and without ever loading the package, evaluates its first
  *	argument in it and prints the result, then ends as its second
  *	argument says:

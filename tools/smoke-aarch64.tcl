@@ -26,10 +26,10 @@
 #	3. memory: every one of 3,000 blocks a C function leaks (memrate 1)
 #	   counted, in the run and in its database read back.
 #	4. exact: exact mode with the wrap capture (aarch64 thunks,
-#	   unix/thunk.c): a proc called 100 times from a loop, 20 times,
+#	   unix/hookthunk.c): a proc called 100 times from a loop, 20 times,
 #	   counts 2,000 calls.
 #	5. frames: sample mode with -capture frames (Tcl's own frames read
-#	   in the signal handler, frames.c): the capture in use, no frame
+#	   in the signal handler, captureframes.c): the capture in use, no frame
 #	   stale, and the mixed chain proc > C command evaluating Tcl > proc
 #	   > C in (almost) every sample, C frames in their places among the
 #	   Tcl ones; the drain's fault-safe copy (qemu-user refuses

@@ -3,7 +3,7 @@
  *
  *	What differs between the processors tclcprof runs on (x86-64 and
  *	aarch64 Linux), in one place, for the unix layer (sampler.c,
- *	cfiwalk.c, gotpatch.c): where the interrupted context keeps its
+ *	unwindcfi.c, hookgot.c): where the interrupted context keeps its
  *	program counter, stack pointer and other registers, the DWARF
  *	numbers of the callee-saved registers, the relocation types of the
  *	GOT entries the memory hooks patch, and the PLT stubs the unwinder
@@ -63,7 +63,7 @@ static const int cprofUcCandRegs[] = {
     ((uintptr_t) (uc)->uc_mcontext.gregs[cprofUcCandRegs[(i)]])
 #define CPROF_DWARF_CALLEE_SAVED	{3, 6, 12, 13, 14, 15}
 				/* rbx rbp r12-r15 (the order of
-				 * cfiwalk.h's CPROF_CFI_SAVED) */
+				 * unwindcfi.h's CPROF_CFI_SAVED) */
 #define CPROF_NSAVED		6
 #define CPROF_GOT_RELOC(type, addend) \
     ((type) == R_X86_64_JUMP_SLOT || (type) == R_X86_64_GLOB_DAT)

@@ -44,7 +44,7 @@
  *	  is read from Tcl's InterpInfo.
  *	- Tcl frames: the CallFrame chain of each interpreter from
  *	  iPtr->framePtr (procs, lambdas, methods) merged with its CmdFrame
- *	  chain, as generic/frames.c merges them in the process, continued
+ *	  chain, as generic/captureframes.c merges them in the process, continued
  *	  through the caller context of running coroutines: a CmdFrame that
  *	  is not a proc's call site is a command of its own (a C command,
  *	  an alias, a coroutine's resume), an eval frame of a script file

@@ -548,7 +548,7 @@ CmdName(
  *	Whether the command an eval CmdFrame (at cfAddr) runs invoked the
  *	call whose words are objv (objc of them): TclEvalEx passes its words
  *	to Tcl_EvalObjv in an array on Tcl's stack just after the CmdFrame
- *	(or a ckalloc'ed one beyond 20 words), as generic/frames.c tells.
+ *	(or a ckalloc'ed one beyond 20 words), as generic/captureframes.c tells.
  */
 
 static int
@@ -599,7 +599,7 @@ InvokeObjc(
  *	Whether the bytecode level whose CmdFrame is at cfAddr invoked the
  *	call whose words are objv (objc of them): objv lies in that level's
  *	operand stack and its invoke instruction passes objc words (as
- *	generic/frames.c tells a proc's call site from a command of its own).
+ *	generic/captureframes.c tells a proc's call site from a command of its own).
  */
 
 static int
@@ -651,7 +651,7 @@ ScriptName(
  *
  *	Append the Tcl frames of interp inAddr to the thread's stack,
  *	placed after their trampolines. Two chains are merged, innermost
- *	first, as generic/frames.c merges them in the process: the
+ *	first, as generic/captureframes.c merges them in the process: the
  *	CallFrames (procs, lambdas, methods) and the CmdFrames of the
  *	commands their code invokes; a CmdFrame that is not the call site
  *	of the frame just inside it is a command of its own (a C command

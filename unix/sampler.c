@@ -4,10 +4,13 @@
  *	The timer-signal sampler. Each profiled thread gets a POSIX timer of
  *	its own (timer_create with SIGEV_THREAD_ID on the thread's CPU clock
  *	or on CLOCK_MONOTONIC), delivering a signal to that thread only. The
- *	handler captures the native stack with libgcc's _Unwind_Backtrace
- *	(async-signal-safe on glibc >= 2.35, which finds unwind tables with
- *	_dl_find_object) and copies the Tcl frames of the level stack into a
- *	preallocated ring slot. Everything else (splicing, symbolizing,
+ *	handler walks the native stack with the cached call frame rules of
+ *	unwindcfi.c (libgcc's _Unwind_Backtrace, unwindgcc.c, where they
+ *	cannot go: async-signal-safe on glibc >= 2.35, which finds unwind
+ *	tables with _dl_find_object), takes the labels in effect
+ *	(capturelabels.c) and copies the Tcl frames of the level stack (or
+ *	Tcl's own, captureframes.c) into a preallocated ring slot (when the ring is full, into the spool of
+ *	samplerspool.c). Everything else (splicing, symbolizing,
  *	aggregating) happens later in normal context.
  *
  *	Why not libunwind in the handler: libunwind 1.6 deadlocked when
@@ -28,17 +31,16 @@
 #ifndef _GNU_SOURCE
 #   define _GNU_SOURCE
 #endif
-#include "tclcprofInt.h"
+#include "samplerInt.h"
 #include "arch.h"
-#include "frames.h"
-#include "cfiwalk.h"
+#include "captureframes.h"
+#include "unwindcfi.h"
+#include "unwindgcc.h"
 
 #if defined(__x86_64__)
 /* The cached walk's registers are arch.h's callee-saved ones. */
 typedef char SavedRegsAgree[CPROF_NSAVED == CPROF_CFI_SAVED ? 1 : -1];
 #endif
-#include <dlfcn.h>
-#include <sys/mman.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -48,11 +50,10 @@ typedef char SavedRegsAgree[CPROF_NSAVED == CPROF_CFI_SAVED ? 1 : -1];
 #include <ucontext.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-#include <unwind.h>
 
 /*
  * Ring size when the caller gives none: 1024 slots of 6.4 KB, a second at
- * 1000 Hz between drains (run.c gives fewer at lower rates).
+ * 1000 Hz between drains (cmdrun.c gives fewer at lower rates).
  */
 
 #define RING_SLOTS 1024
@@ -81,432 +82,8 @@ TCL_DECLARE_MUTEX(signalMutex)
 static volatile uint64_t foreignSignals;
 static volatile int forking;	/* Set by the atfork prepare handler. */
 
-/*
- * libgcc's unwinder, reached through dlopen so that libunwind's
- * same-named exports (linked for normal-context work) cannot shadow it.
- */
-
-typedef _Unwind_Reason_Code (*BacktraceProc)(_Unwind_Trace_Fn, void *);
-typedef _Unwind_Ptr (*GetIPInfoProc)(struct _Unwind_Context *, int *);
-typedef _Unwind_Word (*GetCFAProc)(struct _Unwind_Context *);
-typedef _Unwind_Word (*GetGRProc)(struct _Unwind_Context *, int);
-
-static BacktraceProc pBacktrace;
-static GetIPInfoProc pGetIPInfo;
-static GetCFAProc pGetCFA;
-static GetGRProc pGetGR;		/* Optional: sampled lines' pcs. */
-static int unwindState;		/* 0 unknown, 1 ready, -1 unavailable. */
-static char unwindMsg[160];
-
-typedef struct Walk {
-    uintptr_t *ip;
-    uintptr_t *cfa;
-    int n;
-    int max;
-    int truncated;
-    int started;		/* Interrupted frame reached. */
-    int skipped;
-    int skipFirst;		/* Leave out the frame of pc too: a fork's
-				 * sample starts at fork itself. */
-    uintptr_t pc;		/* Interrupted PC, from the ucontext. */
-    uintptr_t tebcStart;	/* Sampled lines: the bytecode engine's */
-    uintptr_t tebcEnd;		/* range (0: none), the sample whose */
-    CprofSample *samplePtr;	/* candidates are taken, and the */
-    const ucontext_t *ucPtr;	/* interrupted registers. */
-} Walk;
-
 static void		SignalHandler(int signo, siginfo_t *infoPtr,
 			    void *context);
-static _Unwind_Reason_Code WalkFrame(struct _Unwind_Context *ctx,
-			    void *arg);
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofUnwindReady --
- *
- *	Find libgcc's unwinder and warm it up in normal context (its first
- *	use may allocate).
- *
- * Results:
- *	1 when usable; 0 with a reason in msg.
- *
- *----------------------------------------------------------------------
- */
-
-static _Unwind_Reason_Code
-CountFrame(
-    struct _Unwind_Context *ctx,
-    void *arg)
-{
-    (*(int *) arg)++;
-    return _URC_NO_REASON;
-}
-
-int
-CprofUnwindReady(
-    char *msg,
-    size_t msgLen)
-{
-    Tcl_MutexLock(&signalMutex);
-    if (unwindState == 0) {
-	void *handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-
-	if (handle == NULL) {
-	    snprintf(unwindMsg, sizeof(unwindMsg),
-		    "cannot load libgcc_s.so.1: %s", dlerror());
-	    unwindState = -1;
-	} else {
-	    pBacktrace = (BacktraceProc) dlsym(handle, "_Unwind_Backtrace");
-	    pGetIPInfo = (GetIPInfoProc) dlsym(handle, "_Unwind_GetIPInfo");
-	    pGetCFA = (GetCFAProc) dlsym(handle, "_Unwind_GetCFA");
-	    pGetGR = (GetGRProc) dlsym(handle, "_Unwind_GetGR");
-	    if (!pBacktrace || !pGetIPInfo || !pGetCFA) {
-		snprintf(unwindMsg, sizeof(unwindMsg),
-			"libgcc_s.so.1 lacks _Unwind_Backtrace/GetIPInfo/GetCFA");
-		unwindState = -1;
-	    } else {
-		int n = 0;
-
-		pBacktrace(CountFrame, &n);
-		__atomic_store_n(&unwindState, 1, __ATOMIC_RELEASE);
-	    }
-	}
-    }
-    if (unwindState < 0 && msg != NULL) {
-	snprintf(msg, msgLen, "%s", unwindMsg);
-    }
-    Tcl_MutexUnlock(&signalMutex);
-    return unwindState > 0;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * The spool --
- *
- *	The ring is drained by the sampled thread itself whenever it runs
- *	Tcl (the trace callback, the event-loop timer). In a long C call, or
- *	blocked in C under the wall clock, it runs none and the ring (4 s at
- *	250 Hz) fills. The handler then merges each further sample into the
- *	spool: a hash table of distinct raw samples with their summed weight,
- *	in memory reserved when the sampler is made (pages are touched only
- *	as records are added). A C loop gives few distinct raw stacks, so a
- *	call of any length fits; past the spool's limit (or its arena) the
- *	handler drops and counts, as it did when the ring was full.
- *
- *	Only the handler writes the spool, and only the sampled thread reads
- *	it, with 'draining' set, which keeps the handler out: so no lock, as
- *	for the ring. A helper thread that emptied the ring instead was
- *	measured and rejected: any second thread makes glibc's mutexes use
- *	locked instructions, and Tcl takes a mutex (Tcl_Preserve) in every
- *	traced command: +5-7% on call-heavy code.
- *
- *----------------------------------------------------------------------
- */
-
-#define SPOOL_ARENA	(32u << 20)	/* Bytes reserved per sampler. */
-#define SPOOL_BUCKETS	65536u		/* Hash buckets (power of two). */
-
-typedef struct SpoolRec {
-    uint32_t next;		/* Arena offset + 1 of the next record in
-				 * the bucket; 0 ends it. */
-    uint32_t keyLen;
-    uint64_t hash;
-    uint64_t weight;		/* Summed weight of identical samples. */
-    uint64_t count;		/* How many were merged. */
-    uint64_t firstNs, lastNs;	/* The times of the first and the last
-				 * (the timeline). */
-    unsigned char key[];	/* SpoolKey, ip[], cfa[], tcl[]. */
-} SpoolRec;
-
-typedef struct SpoolKey {
-    uint16_t nNative;
-    uint16_t nTcl;
-    uint32_t flags;
-    int32_t labels;
-    uint32_t unused;
-} SpoolKey;
-
-#define SPOOL_KEY_MAX	(sizeof(SpoolKey) \
-	+ 2 * CPROF_NATIVE_MAX * sizeof(uintptr_t) \
-	+ CPROF_TCL_MAX * sizeof(CprofTclRef))
-#define SPOOL_ALIGN(n)	(((n) + 7) & ~(size_t) 7)
-
-/*
- * SpoolHash reads keys in 8-byte words.
- */
-
-typedef char SpoolKeyWords[(sizeof(SpoolKey) % 8 == 0
-	&& sizeof(CprofTclRef) % 8 == 0) ? 1 : -1];
-
-typedef struct CprofSpool {
-    unsigned char *arena;	/* SPOOL_ARENA bytes, mmap'd. */
-    size_t used;		/* Bytes of records in the arena. */
-    uint32_t numRecs;
-    uint32_t takeOffset;	/* Where CprofSamplerTakeSpooled goes on. */
-    uint32_t buckets[SPOOL_BUCKETS];	/* Arena offset + 1, or 0. */
-    unsigned char key[SPOOL_KEY_MAX];	/* The handler's key under
-					 * construction. */
-    CprofSample spare;		/* The handler's sample when the ring is
-				 * full; a record expanded for the drain. */
-} CprofSpool;
-
-static size_t spoolLimit = SPOOL_ARENA;
-
-void
-CprofSpoolSetLimit(
-    size_t bytes)
-{
-    __atomic_store_n(&spoolLimit, bytes, __ATOMIC_RELAXED);
-}
-
-static CprofSpool *
-SpoolNew(void)
-{
-    CprofSpool *spPtr = (CprofSpool *) ckalloc(sizeof(CprofSpool));
-
-    memset(spPtr, 0, sizeof(CprofSpool));	/* Pre-fault. */
-
-    /*
-     * Committed (no MAP_NORESERVE), so that a page the handler touches
-     * later cannot fault for want of memory; resident only once used.
-     */
-
-    spPtr->arena = mmap(NULL, SPOOL_ARENA, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (spPtr->arena == MAP_FAILED) {
-	spPtr->arena = NULL;		/* No spool: drops, as before. */
-    }
-    return spPtr;
-}
-
-static void
-SpoolDelete(
-    CprofSpool *spPtr)
-{
-    if (spPtr->arena != NULL) {
-	munmap(spPtr->arena, SPOOL_ARENA);
-    }
-    ckfree(spPtr);
-}
-
-static void
-SpoolClear(
-    CprofSpool *spPtr)
-{
-    if (spPtr->numRecs > 0 || spPtr->used > 0) {
-	memset(spPtr->buckets, 0, sizeof(spPtr->buckets));
-    }
-    spPtr->used = 0;
-    spPtr->numRecs = 0;
-    spPtr->takeOffset = 0;
-}
-
-/*
- * FNV-1a over 8-byte words, with a final mix.
- *
- * Signal safety: pure arithmetic.
- */
-
-static inline uint64_t
-SpoolHash(
-    const unsigned char *p,
-    size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-
-    for (i = 0; i < n; i += 8) {
-	uint64_t w;
-
-	memcpy(&w, p + i, 8);
-	h = (h ^ w) * 0x100000001b3ull;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * SpoolMerge --
- *
- *	Merge the spare sample into the spool.
- *
- * Results:
- *	1 when it was merged; 0 when there is no room (the caller drops it).
- *
- * Signal safety:
- *	Called from the handler: the spool's own preallocated memory (the
- *	arena's pages may fault in, which the kernel handles) and arithmetic.
- *
- *----------------------------------------------------------------------
- */
-
-static int
-SpoolMerge(
-    CprofSpool *spPtr)
-{
-    const CprofSample *samplePtr = &spPtr->spare;
-    unsigned char *p = spPtr->key;
-    SpoolKey hdr;
-    SpoolRec *recPtr;
-    size_t len, size, limit;
-    uint64_t hash;
-    uint32_t *linkPtr, off;
-    int i;
-
-    if (spPtr->arena == NULL) {
-	return 0;
-    }
-    hdr.nNative = samplePtr->nNative;
-    hdr.nTcl = samplePtr->nTcl;
-    hdr.flags = samplePtr->flags;
-    hdr.labels = samplePtr->labels;
-    hdr.unused = 0;
-    memcpy(p, &hdr, sizeof(hdr));
-    len = sizeof(hdr);
-    memcpy(p + len, samplePtr->ip, hdr.nNative * sizeof(uintptr_t));
-    len += hdr.nNative * sizeof(uintptr_t);
-    memcpy(p + len, samplePtr->cfa, hdr.nNative * sizeof(uintptr_t));
-    len += hdr.nNative * sizeof(uintptr_t);
-
-    /*
-     * Field by field, so that padding is zero and equal samples have
-     * equal keys.
-     */
-
-    for (i = 0; i < hdr.nTcl; i++) {
-	CprofTclRef ref;
-
-	memset(&ref, 0, sizeof(ref));
-	ref.nameId = samplePtr->tcl[i].nameId;
-	ref.kind = samplePtr->tcl[i].kind;
-	ref.flags = samplePtr->tcl[i].flags;
-	ref.siteOffset = samplePtr->tcl[i].siteOffset;
-	ref.node = samplePtr->tcl[i].node;
-	ref.interpId = samplePtr->tcl[i].interpId;
-	ref.anchor = samplePtr->tcl[i].anchor;
-	ref.siteCode = samplePtr->tcl[i].siteCode;
-	ref.ident = samplePtr->tcl[i].ident;
-	memcpy(p + len, &ref, sizeof(ref));
-	len += sizeof(ref);
-    }
-    hash = SpoolHash(p, len);		/* len is a multiple of 8. */
-
-    linkPtr = &spPtr->buckets[hash & (SPOOL_BUCKETS - 1)];
-    for (off = *linkPtr; off != 0; off = recPtr->next) {
-	recPtr = (SpoolRec *) (spPtr->arena + off - 1);
-	if (recPtr->hash == hash && recPtr->keyLen == len
-		&& memcmp(recPtr->key, p, len) == 0) {
-	    recPtr->weight += samplePtr->weight;
-	    recPtr->count++;
-	    recPtr->lastNs = samplePtr->timeNs;
-	    return 1;
-	}
-    }
-
-    size = SPOOL_ALIGN(sizeof(SpoolRec) + len);
-    limit = __atomic_load_n(&spoolLimit, __ATOMIC_RELAXED);
-    if (limit > SPOOL_ARENA) {
-	limit = SPOOL_ARENA;
-    }
-    if (spPtr->used + size > limit) {
-	return 0;
-    }
-    recPtr = (SpoolRec *) (spPtr->arena + spPtr->used);
-    recPtr->keyLen = (uint32_t) len;
-    recPtr->hash = hash;
-    recPtr->weight = samplePtr->weight;
-    recPtr->count = 1;
-    recPtr->firstNs = recPtr->lastNs = samplePtr->timeNs;
-    memcpy(recPtr->key, p, len);
-    recPtr->next = *linkPtr;
-    *linkPtr = (uint32_t) spPtr->used + 1;
-    spPtr->used += size;
-    spPtr->numRecs++;
-    return 1;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofSamplerTakeSpooled --
- *
- *	For the drain (normal context, 'draining' set): the next spooled
- *	sample, expanded into storage of the spool's own (valid until the
- *	next call); NULL, with the spool emptied, when none is left.
- *
- * CprofSamplerDiscard --
- *
- *	Drop every sample waiting in ring and spool and reset the counters
- *	(the caller keeps the handler out with 'draining').
- *
- *----------------------------------------------------------------------
- */
-
-CprofSample *
-CprofSamplerTakeSpooled(
-    CprofSampler *sPtr)
-{
-    CprofSpool *spPtr = sPtr->spoolPtr;
-    CprofSample *samplePtr = &spPtr->spare;
-    SpoolRec *recPtr;
-    SpoolKey hdr;
-    const unsigned char *p;
-    size_t n;
-
-    if (spPtr->takeOffset >= spPtr->used) {
-	SpoolClear(spPtr);
-	return NULL;
-    }
-    recPtr = (SpoolRec *) (spPtr->arena + spPtr->takeOffset);
-    p = recPtr->key;
-    memcpy(&hdr, p, sizeof(hdr));
-    p += sizeof(hdr);
-    samplePtr->nNative = hdr.nNative;
-    samplePtr->nTcl = hdr.nTcl;
-    samplePtr->flags = hdr.flags | CPROF_SAMPLE_SPAN;
-    samplePtr->labels = hdr.labels;
-    samplePtr->timeNs = recPtr->firstNs;
-    samplePtr->timeEndNs = recPtr->lastNs;
-    samplePtr->tebcFrame = -1;	/* (The bytecode pc is not spooled.) */
-    samplePtr->nCand = 0;
-    n = hdr.nNative * sizeof(uintptr_t);
-    memcpy(samplePtr->ip, p, n);
-    memcpy(samplePtr->cfa, p + n, n);
-    memcpy(samplePtr->tcl, p + 2 * n, hdr.nTcl * sizeof(CprofTclRef));
-
-    if (recPtr->weight > UINT32_MAX || recPtr->count > UINT32_MAX) {
-	/*
-	 * More than a sample holds: hand it out in parts, leaving at least
-	 * one of the merged samples with the rest (count <= weight).
-	 */
-
-	samplePtr->weight = UINT32_MAX;
-	samplePtr->count = (uint32_t) (recPtr->count - 1 < UINT32_MAX
-		? recPtr->count - 1 : UINT32_MAX);
-	recPtr->weight -= samplePtr->weight;
-	recPtr->count -= samplePtr->count;
-	return samplePtr;
-    }
-    samplePtr->weight = (uint32_t) recPtr->weight;
-    samplePtr->count = (uint32_t) recPtr->count;
-    spPtr->takeOffset += SPOOL_ALIGN(sizeof(SpoolRec) + recPtr->keyLen);
-    return samplePtr;
-}
-
-void
-CprofSamplerDiscard(
-    CprofSampler *sPtr)
-{
-    __atomic_store_n(&sPtr->tail, __atomic_load_n(&sPtr->head,
-	    __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
-    SpoolClear(sPtr->spoolPtr);
-    memset(&sPtr->counters, 0, sizeof(sPtr->counters));
-}
 
 /*
  *----------------------------------------------------------------------
@@ -785,7 +362,7 @@ CprofSamplerCreate(
     sPtr->numLevelsPtr = numLevelsPtr;
     sPtr->clock = clock;
     sPtr->rate = rate > 0 ? rate : CprofDefaultRate(clock);
-    sPtr->spoolPtr = SpoolNew();
+    sPtr->spoolPtr = CprofSpoolNew();
     sPtr->checkPtr = (CprofSample *) ckalloc(sizeof(CprofSample));
     memset(sPtr->checkPtr, 0, sizeof(CprofSample));
     *samplerPtrPtr = sPtr;
@@ -998,7 +575,7 @@ CprofSamplerDestroy(
     CprofSamplerDisarm(sPtr);
     CprofSamplerDetach(sPtr);
     if (sPtr->spoolPtr != NULL) {
-	SpoolDelete(sPtr->spoolPtr);
+	CprofSpoolDelete(sPtr->spoolPtr);
     }
     if (sPtr->slots != NULL) {
 	ckfree(sPtr->slots);
@@ -1016,7 +593,7 @@ CprofSamplerDestroy(
  * CprofSamplerCurrent --
  *
  *	A sampler that never takes timer samples (no ring, no spool, no
- *	timer): the record through which the memory hooks (memhook.c) find
+ *	timer): the record through which the memory hooks (hookmem.c) find
  *	the calling thread's level stack when no timer samples it (mode
  *	memory alone). Attach makes it the thread's sampler (what
  *	CprofSamplerCurrent returns in that thread; CprofSamplerArm does
@@ -1115,206 +692,11 @@ CprofSamplerPeekAt(
     return &sPtr->slots[(sPtr->tail + n) & sPtr->mask];
 }
 
-/*
- * Whether samples wait in the spool (the ring was full).
- */
-
-int
-CprofSamplerSpoolEmpty(
-    CprofSampler *sPtr)
-{
-    CprofSpool *spPtr = sPtr->spoolPtr;
-
-    return spPtr == NULL
-	    || __atomic_load_n(&spPtr->used, __ATOMIC_ACQUIRE)
-		<= spPtr->takeOffset;
-}
-
 void
 CprofSamplerRelease(
     CprofSampler *sPtr)
 {
     __atomic_store_n(&sPtr->tail, sPtr->tail + 1, __ATOMIC_RELEASE);
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * WalkFrame --
- *
- *	_Unwind_Backtrace callback: record each frame's IP and CFA, starting
- *	at the interrupted frame (frames of the handler itself and of the
- *	signal trampoline are skipped).
- *
- * Signal safety:
- *	Writes only to the ring slot being filled.
- *
- *----------------------------------------------------------------------
- */
-
-/*
- * Sampled lines: the innermost frame of Tcl's bytecode engine keeps the pc
- * of the bytecode it runs in a register or in the first words of its
- * stack frame (which of them depends on the build and the place in the
- * engine): keep them all, the drain finds which one points into live
- * bytecode. The interrupted frame has every register (from the ucontext),
- * an outer one the callee-saved ones (from the unwinder); which registers
- * those are, arch.h says.
- *
- * Signal safety:
- *	Reads registers and the thread's own stack (above the frame's stack
- *	pointer, all mapped); writes only to the sample.
- */
-
-#define PC_STACK_WORDS	8
-#define PC_STACK_REACH	(1u << 20)	/* Bytes above the interrupted stack
-					 * pointer an engine frame's words are
-					 * read at. */
-
-static void
-PcCandidates(
-    CprofSample *samplePtr,
-    int n,			/* The frame's index. */
-    const ucontext_t *ucPtr,	/* The interrupted registers. */
-    const uintptr_t *regs,	/* Frame n > 0: its callee-saved registers
-				 * (arch.h's CPROF_DWARF_CALLEE_SAVED), or
-				 * NULL. */
-    uintptr_t frameSp)		/* Frame n > 0: its stack pointer. */
-{
-#if defined(CPROF_DWARF_CALLEE_SAVED)
-    const uintptr_t *sp;
-    int k = 0, i;
-
-    if (n == 0) {
-	if (ucPtr == NULL) {
-	    return;
-	}
-	for (i = 0; i < CPROF_UC_NCAND; i++) {
-	    samplePtr->cand[k++] = CPROF_UC_CAND(ucPtr, i);
-	}
-	sp = (const uintptr_t *) CPROF_UC_SP(ucPtr);
-    } else {
-	if (regs == NULL) {
-	    return;
-	}
-	for (i = 0; i < CPROF_NSAVED; i++) {
-	    samplePtr->cand[k++] = regs[i];
-	}
-
-	/*
-	 * A frame's stack pointer (libgcc's CFA of the frame it called):
-	 * read only when it is plausibly one, a little above the
-	 * interrupted stack pointer.
-	 */
-
-	sp = (const uintptr_t *) frameSp;
-	if (ucPtr == NULL || ((uintptr_t) sp & 7) != 0
-		|| (uintptr_t) sp < CPROF_UC_SP(ucPtr)
-		|| (uintptr_t) sp - CPROF_UC_SP(ucPtr) > PC_STACK_REACH) {
-	    sp = NULL;
-	}
-    }
-    for (i = 0; sp != NULL && i < PC_STACK_WORDS
-	    && k < CPROF_PC_CANDIDATES; i++) {
-	samplePtr->cand[k++] = sp[i];
-    }
-    samplePtr->nCand = (uint16_t) k;
-    samplePtr->tebcFrame = (int16_t) n;
-#else
-    (void) samplePtr;
-    (void) n;
-    (void) ucPtr;
-    (void) regs;
-    (void) frameSp;
-#endif
-}
-
-static _Unwind_Reason_Code
-WalkFrame(
-    struct _Unwind_Context *ctx,
-    void *arg)
-{
-    Walk *wPtr = (Walk *) arg;
-    int before = 0;
-    uintptr_t ip = (uintptr_t) pGetIPInfo(ctx, &before);
-
-    if (!wPtr->started) {
-	if (ip != wPtr->pc) {
-	    if (++wPtr->skipped < 16) {
-		return _URC_NO_REASON;
-	    }
-	    return _URC_END_OF_STACK;
-	}
-	wPtr->started = 1;
-	if (wPtr->skipFirst) {
-	    return _URC_NO_REASON;
-	}
-    }
-    if (ip == 0) {
-	return _URC_END_OF_STACK;
-    }
-    if (wPtr->n >= wPtr->max) {
-	wPtr->truncated = 1;
-	return _URC_END_OF_STACK;
-    }
-    wPtr->ip[wPtr->n] = ip;
-    wPtr->cfa[wPtr->n] = (uintptr_t) pGetCFA(ctx);
-    if (wPtr->tebcEnd != 0 && wPtr->samplePtr->tebcFrame < 0) {
-	uintptr_t at = (wPtr->n == 0) ? ip : ip - 1;
-
-	if (at >= wPtr->tebcStart && at < wPtr->tebcEnd) {
-	    static const int calleeSaved[] = CPROF_DWARF_CALLEE_SAVED;
-	    uintptr_t regs[CPROF_NSAVED];
-	    int i;
-
-	    for (i = 0; pGetGR != NULL && i < CPROF_NSAVED; i++) {
-		regs[i] = (uintptr_t) pGetGR(ctx, calleeSaved[i]);
-	    }
-	    PcCandidates(wPtr->samplePtr, wPtr->n, wPtr->ucPtr,
-		    pGetGR != NULL ? regs : NULL, wPtr->cfa[wPtr->n]);
-	}
-    }
-    wPtr->n++;
-    return _URC_NO_REASON;
-}
-
-/*
- *----------------------------------------------------------------------
- *
- * CprofNativeWalk --
- *
- *	The same unwind as the handler's, from normal context: the caller's
- *	frame and outward. For tests that check the splice's premises, and
- *	for the memory hooks' sampled path (memhook.c): once the unwinder is
- *	ready it takes no lock and allocates nothing.
- *
- *----------------------------------------------------------------------
- */
-
-int
-CprofNativeWalk(
-    uintptr_t *ip,
-    uintptr_t *cfa,
-    int max)
-{
-    Walk walk;
-
-    if (__atomic_load_n(&unwindState, __ATOMIC_ACQUIRE) <= 0
-	    && !CprofUnwindReady(NULL, 0)) {
-	return 0;
-    }
-    walk.ip = ip;
-    walk.cfa = cfa;
-    walk.n = 0;
-    walk.max = max;
-    walk.truncated = 0;
-    walk.started = 1;
-    walk.skipped = 0;
-    walk.skipFirst = 0;
-    walk.pc = 0;
-    walk.tebcEnd = 0;
-    pBacktrace(WalkFrame, &walk);
-    return walk.n;
 }
 
 /*
@@ -1431,7 +813,7 @@ StackHash(
  *	when they are comparable.
  *
  *	Used by the signal handler and by the memory hooks' sampled path
- *	(memhook.c), in the thread that owns the level stack.
+ *	(hookmem.c), in the thread that owns the level stack.
  *
  * Results:
  *	The number of frames copied.
@@ -1582,7 +964,7 @@ CprofCopyTclFrames(
     }
 
     /*
-     * -capture frames: Tcl's own frames, read raw (frames.c); with
+     * -capture frames: Tcl's own frames, read raw (captureframes.c); with
      * -capture check, after the level stack's, in the second half.
      */
 
@@ -1671,7 +1053,7 @@ CprofSamplerRemoveStack(
  *	A sample's native frames, from the interrupted one outward, with
  *	the bytecode engine's frame and its pc candidates (sampled lines).
  *	CachedStack walks from the interrupted registers with the cached
- *	unwind rules (cfiwalk.c CprofCfiWalkFrom: a table lookup and a few
+ *	unwind rules (unwindcfi.c CprofCfiWalkFrom: a table lookup and a few
  *	loads a frame); LibgccStack with libgcc's _Unwind_Backtrace (some
  *	1,600 instructions a frame), which takes what the cached walk
  *	cannot: signal frames and unusual rules, and a fork's sample, which
@@ -1699,7 +1081,7 @@ LibgccStack(
     CprofSample *slotPtr,
     const ucontext_t *ucPtr)
 {
-    Walk walk;
+    CprofGccWalk walk;
     uintptr_t pltPc;
 
     walk.ip = slotPtr->ip;
@@ -1733,7 +1115,7 @@ LibgccStack(
 	walk.n = 1;			/* A PLT stub (arch.h): its caller */
 	walk.pc = CPROF_UC_PC(ucPtr);	/* is next. */
     }
-    pBacktrace(WalkFrame, &walk);
+    CprofGccBacktrace(&walk);
     CprofPltLeafLeave((ucontext_t *) ucPtr, pltPc);
     if (!walk.started) {
 	slotPtr->flags |= CPROF_SAMPLE_NO_SIGFRAME;
@@ -1786,7 +1168,7 @@ CachedStack(
 	slotPtr->flags |= CPROF_SAMPLE_NATIVE_TRUNC;
     }
     if (start.mark >= 0) {
-	PcCandidates(slotPtr, start.mark, ucPtr, start.markRegs,
+	CprofPcCandidates(slotPtr, start.mark, ucPtr, start.markRegs,
 		slotPtr->cfa[start.mark]);
     }
     return 1;
@@ -2001,7 +1383,7 @@ SignalHandler(
     }
 
     if (full) {
-	if (SpoolMerge(sPtr->spoolPtr)) {
+	if (CprofSpoolMerge(sPtr->spoolPtr)) {
 	    sPtr->counters.samples++;
 	    sPtr->counters.spooled++;
 	} else {

@@ -1,0 +1,1352 @@
+/*
+ * captureframes.c --
+ *
+ *	The frames capture (-capture frames): no hook on any command. The
+ *	signal handler reads Tcl's own frames, and the drain names them.
+ *	It sits beside the captures of capture.c and below drain.c: the
+ *	sampler (unix/sampler.c, CprofCopyTclFrames) calls CprofFramesRead
+ *	in the handler, the drain (drain.c) calls CprofFramesResolve.
+ *	This file holds the handler's half and the capture's life; the
+ *	drain's half (naming, the fault-safe copy, placing among native
+ *	frames) is captureframesresolve.c; what they share, captureframesInt.h.
+ *
+ *	In the handler (CprofFramesRead), for each interpreter recorded at
+ *	start, two chains are merged into one stack, innermost first:
+ *
+ *	- the CallFrame chain, iPtr->framePtr -> callerPtr: one frame per
+ *	  proc, lambda (apply), TclOO method, namespace eval. framePtr, not
+ *	  varFramePtr: uplevel moves only the latter, so this chain is the
+ *	  call order;
+ *	- the CmdFrame chain, iPtr->cmdFramePtr -> nextPtr: each bytecode
+ *	  level that is invoking a command has its CmdFrame linked, with
+ *	  the ByteCode and the pc of the invocation, and the CallFrame the
+ *	  level runs in (framePtr). A CmdFrame whose command pushed the
+ *	  CallFrame just below it (a proc's invocation) is that frame's call
+ *	  site; any other is a command of its own (C commands, ensembles,
+ *	  namespace eval, coroutine resumes).
+ *
+ *	A coroutine's chains end at the root frame; its resumer's context
+ *	is saved in corPtr->caller and the walk goes on there, so that the
+ *	coroutine's frames are under its resume point.
+ *
+ *	Only raw references are written (captureframes.h): a Proc*, a Method*, a
+ *	ByteCode and pc offset, with a field of the object read then. The
+ *	drain names them after checking, in normal context, that the object
+ *	is still the one sampled, and holds it so that its address cannot
+ *	be another's for the rest of the run.
+ *
+ *	Why the handler never faults. It interrupts the thread that owns the
+ *	interpreters it reads (each is recorded by that thread at start and
+ *	removed by it before the interpreter goes), so the chains it walks
+ *	are the ones the interrupted code has linked: every CallFrame and
+ *	CmdFrame linked from iPtr->framePtr / cmdFramePtr (or from a running
+ *	coroutine's saved caller context) lives on Tcl's execution stack or
+ *	the C stack until it is unlinked, and Tcl unlinks before it frees
+ *	(Tcl_PopCallFrame, tclNamesp.c:391; TEBC relinks cmdFramePtr before
+ *	its TEBCdata goes). A linked proc frame's Proc, a method frame's
+ *	CallContext and call chain, and the ByteCode of a level that is
+ *	invoking are reference-counted while they run. Tcl_PushCallFrame
+ *	fills a frame before publishing it (tclNamesp.c:339-353), but the
+ *	proc's and the method's fields are set just after the push
+ *	(tclProc.c:1608-1614, tclOOMethod.c:878-884): a proc or method frame
+ *	whose procPtr or clientData is NULL is such a torn frame, left out
+ *	and counted, never named. A half-done coroutine switch (the caller's
+ *	context restored, the environment not yet switched back) shows the
+ *	caller's frames with the coroutine's environment: recognised by the
+ *	saved context being the one walked, counted, not walked twice. The
+ *	walk is bounded (frames, coroutine hops, steps), so a chain that
+ *	loops cannot hold the handler. Nothing else is dereferenced: no
+ *	Command, no Tcl_Obj, no name; those are read at the drain. The one
+ *	exception, the first bytes of the command an eval CmdFrame runs
+ *	(TclEvalEx's: a script evaluated from its string), is copied with
+ *	process_vm_readv, a system call that fails instead of faulting.
+ *
+ *	Why the drain never reads freed memory. A raw reference seen for the
+ *	first time is copied with process_vm_readv on the process itself
+ *	(which fails with EFAULT on an unmapped page instead of faulting;
+ *	where it is refused, through a pipe, which fails the same way: see
+ *	SafeCopy; where neither works the capture is not used), and the copy
+ *	checked: a Proc still counted, with the body sampled,
+ *	whose command's record still names it; a Method still counted, with
+ *	the name sampled; a ByteCode of this interpreter, still counted, the
+ *	pc in its code. Only then is the object read in place, named, and
+ *	held (its reference count raised) until the run stops, so that later
+ *	samples find it in the table and cannot meet another object at its
+ *	address. A reference that fails the check is counted as stale.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#ifndef _GNU_SOURCE
+#   define _GNU_SOURCE		/* process_vm_readv */
+#endif
+#include "captureframesInt.h"
+#include <string.h>
+#include <unistd.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/uio.h>
+
+/*
+ * The NRE callback a coroutine's resume queues on its resumer's stack
+ * (NRCoroutineCallerCallback, tclBasic.c:8837, static in libtcl): learnt
+ * once per process by ProbeCoroutineCaller. With it the handler knows a
+ * resume half done (the coroutine's context restored, the environment not
+ * yet switched, tclBasic.c:8849-8852) and finds its resumer.
+ */
+
+static Tcl_NRPostProc *volatile coroCallerCb = NULL;
+static int coroProbed = 0;
+
+/*
+ * Three more callbacks of libtcl's (static in it), learnt once per
+ * process by ProbeCallbacks, mark what the callback chain of an execution
+ * environment (ExecEnv.callbackPtr -> nextPtr) holds while a command runs:
+ * TEBCresume, queued by a bytecode level that invokes a command (data[0]
+ * its TEBCdata, whose CmdFrame is the one linked: tclExecute.c:3086-3096);
+ * TEOEx_ListCallback, queued by a list evaluated directly (data[1] its
+ * CmdFrame: tclBasic.c:6160); and TEOV_Error, queued for a command that C
+ * code runs through Tcl_EvalObjv without TCL_EVAL_INVOKE (data[0] objc,
+ * data[1] objv: tclBasic.c:4579), which has no CmdFrame of its own.
+ */
+
+static Tcl_NRPostProc *volatile tebcResumeCb = NULL;
+static Tcl_NRPostProc *volatile listCb = NULL;
+static Tcl_NRPostProc *volatile teovErrorCb = NULL;
+
+/*
+ * And for TclOO's forwards, which push no CallFrame: FinalizeObjectCall,
+ * queued by an object's command for the call (data[0] its CallContext,
+ * alive until that record has run: tclOO.c:2643), and the method type of
+ * forwards (fwdMethodType, tclOOMethod.c:112).
+ */
+
+static Tcl_NRPostProc *volatile objectCallCb = NULL;
+static const Tcl_MethodType *volatile forwardType = NULL;
+TCL_DECLARE_MUTEX(probeMutex)
+
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofFramesRead --
+ *
+ *	Signal handler side: the raw frames of every interpreter recorded,
+ *	the sampler's own first, each outermost first; when they hold more
+ *	than 'max', the innermost are kept (CPROF_SAMPLE_TCL_TRUNC). Sets
+ *	CPROF_SAMPLE_RAW in *flagsPtr.
+ *
+ * Results:
+ *	The number of references written to out[].
+ *
+ * Signal safety:
+ *	Reads only the chains linked from the recorded interpreters (see the
+ *	file's comment), writes only out[] and the counters.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline int
+IsBytecodeFrame(
+    const CmdFrame *cfPtr)
+{
+    return (cfPtr->type == TCL_LOCATION_BC
+	    || cfPtr->type == TCL_LOCATION_PREBC)
+	    && cfPtr->data.tebc.codePtr != NULL
+	    && cfPtr->data.tebc.pc != NULL;
+}
+
+/*
+ * A command of a script evaluated from its string: TclEvalEx's CmdFrame
+ * (tclBasic.c:5087-5148, type EVAL or SOURCE) is linked for the whole
+ * script (unlinked while a word is substituted, 5235/5299); it runs a
+ * command while nline > 0, set with cmd and len just before the command
+ * is evaluated and back to 0 after it (5360-5377). A list evaluated
+ * directly has cmdObj and no cmd (nline 0, tclBasic.c:6140-6152).
+ */
+
+static inline int
+IsEvalFrame(
+    const CmdFrame *cfPtr)
+{
+    return (cfPtr->type == TCL_LOCATION_EVAL
+	    || cfPtr->type == TCL_LOCATION_SOURCE)
+	    && cfPtr->nline > 0 && cfPtr->line != NULL
+	    && cfPtr->cmd != NULL && cfPtr->len > 0;
+}
+
+/*
+ * Whether the frame whose words are objv was invoked by the command that
+ * an eval CmdFrame runs: TclEvalEx passes Tcl_EvalObjv its words in an
+ * array allocated on Tcl's stack right after the CmdFrame (a marker word
+ * and an alignment word between them: tclExecute.c:1114-1128), or in a
+ * ckalloc'ed one beyond 20 words.
+ */
+
+#define EVAL_STATIC_WORDS	20
+
+static inline int
+EvalInvoked(
+    const CmdFrame *cfPtr,
+    int objc,
+    Tcl_Obj *const *objv)
+{
+    const char *after = (const char *) (cfPtr + 1);
+
+    if (objc != (int) cfPtr->nline) {
+	return 0;
+    }
+    return objc > EVAL_STATIC_WORDS || ((const char *) objv >= after
+	    && (const char *) objv <= after + 4 * sizeof(void *));
+}
+
+/*
+ * The first bytes of an eval frame's command text (up to 8), copied with
+ * process_vm_readv, which fails instead of faulting: the text is the
+ * script TclEvalEx holds while its frame runs a command, but cmd is set
+ * in a store the compiler may put after nline's. 0 if it could not be
+ * read (a command's text never starts with a NUL byte). The drain finds
+ * the same bytes at that address again, or leaves the frame out.
+ */
+
+static inline uintptr_t
+TextHead(
+    CprofFrames *fPtr,
+    const char *text,
+    int len)
+{
+    uintptr_t head = 0;
+    struct iovec local, remote;
+    int slot = (int) (((uintptr_t) text >> 3) & 63);
+
+    /*
+     * The same text and length as a copy made before: its bytes then
+     * (the drain checks them against the text's bytes at its time all
+     * the same). The slot is cleared while it is rewritten.
+     */
+
+    if (fPtr->heads[slot].text == text && fPtr->heads[slot].len == len
+	    && fPtr->heads[slot].head != 0) {
+	return fPtr->heads[slot].head;
+    }
+
+    local.iov_base = &head;
+    local.iov_len = (len < (int) sizeof(head)) ? (size_t) len : sizeof(head);
+    remote.iov_base = (void *) text;
+    remote.iov_len = local.iov_len;
+    if (process_vm_readv(fPtr->pid, &local, 1, &remote, 1, 0)
+	    != (ssize_t) local.iov_len) {
+	return 0;
+    }
+    fPtr->heads[slot].head = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->heads[slot].text = text;
+    fPtr->heads[slot].len = len;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->heads[slot].head = head;
+    return head;
+}
+
+/*
+ * The bytecode engine's record of a level (tclExecute.c:169-179, private
+ * to it; the same in every 8.6 release): a CmdFrame for the command being
+ * invoked sits in it, followed by the level's catch and operand stacks,
+ * where the words of a command it invokes are.
+ */
+
+typedef struct TEBCdata {
+    ByteCode *codePtr;
+    ptrdiff_t *catchTop;
+    Tcl_Obj *auxObjList;
+    CmdFrame cmdFrame;
+    void *stack[1];
+} TEBCdata;
+
+/*
+ * Whether objv, the words of a frame's call, lies in the operand stack of
+ * the level whose CmdFrame this is, and objc is the number of words its
+ * invoke instruction passes (INST_INVOKE_STK1/4 at the pc; any other
+ * instruction, {*} for one, is not checked): then that level invoked it,
+ * and this CmdFrame is its call site; otherwise the level invoked a
+ * command of its own (a C command that called the frame's code through
+ * Tcl_EvalObjv, even with its own words).
+ */
+
+static inline int
+InvokedFrom(
+    const CmdFrame *cfPtr,
+    int objc,
+    Tcl_Obj *const *objv)
+{
+    const TEBCdata *tdPtr = (const TEBCdata *) ((const char *) cfPtr
+	    - offsetof(TEBCdata, cmdFrame));
+    const ByteCode *codePtr = (const ByteCode *) cfPtr->data.tebc.codePtr;
+    const unsigned char *pc = (const unsigned char *) cfPtr->data.tebc.pc;
+    const void *start = &tdPtr->stack[0];
+    const void *end = &tdPtr->stack[codePtr->maxExceptDepth
+	    + codePtr->maxStackDepth + 1];
+
+    if ((const void *) objv < start || (const void *) objv >= end) {
+	return 0;
+    }
+    if (pc[0] == INST_INVOKE_STK1) {
+	return objc == pc[1];
+    }
+    if (pc[0] == INST_INVOKE_STK4) {
+	return objc == (int) (((unsigned) pc[1] << 24)
+		| ((unsigned) pc[2] << 16) | ((unsigned) pc[3] << 8) | pc[4]);
+    }
+    return 1;
+}
+
+static inline void
+SetSite(
+    CprofTclRef *refPtr,
+    const CmdFrame *cfPtr)
+{
+    ptrdiff_t offset = cfPtr->data.tebc.pc
+	    - (const char *) cfPtr->data.tebc.codePtr;
+
+    if (offset > 0 && offset <= CPROF_SITE_OFFSET_MAX) {
+	refPtr->siteCode = cfPtr->data.tebc.codePtr;
+	refPtr->siteOffset = (unsigned) offset;
+    }
+}
+
+static inline CprofTclRef *
+NewRef(
+    CprofTclRef *out,
+    int *nPtr,
+    int room,
+    int interpId,
+    int kind,
+    const void *object,
+    const void *ident,
+    int detail)
+{
+    CprofTclRef *refPtr;
+
+    if (*nPtr >= room) {
+	return NULL;
+    }
+    refPtr = &out[(*nPtr)++];
+    refPtr->nameId = CPROF_FRAMES_RAW;
+    refPtr->kind = kind;
+    refPtr->flags = 0;
+    refPtr->siteOffset = 0;
+    refPtr->node = detail;
+    refPtr->interpId = interpId;
+    refPtr->anchor = (uintptr_t) object;
+    refPtr->siteCode = NULL;
+    refPtr->ident = ident;
+    return refPtr;
+}
+
+static inline const void *
+CmdFrameKey(
+    const CmdFrame *cfPtr)
+{
+    if (cfPtr->type == TCL_LOCATION_BC || cfPtr->type == TCL_LOCATION_PREBC) {
+	return cfPtr->data.tebc.pc;
+    }
+    return (cfPtr->cmd != NULL) ? (const void *) cfPtr->cmd
+	    : (const void *) cfPtr->cmdObj;
+}
+
+static inline unsigned
+FloorSlot(
+    const void *ptr)
+{
+    uintptr_t h = (uintptr_t) ptr;
+
+    h ^= h >> 9;
+    h ^= h >> 17;
+    return (unsigned) (h & (FLOOR_SLOTS - 1));
+}
+
+static inline int
+InFloor(
+    const CprofFrames *fPtr,
+    const void *ptr,
+    const void *key0,
+    const void *key1)
+{
+    unsigned slot = FloorSlot(ptr), i;
+
+    for (i = 0; i < FLOOR_PROBES; i++) {
+	const FloorEntry *ePtr = &fPtr->floorTable[(slot + i)
+		& (FLOOR_SLOTS - 1)];
+
+	if (ePtr->ptr == NULL) {
+	    return 0;
+	}
+	if (ePtr->ptr == ptr) {
+	    return ePtr->key[0] == key0 && ePtr->key[1] == key1;
+	}
+    }
+    return 0;
+}
+
+static inline int
+BelowFloorCmd(
+    const CprofFrames *fPtr,
+    const CmdFrame *cfPtr)
+{
+    return InFloor(fPtr, cfPtr, CmdFrameKey(cfPtr), NULL);
+}
+
+static inline int
+BelowFloorCall(
+    const CprofFrames *fPtr,
+    const CallFrame *framePtr)
+{
+    return InFloor(fPtr, framePtr, framePtr->procPtr, framePtr->objv);
+}
+
+/*
+ * Commands run through Tcl_EvalObjv (TEOV_Error's records) in a context's
+ * callback chain, innermost first, each with the CmdFrame of the level it
+ * runs under: the nearest record below it that names one (a bytecode level
+ * invoking a command, a list evaluated directly), or NULL (none: the
+ * context's outermost). The walk places each just outside the frames of
+ * that CmdFrame's command that are inside it: before that CmdFrame.
+ *
+ * Why reading the chain is safe: a record is linked (TOP_CB(interp) = it,
+ * tclInt.h:4953) only after its fields are written, and unlinked before
+ * it runs and is freed (TclNRRunCallbacks, tclBasic.c:4496-4502); libtcl
+ * is compiled so (every one of the 99 pushes in Debian's 8.6.13 libtcl
+ * stores nextPtr before the head: the note's objdump scan), and the
+ * thread that links them is the one interrupted. A record's objv is its
+ * command's words, which its caller keeps while it runs; the words' texts
+ * are copied with process_vm_readv (TextHead), which fails instead of
+ * faulting. The walk is bounded (MAX_CALLBACKS).
+ */
+
+#define MAX_CALLBACKS	16384	/* Records visited in one sample. */
+#define MAX_CALLS	16	/* Commands kept per context. */
+
+typedef struct PendingCall {
+    Tcl_Obj *const *objv;	/* NULL: a forward's call. */
+    int objc;
+    int done;			/* Written, or left out. */
+    const CmdFrame *outerPtr;	/* The CmdFrame it runs under, or NULL. */
+    Method *mPtr;		/* A forward called through an object's
+				 * command (the first of its call chain). */
+    int chainFlags;
+} PendingCall;
+
+/*
+ * A forward's call: the context's method is the first of its chain (one
+ * reached by [next] or through a filter would go inside their frames,
+ * which this does not place) and a forward.
+ */
+
+static inline Method *
+ForwardOf(
+    const CallContext *ctxPtr,
+    int *flagsPtr)
+{
+    const CallChain *chainPtr;
+    Method *mPtr;
+    const Tcl_MethodType *fwdType = forwardType;
+
+    if (ctxPtr == NULL || fwdType == NULL || ctxPtr->index != 0
+	    || (chainPtr = ctxPtr->callPtr) == NULL || chainPtr->numChain < 1
+	    || chainPtr->chain == NULL
+	    || (mPtr = chainPtr->chain[0].mPtr) == NULL
+	    || mPtr->typePtr != fwdType) {
+	return NULL;
+    }
+    *flagsPtr = chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
+    return mPtr;
+}
+
+static int
+CollectCalls(
+    const ExecEnv *eePtr,
+    PendingCall *calls,
+    int *budgetPtr)
+{
+    Tcl_NRPostProc *errorCb = teovErrorCb, *resumeCb = tebcResumeCb;
+    Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
+    const NRE_callback *cbPtr;
+    int numCalls = 0, open = 0, flags;
+    Method *mPtr;
+
+    if (errorCb == NULL || resumeCb == NULL || eePtr == NULL) {
+	return 0;
+    }
+    for (cbPtr = eePtr->callbackPtr; cbPtr != NULL;
+	    cbPtr = cbPtr->nextPtr) {
+	Tcl_NRPostProc *procPtr = cbPtr->procPtr;
+	const CmdFrame *framePtr = NULL;
+
+	if (--*budgetPtr < 0) {
+	    break;
+	}
+	if (procPtr == errorCb) {
+	    if (numCalls < MAX_CALLS && cbPtr->data[1] != NULL
+		    && PTR2INT(cbPtr->data[0]) > 0) {
+		calls[numCalls].objv = (Tcl_Obj *const *) cbPtr->data[1];
+		calls[numCalls].objc = PTR2INT(cbPtr->data[0]);
+		calls[numCalls].done = 0;
+		calls[numCalls].outerPtr = NULL;
+		calls[numCalls].mPtr = NULL;
+		numCalls++;
+		open++;
+	    }
+	    continue;
+	}
+	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
+		(const CallContext *) cbPtr->data[0], &flags)) != NULL) {
+	    if (numCalls < MAX_CALLS) {
+		calls[numCalls].objv = NULL;
+		calls[numCalls].objc = 0;
+		calls[numCalls].done = 0;
+		calls[numCalls].outerPtr = NULL;
+		calls[numCalls].mPtr = mPtr;
+		calls[numCalls].chainFlags = flags;
+		numCalls++;
+		open++;
+	    }
+	    continue;
+	}
+	if (open == 0) {
+	    if (numCalls >= MAX_CALLS) {
+		break;
+	    }
+	    continue;
+	}
+	if (procPtr == resumeCb && cbPtr->data[0] != NULL) {
+	    framePtr = (const CmdFrame *) ((const char *) cbPtr->data[0]
+		    + offsetof(TEBCdata, cmdFrame));
+	} else if (procPtr == lCb && lCb != NULL) {
+	    framePtr = (const CmdFrame *) cbPtr->data[1];
+	}
+	if (framePtr != NULL) {
+	    int i;
+
+	    for (i = numCalls - open; i < numCalls; i++) {
+		calls[i].outerPtr = framePtr;
+	    }
+	    open = 0;
+	}
+    }
+    return numCalls;
+}
+
+/*
+ * A command run through Tcl_EvalObjv: its first two words' texts, as the
+ * drain checks and names them (CPROF_RAW_OBJV). Left out when a word has
+ * no string (not named by the wrapper's rules from its text either) or is
+ * longer than CPROF_RAW_WORD_MAX.
+ */
+
+static inline int
+WordText(
+    Tcl_Obj *objPtr,
+    const char **textPtr,
+    int *lenPtr)
+{
+    const char *text;
+    Tcl_Size len;
+
+    if (objPtr == NULL) {
+	return 0;
+    }
+    text = objPtr->bytes;
+    len = objPtr->length;
+    if (text == NULL || len <= 0 || len > CPROF_RAW_WORD_MAX) {
+	return 0;
+    }
+    *textPtr = text;
+    *lenPtr = (int) len;
+    return 1;
+}
+
+/*
+ * A procedure's or method's frame made by the words of such a command:
+ * the frame shows it.
+ */
+
+static inline void
+DropCalls(
+    PendingCall *calls,
+    int numCalls,
+    Tcl_Obj *const *objv)
+{
+    int i;
+
+    for (i = 0; i < numCalls; i++) {
+	if (calls[i].objv == objv && objv != NULL) {
+	    calls[i].done = 1;
+	}
+    }
+}
+
+static int
+WriteCall(
+    CprofFrames *fPtr,
+    const PendingCall *callPtr,
+    CprofTclRef *out,
+    int *nPtr,
+    int room,
+    int interpId,
+    int *resumedPtr)
+{
+    const char *text0, *text1 = NULL;
+    int len0, len1 = 0;
+    uintptr_t head0, head1 = 0;
+    CprofTclRef *refPtr;
+
+    if (callPtr->mPtr != NULL) {
+	refPtr = NewRef(out, nPtr, room, interpId, CPROF_RAW_METHOD,
+		callPtr->mPtr, callPtr->mPtr->namePtr,
+		callPtr->chainFlags | CPROF_RAW_METHOD_FORWARD);
+	if (refPtr == NULL) {
+	    return 0;
+	}
+	*resumedPtr = 0;
+	return 1;
+    }
+    if (!WordText(callPtr->objv[0], &text0, &len0)
+	    || (head0 = TextHead(fPtr, text0, len0)) == 0) {
+	return 1;
+    }
+    if (callPtr->objc > 1 && WordText(callPtr->objv[1], &text1, &len1)
+	    && (head1 = TextHead(fPtr, text1, len1)) == 0) {
+	text1 = NULL;
+	len1 = 0;
+    }
+    if (text1 == NULL) {
+	len1 = 0;
+    }
+    refPtr = NewRef(out, nPtr, room, interpId, CPROF_RAW_OBJV, text0,
+	    (const void *) head0, len0 | (len1 << 8)
+	    | (*resumedPtr ? CPROF_RAW_EVAL_RESUME : 0));
+    if (refPtr == NULL) {
+	return 0;
+    }
+    *resumedPtr = 0;
+    refPtr->siteCode = text1;
+    refPtr->siteOffset = (unsigned) CprofFramesWordDigest(head1);
+    fPtr->counters.calls++;
+    return 1;
+}
+
+/*
+ * One interpreter, innermost first into out[0..room). Returns the number
+ * written; *truncPtr is set when frames were left.
+ */
+
+static int
+ReadInterp(
+    CprofFrames *fPtr,
+    Interp *iPtr,
+    int interpId,
+    CprofTclRef *out,
+    int room,
+    int *truncPtr)
+{
+    CallFrame *framePtr = iPtr->framePtr;
+    CmdFrame *cfPtr = iPtr->cmdFramePtr;
+    ExecEnv *eePtr = iPtr->execEnvPtr;
+    CprofTclRef *callPtr = NULL;	/* The frame just emitted whose call
+					 * site is still to be found, */
+    Tcl_Obj *const *callObjv = NULL;	/* and the words of its call. */
+    int callObjc = 0;
+    const CallContext *lastCtxPtr = NULL;
+    int lastIndex = 0;		/* A method frame's context and index in
+				 * its chain: the frames of [next] share
+				 * the context, each one index up. */
+    int n = 0, hops = 0, steps = 0, resumed = 0;
+    int lastCmdLevel = 0;	/* The last CmdFrame's level. */
+    int callFirstCtor = 0;	/* callPtr is a class's first constructor
+				 * (not one reached by [next]). */
+    ExecEnv *firstEePtr = eePtr;
+    Tcl_NRPostProc *callerCb = coroCallerCb;
+    PendingCall calls[MAX_CALLS];
+    int numCalls = 0, budget = MAX_CALLBACKS, i, last;
+    const ExecEnv *callsEePtr = NULL;	/* Whose chain calls[] is of. */
+
+    while (1) {
+	CallFrame *contextFramePtr = framePtr;
+	CmdFrame *contextCfPtr = cfPtr;
+	CoroutineData *corPtr;
+
+	/*
+	 * The commands C code runs through Tcl_EvalObjv in this context,
+	 * which no CmdFrame shows.
+	 */
+
+	numCalls = 0;
+	if (eePtr != callsEePtr) {
+	    callsEePtr = eePtr;
+	    numCalls = CollectCalls(eePtr, calls, &budget);
+	}
+
+	while (framePtr != NULL) {
+	    int flags;
+
+	    /*
+	     * The commands invoked from this frame's code, innermost first.
+	     */
+
+	    while (cfPtr != NULL && cfPtr->framePtr == framePtr) {
+		if (++steps > MAX_STEPS) {
+		    goto cut;
+		}
+		lastCmdLevel = cfPtr->level;
+		if (fPtr->floor && interpId < 0
+			&& lastCmdLevel <= fPtr->floorLevel
+			&& BelowFloorCmd(fPtr, cfPtr)) {
+		    return n;
+		}
+
+		/*
+		 * Commands run through Tcl_EvalObjv inside this one's (and
+		 * any inside them) go first.
+		 */
+
+		for (last = numCalls - 1; last >= 0; last--) {
+		    if (!calls[last].done && calls[last].outerPtr == cfPtr) {
+			break;
+		    }
+		}
+		for (i = 0; i <= last; i++) {
+		    if (!calls[i].done) {
+			calls[i].done = 1;
+			if (!WriteCall(fPtr, &calls[i], out, &n, room,
+				interpId, &resumed)) {
+			    goto full;
+			}
+			callPtr = NULL;
+		    }
+		}
+		if (IsEvalFrame(cfPtr)) {
+		    /*
+		     * A command of a script evaluated from its string: the
+		     * call of the frame below, or a frame of its own.
+		     */
+
+		    if (callPtr == NULL
+			    || !EvalInvoked(cfPtr, callObjc, callObjv)) {
+			uintptr_t head = TextHead(fPtr, cfPtr->cmd,
+				(int) cfPtr->len);
+
+			if (head != 0) {
+			    if (NewRef(out, &n, room, interpId, CPROF_RAW_EVAL,
+				    cfPtr->cmd, (const void *) head,
+				    (int) (cfPtr->len & CPROF_RAW_EVAL_LEN)
+				    | (resumed ? CPROF_RAW_EVAL_RESUME : 0))
+				    == NULL) {
+				goto full;
+			    }
+			    resumed = 0;
+			}
+		    }
+		    callPtr = NULL;
+		} else if (!IsBytecodeFrame(cfPtr)) {
+		    /*
+		     * A list evaluated directly invoked the frame below (or a
+		     * command): no call site to keep. With event handlers
+		     * looked for, the list is kept as a key (an [after] or
+		     * [fileevent] script, maybe).
+		     */
+
+		    if (fPtr->handlerProc != NULL
+			    && cfPtr->type == TCL_LOCATION_EVAL
+			    && cfPtr->cmd == NULL && cfPtr->cmdObj != NULL) {
+			if (NewRef(out, &n, room, interpId, CPROF_RAW_LIST,
+				cfPtr->cmdObj,
+				resumed ? CPROF_RAW_RESUME : NULL, 0) == NULL) {
+			    goto full;
+			}
+			resumed = 0;
+		    }
+		    callPtr = NULL;
+		} else {
+		    int own = 1, own2 = 1;
+
+		    if (callPtr != NULL && InvokedFrom(cfPtr, callObjc, callObjv)) {
+			/*
+			 * The call site of the frame below; a constructor's
+			 * is a frame of its own too (create, new), as the
+			 * wrapper shows it.
+			 */
+
+			SetSite(callPtr, cfPtr);
+			own = callFirstCtor;
+			own2 = 0;
+		    }
+		    callPtr = NULL;
+		    if (own) {
+			CprofTclRef *refPtr;
+
+			refPtr = NewRef(out, &n, room, interpId,
+				CPROF_RAW_CMD, cfPtr->data.tebc.codePtr,
+				resumed ? CPROF_RAW_RESUME
+				: (callFirstCtor && !own2) ? CPROF_RAW_CTOR : NULL,
+				(int) (cfPtr->data.tebc.pc
+				- (const char *) cfPtr->data.tebc.codePtr));
+			if (refPtr == NULL) {
+			    goto full;
+			}
+			SetSite(refPtr, cfPtr);
+			resumed = 0;
+		    }
+		}
+		cfPtr = cfPtr->nextPtr;
+	    }
+	    callPtr = NULL;
+	    if (++steps > MAX_STEPS) {
+		goto cut;
+	    }
+	    if (fPtr->floor && interpId < 0
+		    && lastCmdLevel <= fPtr->floorLevel
+		    && BelowFloorCall(fPtr, framePtr)) {
+		return n;
+	    }
+
+	    flags = framePtr->isProcCallFrame;
+	    if (flags & FRAME_IS_METHOD) {
+		CallContext *ctxPtr = (CallContext *) framePtr->clientData;
+		CallChain *chainPtr;
+		int index = (ctxPtr != NULL && ctxPtr == lastCtxPtr)
+			? lastIndex - 1 : (ctxPtr ? ctxPtr->index : -1);
+
+		if (ctxPtr == NULL || framePtr->procPtr == NULL
+			|| (chainPtr = ctxPtr->callPtr) == NULL
+			|| index < 0 || index >= chainPtr->numChain
+			|| chainPtr->chain == NULL
+			|| chainPtr->chain[index].mPtr == NULL) {
+		    fPtr->counters.tornProc++;
+		} else {
+		    Method *mPtr = chainPtr->chain[index].mPtr;
+
+		    lastCtxPtr = ctxPtr;
+		    lastIndex = index;
+		    callFirstCtor = (chainPtr->flags & CONSTRUCTOR) && index == 0;
+		    callPtr = NewRef(out, &n, room, interpId,
+			    CPROF_RAW_METHOD, mPtr, mPtr->namePtr,
+			    chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR));
+		    if (callPtr == NULL) {
+			goto full;
+		    }
+		    callObjv = framePtr->objv;
+		    callObjc = framePtr->objc;
+		    DropCalls(calls, numCalls, callObjv);
+		}
+	    } else if (flags & FRAME_IS_PROC) {
+		Proc *procPtr = framePtr->procPtr;
+
+		if (procPtr == NULL) {
+		    fPtr->counters.tornProc++;
+		} else {
+		    int lambda = (flags & FRAME_IS_LAMBDA) != 0;
+
+		    callPtr = NewRef(out, &n, room, interpId,
+			    lambda ? CPROF_RAW_LAMBDA : CPROF_RAW_PROC,
+			    procPtr, lambda ? NULL : procPtr->bodyPtr, 0);
+		    if (callPtr == NULL) {
+			goto full;
+		    }
+		    callObjv = framePtr->objv;
+		    callObjc = framePtr->objc;
+		    DropCalls(calls, numCalls, callObjv);
+		}
+	    }
+	    framePtr = framePtr->callerPtr;
+	}
+
+	/*
+	 * Commands run through Tcl_EvalObjv under no bytecode level of the
+	 * context: its outermost. (One whose level was not met is left
+	 * out.)
+	 */
+
+	for (i = 0; i < numCalls; i++) {
+	    if (!calls[i].done && calls[i].outerPtr == NULL) {
+		calls[i].done = 1;
+		if (!WriteCall(fPtr, &calls[i], out, &n, room, interpId,
+			&resumed)) {
+		    goto full;
+		}
+	    }
+	}
+
+	/*
+	 * The end of a context: a running coroutine's goes on in its
+	 * resumer's.
+	 */
+
+	if (hops == 0 && callerCb != NULL && firstEePtr != NULL
+		&& firstEePtr->callbackPtr != NULL
+		&& firstEePtr->callbackPtr->procPtr == callerCb) {
+	    CoroutineData *resPtr = (CoroutineData *)
+		    firstEePtr->callbackPtr->data[0];
+
+	    if (resPtr != NULL && resPtr->eePtr != firstEePtr
+		    && resPtr->running.framePtr == contextFramePtr
+		    && resPtr->running.cmdFramePtr == contextCfPtr) {
+		/*
+		 * Half resumed: what was walked is the coroutine's; its
+		 * resumer's context is saved already.
+		 */
+
+		fPtr->counters.tornCoro++;
+		hops++;
+		callPtr = NULL;
+		resumed = 1;
+		framePtr = resPtr->caller.framePtr;
+		cfPtr = resPtr->caller.cmdFramePtr;
+		continue;
+	    }
+	}
+	corPtr = (eePtr != NULL) ? eePtr->corPtr : NULL;
+	if (corPtr == NULL || corPtr->eePtr != eePtr) {
+	    break;
+	}
+	if (corPtr->caller.framePtr == contextFramePtr
+		&& corPtr->caller.cmdFramePtr == contextCfPtr) {
+	    /*
+	     * Half switched: the resumer's context is back, the coroutine's
+	     * environment not yet gone. What was walked is the resumer's.
+	     */
+
+	    fPtr->counters.tornCoro++;
+	    break;
+	}
+	if (++hops > MAX_HOPS) {
+	    goto cut;
+	}
+	callPtr = NULL;
+	resumed = 1;
+	framePtr = corPtr->caller.framePtr;
+	cfPtr = corPtr->caller.cmdFramePtr;
+	eePtr = corPtr->callerEEPtr;
+    }
+    return n;
+
+  cut:
+    fPtr->counters.cut++;
+    return n;
+
+  full:
+    *truncPtr = 1;
+    return n;
+}
+
+int
+CprofFramesRead(
+    CprofFrames *fPtr,
+    CprofTclRef *out,
+    int max,
+    uint32_t *flagsPtr)
+{
+    int numInterps = __atomic_load_n(&fPtr->numInterps, __ATOMIC_ACQUIRE);
+    int i, n = 0, truncated = 0;
+
+    for (i = 0; i < numInterps && n < max; i++) {
+	Interp *iPtr = __atomic_load_n(&fPtr->interps[i].iPtr,
+		__ATOMIC_ACQUIRE);
+	int got, a, b, room;
+
+	if (iPtr == NULL) {
+	    continue;
+	}
+
+	/*
+	 * The sampler's own interpreter keeps at least half the room when
+	 * there are others.
+	 */
+
+	room = (i == 0 && numInterps > 1) ? max / 2 : max - n;
+	got = ReadInterp(fPtr, iPtr, fPtr->interps[i].interpId, out + n,
+		room, &truncated);
+
+	/*
+	 * Innermost first as read; outermost first as stored. The innermost
+	 * is at its interpreter's current level.
+	 */
+
+	if (got > 0) {
+	    out[n].flags |= CPROF_REF_CURRENT;
+	}
+	for (a = n, b = n + got - 1; a < b; a++, b--) {
+	    CprofTclRef tmp = out[a];
+
+	    out[a] = out[b];
+	    out[b] = tmp;
+	}
+	n += got;
+    }
+    fPtr->counters.samples++;
+    fPtr->counters.frames += n;
+    *flagsPtr |= CPROF_SAMPLE_RAW | (truncated ? CPROF_SAMPLE_TCL_TRUNC : 0);
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofFramesNew, CprofFramesFree, CprofFramesAddInterp,
+ * CprofFramesRemoveInterp --
+ *
+ *	The reader of a sampler's thread: made at start with the sampler's
+ *	interpreter, other interpreters of the thread added and removed by
+ *	the thread itself (the signal fence orders the slot against the
+ *	handler). Free lets go of every object held.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+NameOfCommand(
+    CprofFrames *fPtr,
+    const char *name,
+    int *kindPtr)
+{
+    Tcl_Command token = Tcl_FindCommand(fPtr->interp, name, NULL,
+	    TCL_GLOBAL_ONLY);
+
+    if (token != NULL) {
+	const CprofCmdName *namePtr = CprofNameCommand(fPtr->namingPtr,
+		token);
+
+	if (namePtr != NULL && namePtr->nameId >= 0) {
+	    *kindPtr = namePtr->kind;
+	    CprofNameHold(&fPtr->refs, namePtr->nameId);
+	    return namePtr->nameId;
+	}
+    }
+    *kindPtr = CPROF_KIND_CMD;
+    return CprofNameInternIn(&fPtr->refs, name, -1);
+}
+
+static int
+ProbeCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Interp *iPtr = (Interp *) interp;
+    CoroutineData *corPtr = iPtr->execEnvPtr->corPtr;
+
+    if (corPtr != NULL && corPtr->callerEEPtr != NULL
+	    && corPtr->callerEEPtr->callbackPtr != NULL) {
+	coroCallerCb = corPtr->callerEEPtr->callbackPtr->procPtr;
+    }
+    return TCL_OK;
+}
+
+/*
+ * The callbacks of CollectCalls: the probe is invoked from a lambda's
+ * bytecode (TEBCresume's record is then the first whose TEBCdata holds
+ * the CmdFrame linked), and from there as a list evaluated directly
+ * (TEOV_Error's record holds its words, TEOEx_ListCallback's the list's
+ * CmdFrame, the one linked). Only the first 8 records are looked at.
+ */
+
+/*
+ * A copy that cannot fault (normal context, the probe's checks).
+ */
+
+static int
+CopyOwn(
+    const void *addr,
+    void *buf,
+    size_t size)
+{
+    struct iovec local, remote;
+
+    local.iov_base = buf;
+    local.iov_len = size;
+    remote.iov_base = (void *) addr;
+    remote.iov_len = size;
+    return addr != NULL && process_vm_readv(getpid(), &local, 1, &remote, 1,
+	    0) == (ssize_t) size;
+}
+
+static int
+CbProbeCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Interp *iPtr = (Interp *) interp;
+    const NRE_callback *cbPtr = iPtr->execEnvPtr->callbackPtr;
+    const char *cfAddr = (const char *) iPtr->cmdFramePtr;
+    Tcl_NRPostProc *errorCb = NULL;
+    int i;
+
+    if (objc == 2 && strcmp(Tcl_GetString(objv[1]), "3") == 0) {
+	/*
+	 * Called by a forward of clientData's object: the deepest of the
+	 * records that hold one value in data[0] and nothing else is
+	 * FinalizeObjectCall's (TclOOInvokeContext's follow it), the value
+	 * its context (checked on a copy).
+	 */
+
+	const NRE_callback *foundPtr = NULL;
+	const void *ctxAddr = NULL;
+	CallContext ctx;
+	CallChain chain;
+	struct MInvoke entry;
+	Method method;
+	Tcl_Object object = Tcl_GetObjectFromObj(interp,
+		(Tcl_Obj *) clientData);
+
+	const NRE_callback *recs[12];
+	int numRecs, j, same;
+
+	for (numRecs = 0; cbPtr != NULL && numRecs < 12;
+		cbPtr = cbPtr->nextPtr) {
+	    recs[numRecs++] = cbPtr;
+	}
+	for (i = 0; i < numRecs && foundPtr == NULL; i++) {
+	    const void *v = recs[i]->data[0];
+
+	    if (v == NULL || recs[i]->data[1] != NULL
+		    || recs[i]->data[2] != NULL || recs[i]->data[3] != NULL) {
+		continue;
+	    }
+	    for (j = i + 1, same = 0; j < numRecs; j++) {
+		if (recs[j]->data[0] == v && recs[j]->data[1] == NULL
+			&& recs[j]->data[2] == NULL
+			&& recs[j]->data[3] == NULL) {
+		    same++;
+		    foundPtr = recs[j];
+		}
+	    }
+	    if (same > 0) {
+		ctxAddr = v;
+	    } else {
+		foundPtr = NULL;
+	    }
+	}
+	if (foundPtr != NULL && object != NULL
+		&& CopyOwn(ctxAddr, &ctx, sizeof(ctx))
+		&& ctx.oPtr == (Object *) object && ctx.index == 0
+		&& ctx.callPtr != NULL
+		&& CopyOwn(ctx.callPtr, &chain, sizeof(chain))
+		&& chain.numChain >= 1 && chain.chain != NULL
+		&& CopyOwn(chain.chain, &entry, sizeof(entry))
+		&& entry.mPtr != NULL
+		&& CopyOwn(entry.mPtr, &method, sizeof(method))
+		&& method.typePtr != NULL
+		&& strcmp(method.typePtr->name, "forward") == 0) {
+	    forwardType = method.typePtr;
+	    objectCallCb = foundPtr->procPtr;
+	}
+	Tcl_ResetResult(interp);
+	return TCL_OK;
+    }
+    if (objc == 2) {
+	Tcl_Obj *listObj;
+
+	for (i = 0; cbPtr != NULL && i < 8; cbPtr = cbPtr->nextPtr, i++) {
+	    if (cbPtr->data[0] != NULL && cfAddr != NULL
+		    && (const char *) cbPtr->data[0]
+		    + offsetof(TEBCdata, cmdFrame) == cfAddr) {
+		tebcResumeCb = cbPtr->procPtr;
+		break;
+	    }
+	}
+	listObj = Tcl_NewListObj(1, objv);
+	Tcl_IncrRefCount(listObj);
+	(void) Tcl_EvalObjEx(interp, listObj, 0);
+	Tcl_DecrRefCount(listObj);
+	return TCL_OK;
+    }
+    for (i = 0; cbPtr != NULL && i < 8; cbPtr = cbPtr->nextPtr, i++) {
+	if (errorCb == NULL && cbPtr->data[0] == INT2PTR(objc)
+		&& cbPtr->data[1] == (void *) objv) {
+	    errorCb = cbPtr->procPtr;
+	} else if (errorCb != NULL && cfAddr != NULL
+		&& cbPtr->data[1] == (void *) cfAddr) {
+	    listCb = cbPtr->procPtr;
+	    teovErrorCb = errorCb;
+	    break;
+	}
+    }
+    return TCL_OK;
+}
+
+static void
+ProbeCoroutineCaller(
+    Tcl_Interp *interp)
+{
+    Tcl_InterpState saved;
+
+    Tcl_MutexLock(&probeMutex);
+    if (coroProbed) {
+	Tcl_MutexUnlock(&probeMutex);
+	return;
+    }
+    coroProbed = 1;
+    saved = Tcl_SaveInterpState(interp, TCL_OK);
+    Tcl_CreateObjCommand(interp, "::tclcprof::FramesProbe", ProbeCmd, NULL,
+	    NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::FramesCbProbe", CbProbeCmd,
+	    NULL, NULL);
+    (void) Tcl_EvalEx(interp, "::coroutine ::tclcprof::FramesProbeCoro"
+	    " ::apply {{} {::yield; ::tclcprof::FramesProbe}}\n"
+	    "::tclcprof::FramesProbeCoro\n"
+	    "::apply {{} {::tclcprof::FramesCbProbe 1}}", -1, TCL_EVAL_GLOBAL);
+    Tcl_DeleteCommand(interp, "::tclcprof::FramesProbe");
+    Tcl_DeleteCommand(interp, "::tclcprof::FramesProbeCoro");
+    Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
+    if (Tcl_EvalEx(interp, "::oo::object create ::tclcprof::FramesCbObj",
+	    -1, TCL_EVAL_GLOBAL) == TCL_OK) {
+	Tcl_Obj *nameObj = Tcl_NewStringObj("::tclcprof::FramesCbObj", -1);
+
+	Tcl_IncrRefCount(nameObj);
+	Tcl_CreateObjCommand(interp, "::tclcprof::FramesCbProbe", CbProbeCmd,
+		nameObj, NULL);
+	(void) Tcl_EvalEx(interp, "::oo::objdefine ::tclcprof::FramesCbObj"
+		" forward fw ::tclcprof::FramesCbProbe 3\n"
+		"::apply {{} {::tclcprof::FramesCbObj fw}}\n"
+		"::tclcprof::FramesCbObj destroy", -1, TCL_EVAL_GLOBAL);
+	Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
+	Tcl_DecrRefCount(nameObj);
+    }
+    Tcl_RestoreInterpState(interp, saved);
+    Tcl_MutexUnlock(&probeMutex);
+}
+
+CprofFrames *
+CprofFramesNew(
+    Tcl_Interp *interp,
+    CprofNaming *namingPtr)
+{
+    CprofFrames *fPtr = (CprofFrames *) ckalloc(sizeof(CprofFrames));
+
+    ProbeCoroutineCaller(interp);
+    (void) CprofFramesCopyMethod(NULL);
+    memset(fPtr, 0, sizeof(CprofFrames));
+    fPtr->interp = interp;
+    fPtr->namingPtr = namingPtr;
+    fPtr->pid = getpid();
+    Tcl_InitHashTable(&fPtr->procs, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&fPtr->methods, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&fPtr->codes, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&fPtr->sites, TCL_ONE_WORD_KEYS);
+    fPtr->applyId = NameOfCommand(fPtr, "::apply", &fPtr->applyKind);
+    fPtr->staleId = CprofNameIntern("[stale]", -1);
+    fPtr->interps[0].iPtr = (Interp *) interp;
+    fPtr->interps[0].interpId = -1;
+    fPtr->numInterps = 1;
+    return fPtr;
+}
+
+void
+CprofFramesFree(
+    CprofFrames *fPtr)
+{
+    CprofFramesReleaseHeld(fPtr);
+    CprofNameRelease(&fPtr->refs);
+    Tcl_DeleteHashTable(&fPtr->procs);
+    Tcl_DeleteHashTable(&fPtr->methods);
+    Tcl_DeleteHashTable(&fPtr->codes);
+    Tcl_DeleteHashTable(&fPtr->sites);
+    ckfree(fPtr);
+}
+
+int
+CprofFramesAddInterp(
+    CprofFrames *fPtr,
+    Tcl_Interp *interp,
+    int interpId)
+{
+    int i;
+
+    for (i = 1; i < CPROF_FRAMES_INTERPS; i++) {
+	if (fPtr->interps[i].iPtr == NULL) {
+	    fPtr->interps[i].interpId = interpId;
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    __atomic_store_n(&fPtr->interps[i].iPtr, (Interp *) interp,
+		    __ATOMIC_RELEASE);
+	    if (i >= fPtr->numInterps) {
+		__atomic_store_n(&fPtr->numInterps, i + 1, __ATOMIC_RELEASE);
+	    }
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+/*
+ * Without -seed: record the frames running now (the sampler's
+ * interpreter's), which the reader leaves out from then on.
+ */
+
+static void
+FloorAdd(
+    CprofFrames *fPtr,
+    const void *ptr,
+    const void *key0,
+    const void *key1)
+{
+    unsigned slot = FloorSlot(ptr), i;
+
+    for (i = 0; i < FLOOR_PROBES; i++) {
+	FloorEntry *ePtr = &fPtr->floorTable[(slot + i) & (FLOOR_SLOTS - 1)];
+
+	if (ePtr->ptr == NULL || ePtr->ptr == ptr) {
+	    ePtr->ptr = ptr;
+	    ePtr->key[0] = key0;
+	    ePtr->key[1] = key1;
+	    return;
+	}
+    }
+}
+
+void
+CprofFramesFloor(
+    CprofFrames *fPtr)
+{
+    Interp *iPtr = (Interp *) fPtr->interp;
+    const CallFrame *framePtr;
+    const CmdFrame *cfPtr;
+
+    memset(fPtr->floorTable, 0, sizeof(fPtr->floorTable));
+    for (framePtr = iPtr->framePtr; framePtr != NULL;
+	    framePtr = framePtr->callerPtr) {
+	if (framePtr->isProcCallFrame
+		& (FRAME_IS_PROC | FRAME_IS_METHOD | FRAME_IS_LAMBDA)) {
+	    FloorAdd(fPtr, framePtr, framePtr->procPtr, framePtr->objv);
+	}
+    }
+    fPtr->floorLevel = (iPtr->cmdFramePtr != NULL)
+	    ? iPtr->cmdFramePtr->level : 0;
+    for (cfPtr = iPtr->cmdFramePtr; cfPtr != NULL; cfPtr = cfPtr->nextPtr) {
+	FloorAdd(fPtr, cfPtr, CmdFrameKey(cfPtr), NULL);
+	if (cfPtr->level > fPtr->floorLevel) {
+	    fPtr->floorLevel = cfPtr->level;
+	}
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    fPtr->floor = 1;
+}
+
+void
+CprofFramesRemoveInterp(
+    CprofFrames *fPtr,
+    Tcl_Interp *interp)
+{
+    int i;
+
+    for (i = 1; i < fPtr->numInterps; i++) {
+	if (fPtr->interps[i].iPtr == (Interp *) interp) {
+	    __atomic_store_n(&fPtr->interps[i].iPtr, NULL, __ATOMIC_RELEASE);
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+    }
+}

@@ -1,0 +1,220 @@
+/*
+ * drainsplice.c --
+ *
+ *	Splice the Tcl frames of a sample into its native stack.
+ *
+ *	In Tcl 8.6 one native trampoline frame (TclNRRunCallbacks) runs many
+ *	nested Tcl commands: procs are flat on the C stack, and only a C
+ *	command that calls Tcl_Eval* starts a nested trampoline. The level
+ *	stack records, for every Tcl frame, the stack pointer of the
+ *	trampoline frame that runs it (its anchor). The rule:
+ *
+ *	  Walk the native frames outermost to innermost. For each Tcl frame,
+ *	  in order, find -- moving inward only -- the native frame whose
+ *	  stack pointer equals the anchor and whose IP lies in the
+ *	  trampoline; the Tcl frame goes right after it, after the Tcl frames
+ *	  already placed there. Native frames between two trampolines thus
+ *	  belong to the innermost Tcl frame anchored at the outer one: that is
+ *	  how "tok2column > tclprim_tok2column [C] > lang2lang_type [C] >
+ *	  ::MtiFS::IsVerilogLanguage" comes out.
+ *
+ *	Invariants: output order preserves the order of native frames and of
+ *	Tcl frames; every input frame appears exactly once. A Tcl frame whose
+ *	anchor matches no remaining trampoline frame (calibration failed, an
+ *	untraced path) is kept and counted as unmatched:
+ *
+ *	- when a later Tcl frame does match, the unmatched ones go right
+ *	  before it (after its trampoline); but if their anchors lie beyond
+ *	  the outermost native frame, the native stack ends early (the
+ *	  unwinder stopped at code without unwind tables) and they go at the
+ *	  root, before every native frame, counted as beyond: the Tcl frames
+ *	  stay in their order above the C frames that were found, instead of
+ *	  below them;
+ *	- when none does, it and all Tcl frames after it go after the
+ *	  innermost trampoline frame at or after the last match.
+ *
+ *	No "nearest trampoline" guessing: it was wrong in 12 of 44 contexts
+ *	measured.
+ *
+ * Copyright (c) 2026 The tclcprof authors.
+ *
+ * See the file "LICENSE" for information on usage and redistribution of
+ * this file, and for a DISCLAIMER OF ALL WARRANTIES.
+ */
+
+#include "tclcprofInt.h"
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSplice --
+ *
+ *	ip[] and cfa[] hold nNative native frames, innermost first; ip[0]
+ *	is an exact PC, the others return addresses. tcl[] holds nTcl
+ *	frames, outermost first.
+ *
+ * Results:
+ *	The number of entries written to out[] (nNative + nTcl), outermost
+ *	first; *unmatchedPtr gets the number of Tcl frames that matched no
+ *	anchor, *beyondPtr (if not NULL) how many of them were anchored
+ *	beyond the outermost native frame.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline int
+InTrampoline(
+    const uintptr_t *ip,
+    int i,
+    uintptr_t start,
+    uintptr_t end)
+{
+    uintptr_t pc = (i == 0) ? ip[0] : ip[i] - 1;
+
+    return pc >= start && pc < end;
+}
+
+/*
+ * The native frame, from pos inward, whose stack pointer is 'anchor' and
+ * whose IP lies in the trampoline; -1 if none.
+ */
+
+static int
+FindAnchor(
+    const uintptr_t *ip,
+    const uintptr_t *cfa,
+    int pos,
+    uintptr_t anchor,
+    uintptr_t trampStart,
+    uintptr_t trampEnd)
+{
+    int j;
+
+    if (anchor == 0) {
+	return -1;
+    }
+    for (j = pos; j >= 0; j--) {
+	if (cfa[j] == anchor && InTrampoline(ip, j, trampStart, trampEnd)) {
+	    return j;
+	}
+    }
+    return -1;
+}
+
+int
+CprofSplice(
+    const uintptr_t *ip,
+    const uintptr_t *cfa,
+    int nNative,
+    const CprofTclRef *tcl,
+    int nTcl,
+    uintptr_t trampStart,
+    uintptr_t trampEnd,
+    CprofSpliceEntry *out,
+    int *unmatchedPtr,
+    int *beyondPtr)
+{
+    int n = 0, t = 0, i, pos, unmatched = 0, beyond = 0;
+
+    /*
+     * pos walks the native frames from outermost (nNative-1) inward.
+     */
+
+    pos = nNative - 1;
+    while (t < nTcl) {
+	int found = FindAnchor(ip, cfa, pos, tcl[t].anchor, trampStart,
+		trampEnd), lost = 0;
+
+	if (found < 0) {
+	    int t2, beyondAll;
+
+	    /*
+	     * Does a later Tcl frame match? Then tcl[t..t2-1] lost their
+	     * trampolines: beyond the native stack (at the root), or not
+	     * found (right before tcl[t2]).
+	     */
+
+	    for (t2 = t + 1; t2 < nTcl; t2++) {
+		found = FindAnchor(ip, cfa, pos, tcl[t2].anchor, trampStart,
+			trampEnd);
+		if (found >= 0) {
+		    break;
+		}
+	    }
+	    if (found < 0) {
+		break;
+	    }
+	    lost = t2 - t;
+	    unmatched += lost;
+	    beyondAll = (pos == nNative - 1);
+	    for (i = t; i < t2 && beyondAll; i++) {
+		beyondAll = (tcl[i].anchor != 0
+			&& tcl[i].anchor > cfa[nNative - 1]);
+	    }
+	    if (beyondAll) {
+		beyond += lost;
+		while (t < t2) {
+		    out[n].isTcl = 1;
+		    out[n++].index = t++;
+		}
+		continue;
+	    }
+	}
+
+	/*
+	 * Emit native frames down to and including the trampoline, then
+	 * the Tcl frames that lost theirs, then every Tcl frame anchored
+	 * there.
+	 */
+
+	for (i = pos; i >= found; i--) {
+	    out[n].isTcl = 0;
+	    out[n++].index = i;
+	}
+	pos = found - 1;
+	while (lost-- > 0) {
+	    out[n].isTcl = 1;
+	    out[n++].index = t++;
+	}
+	while (t < nTcl && tcl[t].anchor == cfa[found]) {
+	    out[n].isTcl = 1;
+	    out[n++].index = t++;
+	}
+    }
+
+    if (t < nTcl) {
+	/*
+	 * Unmatched frames: keep them after the innermost trampoline frame
+	 * still ahead, or here if there is none.
+	 */
+
+	int last = -1;
+
+	for (i = pos; i >= 0; i--) {
+	    if (InTrampoline(ip, i, trampStart, trampEnd)) {
+		last = i;
+	    }
+	}
+	if (last >= 0) {
+	    for (i = pos; i >= last; i--) {
+		out[n].isTcl = 0;
+		out[n++].index = i;
+	    }
+	    pos = last - 1;
+	}
+	unmatched += nTcl - t;
+	while (t < nTcl) {
+	    out[n].isTcl = 1;
+	    out[n++].index = t++;
+	}
+    }
+    for (i = pos; i >= 0; i--) {
+	out[n].isTcl = 0;
+	out[n++].index = i;
+    }
+    *unmatchedPtr = unmatched;
+    if (beyondPtr != NULL) {
+	*beyondPtr = beyond;
+    }
+    return n;
+}

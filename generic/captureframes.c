@@ -1246,6 +1246,47 @@ CprofFramesNew(
     return fPtr;
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofFramesStack --
+ *
+ *	Normal context: the interpreters' frames read and named as a
+ *	sample's are (without anchors), all of them (a sample keeps the
+ *	innermost CPROF_TCL_MAX): read again with more room while the read
+ *	was cut, then named (CprofFramesResolveAll) into *outPtr,
+ *	ckalloc'ed (the caller frees it).
+ *
+ * Results:
+ *	The number of frames.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofFramesStack(
+    CprofFrames *fPtr,
+    CprofTclRef **outPtr)
+{
+    int room = CPROF_TCL_MAX, n;
+    CprofTclRef *raw;
+
+    while (1) {
+	uint32_t flags = 0;
+
+	raw = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
+	n = CprofFramesRead(fPtr, raw, room, &flags);
+	if (!(flags & CPROF_SAMPLE_TCL_TRUNC) || room >= 16 * MAX_STEPS) {
+	    break;
+	}
+	ckfree(raw);
+	room *= 4;
+    }
+    n = CprofFramesResolveAll(fPtr, raw, n, room, outPtr);
+    ckfree(raw);
+    return n;
+}
+
 void
 CprofFramesFree(
     CprofFrames *fPtr)

@@ -141,6 +141,9 @@ MODULE_SCOPE int	CprofFramesResolve(CprofFrames *fPtr,
 			    const CprofNativeStack *nativePtr, CprofTclRef *out);
 MODULE_SCOPE int	CprofFramesStack(CprofFrames *fPtr,
 			    CprofTclRef **outPtr);
+MODULE_SCOPE int	CprofFramesResolveAll(CprofFrames *fPtr,
+			    const CprofTclRef *raw, int n, int room,
+			    CprofTclRef **outPtr);
 /*
  * How the drain copies an object it has not checked yet without ever
  * faulting (captureframes.c, SafeCopy): probed once per process.

@@ -1350,12 +1350,11 @@ CprofFramesResolve(
 /*
  *----------------------------------------------------------------------
  *
- * CprofFramesStack --
+ * CprofFramesResolveAll --
  *
- *	Normal context: the interpreters' frames read and named as a
- *	sample's are (without anchors), all of them (a sample keeps the
- *	innermost CPROF_TCL_MAX): into *outPtr, ckalloc'ed (the caller
- *	frees it).
+ *	Normal context: name the n frames of raw (read with room for that
+ *	many, by CprofFramesStack) as a sample's are, without anchors, into
+ *	*outPtr, ckalloc'ed (the caller frees it).
  *
  * Results:
  *	The number of frames.
@@ -1364,30 +1363,18 @@ CprofFramesResolve(
  */
 
 int
-CprofFramesStack(
+CprofFramesResolveAll(
     CprofFrames *fPtr,
+    const CprofTclRef *raw,
+    int n,
+    int room,
     CprofTclRef **outPtr)
 {
-    int room = CPROF_TCL_MAX, n;
-    CprofTclRef *raw, *out;
-    unsigned char *nest;
+    CprofTclRef *out = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
+    unsigned char *nest = (unsigned char *) ckalloc(room);
 
-    while (1) {
-	uint32_t flags = 0;
-
-	raw = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
-	n = CprofFramesRead(fPtr, raw, room, &flags);
-	if (!(flags & CPROF_SAMPLE_TCL_TRUNC) || room >= 16 * MAX_STEPS) {
-	    break;
-	}
-	ckfree(raw);
-	room *= 4;
-    }
-    out = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
-    nest = (unsigned char *) ckalloc(room);
     n = Resolve(fPtr, raw, n, NULL, out, room, nest);
     ckfree(nest);
-    ckfree(raw);
     *outPtr = out;
     return n;
 }

@@ -119,6 +119,15 @@ static Tcl_NRPostProc *volatile listCb = NULL;
 static Tcl_NRPostProc *volatile teovErrorCb = NULL;
 
 /*
+ * NRCommand (tclBasic.c:4510), queued for every command invoked (its data
+ * all NULL): counted between a command run through Tcl_EvalObjv and the
+ * level below it, it tells how many commands of scripts evaluated from
+ * their strings run between the two (CollectCalls).
+ */
+
+static Tcl_NRPostProc *volatile nrCommandCb = NULL;
+
+/*
  * And for TclOO's forwards, which push no CallFrame: FinalizeObjectCall,
  * queued by an object's command for the call (data[0] its CallContext,
  * alive until that record has run: tclOO.c:2643), and the method type of
@@ -437,6 +446,12 @@ typedef struct PendingCall {
     Method *mPtr;		/* A forward called through an object's
 				 * command (the first of its call chain). */
     int chainFlags;
+    int nrAt;			/* Commands counted when it was met. */
+    int evalsOut;		/* Commands of scripts evaluated from their
+				 * strings that run it (their CmdFrames are
+				 * outside it): the commands (NRCommand
+				 * records, its own left out) between it and
+				 * its level, but that level's own. */
 } PendingCall;
 
 /*
@@ -473,8 +488,9 @@ CollectCalls(
 {
     Tcl_NRPostProc *errorCb = teovErrorCb, *resumeCb = tebcResumeCb;
     Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
+    Tcl_NRPostProc *nrCb = nrCommandCb;
     const NRE_callback *cbPtr;
-    int numCalls = 0, open = 0, flags;
+    int numCalls = 0, open = 0, flags, nrSeen = 0, own = 0, i;
     Method *mPtr;
 
     if (errorCb == NULL || resumeCb == NULL || eePtr == NULL) {
@@ -488,6 +504,16 @@ CollectCalls(
 	if (--*budgetPtr < 0) {
 	    break;
 	}
+	if (procPtr == nrCb) {
+	    /*
+	     * (The one just below TEOV_Error's record is its command's.)
+	     */
+
+	    nrSeen += !own;
+	    own = 0;
+	    continue;
+	}
+	own = 0;
 	if (procPtr == errorCb) {
 	    if (numCalls < MAX_CALLS && cbPtr->data[1] != NULL
 		    && PTR2INT(cbPtr->data[0]) > 0) {
@@ -496,9 +522,12 @@ CollectCalls(
 		calls[numCalls].done = 0;
 		calls[numCalls].outerPtr = NULL;
 		calls[numCalls].mPtr = NULL;
+		calls[numCalls].nrAt = nrSeen;
+		calls[numCalls].evalsOut = 0;
 		numCalls++;
 		open++;
 	    }
+	    own = 1;
 	    continue;
 	}
 	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
@@ -510,6 +539,8 @@ CollectCalls(
 		calls[numCalls].outerPtr = NULL;
 		calls[numCalls].mPtr = mPtr;
 		calls[numCalls].chainFlags = flags;
+		calls[numCalls].nrAt = nrSeen;
+		calls[numCalls].evalsOut = 0;
 		numCalls++;
 		open++;
 	    }
@@ -528,12 +559,19 @@ CollectCalls(
 	    framePtr = (const CmdFrame *) cbPtr->data[1];
 	}
 	if (framePtr != NULL) {
-	    int i;
-
 	    for (i = numCalls - open; i < numCalls; i++) {
 		calls[i].outerPtr = framePtr;
+		calls[i].evalsOut = nrSeen - calls[i].nrAt - 1;
 	    }
 	    open = 0;
+	}
+    }
+    for (i = numCalls - open; i < numCalls; i++) {
+	calls[i].evalsOut = nrSeen - calls[i].nrAt;
+    }
+    if (nrCb == NULL) {
+	for (i = 0; i < numCalls; i++) {
+	    calls[i].evalsOut = 0;
 	}
     }
     return numCalls;
@@ -588,6 +626,28 @@ DropCalls(
     }
 }
 
+/*
+ * A call written last (at 'at', innermost first) goes inside the frames
+ * of the commands of scripts evaluated from their strings that run it:
+ * the eval frames written just before it, up to 'evalsOut' of them.
+ */
+
+static inline void
+PlaceCall(
+    CprofTclRef *out,
+    int at,
+    int evalsOut)
+{
+    while (evalsOut-- > 0 && at > 0 && out[at - 1].kind == CPROF_RAW_EVAL
+	    && out[at - 1].nameId == CPROF_FRAMES_RAW) {
+	CprofTclRef tmp = out[at - 1];
+
+	out[at - 1] = out[at];
+	out[at] = tmp;
+	at--;
+    }
+}
+
 static int
 WriteCall(
     CprofFrames *fPtr,
@@ -611,6 +671,7 @@ WriteCall(
 	    return 0;
 	}
 	*resumedPtr = 0;
+	PlaceCall(out, *nPtr - 1, callPtr->evalsOut);
 	return 1;
     }
     if (!WordText(callPtr->objv[0], &text0, &len0)
@@ -635,6 +696,7 @@ WriteCall(
     refPtr->siteCode = text1;
     refPtr->siteOffset = (unsigned) CprofFramesWordDigest(head1);
     fPtr->counters.calls++;
+    PlaceCall(out, *nPtr - 1, callPtr->evalsOut);
     return 1;
 }
 
@@ -1151,13 +1213,26 @@ CbProbeCmd(
     if (objc == 2) {
 	Tcl_Obj *listObj;
 
+	const NRE_callback *abovePtr = NULL;
+
 	for (i = 0; cbPtr != NULL && i < 8; cbPtr = cbPtr->nextPtr, i++) {
 	    if (cbPtr->data[0] != NULL && cfAddr != NULL
 		    && (const char *) cbPtr->data[0]
 		    + offsetof(TEBCdata, cmdFrame) == cfAddr) {
+		/*
+		 * The record just above it is this command's NRCommand.
+		 */
+
 		tebcResumeCb = cbPtr->procPtr;
+		if (abovePtr != NULL && abovePtr->data[0] == NULL
+			&& abovePtr->data[1] == NULL
+			&& abovePtr->data[2] == NULL
+			&& abovePtr->data[3] == NULL) {
+		    nrCommandCb = abovePtr->procPtr;
+		}
 		break;
 	    }
+	    abovePtr = cbPtr;
 	}
 	listObj = Tcl_NewListObj(1, objv);
 	Tcl_IncrRefCount(listObj);

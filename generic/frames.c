@@ -56,10 +56,13 @@
  *	saved context being the one walked, counted, not walked twice. The
  *	walk is bounded (frames, coroutine hops, steps), so a chain that
  *	loops cannot hold the handler. Nothing else is dereferenced: no
- *	Command, no Tcl_Obj, no name; those are read at the drain. The one
- *	exception, the first bytes of the command an eval CmdFrame runs
- *	(TclEvalEx's: a script evaluated from its string), is copied with
- *	process_vm_readv, a system call that fails instead of faulting.
+ *	Command, no name; those are read at the drain. The exceptions: the
+ *	first bytes of the command an eval CmdFrame runs (TclEvalEx's: a
+ *	script evaluated from its string), copied with process_vm_readv, a
+ *	system call that fails instead of faulting; and the NRE callback
+ *	chain of each context, with the words of the commands C code runs
+ *	through Tcl_EvalObjv and the contexts of forwards' calls (see
+ *	CollectCalls for why those reads are safe).
  *
  *	Why the drain never reads freed memory. A raw reference seen for the
  *	first time is copied with process_vm_readv on the process itself
@@ -104,7 +107,7 @@ static int coroProbed = 0;
 
 /*
  * Three more callbacks of libtcl's (static in it), learnt once per
- * process by ProbeCallbacks, mark what the callback chain of an execution
+ * process by the probe (CbProbeCmd), mark what the callback chain of an execution
  * environment (ExecEnv.callbackPtr -> nextPtr) holds while a command runs:
  * TEBCresume, queued by a bytecode level that invokes a command (data[0]
  * its TEBCdata, whose CmdFrame is the one linked: tclExecute.c:3086-3096);
@@ -421,18 +424,24 @@ BelowFloorCall(
  * callback chain, innermost first, each with the CmdFrame of the level it
  * runs under: the nearest record below it that names one (a bytecode level
  * invoking a command, a list evaluated directly), or NULL (none: the
- * context's outermost). The walk places each just outside the frames of
- * that CmdFrame's command that are inside it: before that CmdFrame.
+ * context's outermost). The walk writes each just before that CmdFrame,
+ * then moves it inside the frames of the commands of scripts evaluated
+ * from their strings that run it (PlaceCall, by the count of NRCommand
+ * records between it and that level).
  *
  * Why reading the chain is safe: a record is linked (TOP_CB(interp) = it,
  * tclInt.h:4953) only after its fields are written, and unlinked before
  * it runs and is freed (TclNRRunCallbacks, tclBasic.c:4496-4502); libtcl
- * is compiled so (every one of the 99 pushes in Debian's 8.6.13 libtcl
- * stores nextPtr before the head: the note's objdump scan), and the
- * thread that links them is the one interrupted. A record's objv is its
- * command's words, which its caller keeps while it runs; the words' texts
- * are copied with process_vm_readv (TextHead), which fails instead of
- * faulting. The walk is bounded (MAX_CALLBACKS).
+ * is compiled so (an objdump scan of Debian's 8.6.13 libtcl and of the
+ * Tcl 9.0.4 build: every push, about 100 in each, stores procPtr and
+ * nextPtr before the head), and the thread that links them is the one
+ * interrupted. Records are Tcl_Obj cells (TclSmallAllocEx), never given
+ * back to the system. A record's objv is its command's words, which its
+ * caller keeps while it runs (their Tcl_Obj's string pointer and length
+ * are read; the texts are copied with process_vm_readv, TextHead, which
+ * fails instead of faulting); a FinalizeObjectCall record's CallContext
+ * lives until that record has run, and holds its call chain and methods.
+ * The walk is bounded (MAX_CALLBACKS).
  */
 
 #define MAX_CALLBACKS	16384	/* Records visited in one sample. */

@@ -658,11 +658,7 @@ DeadlineForkChild(void)
 	deadlines.state = DEADLINE_NONE;
     }
 
-    /*
-     * (Tcl_AsyncMark is what a signal handler may call; Tcl's own fork
-     * handlers, registered first, have run.)
-     */
-
+    /* Tcl_AsyncMark is safe here: Tcl's fork handlers have run. */
     for (dlPtr = deadlines.records; dlPtr != NULL; dlPtr = dlPtr->nextPtr) {
 	if (!pthread_equal(dlPtr->owner, self)) {
 	    dlPtr->atNs = 0;
@@ -710,10 +706,7 @@ DeadlineUp(void)
     CprofMemGuard(0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (deadlines.state == DEADLINE_RUNNING) {
-	/*
-	 * (At most 15 characters: a longer name is refused.)
-	 */
-
+	/* At most 15 characters: a longer name is refused. */
 	pthread_setname_np(deadlines.thread, "tclcprof-bell");
     }
     return deadlines.state == DEADLINE_RUNNING;

@@ -248,6 +248,8 @@ typedef struct CprofCmdHooks {
 
 MODULE_SCOPE void	CprofCmdSetHooks(const CprofCmdHooks *hooksPtr);
 MODULE_SCOPE const CprofCmdHooks *CprofCmdHooksGet(void);
+MODULE_SCOPE Tcl_Obj *	CprofDictGet(Tcl_Obj *dictObj, const char *key);
+MODULE_SCOPE Tcl_WideInt CprofDictGetWide(Tcl_Obj *dictObj, const char *key);
 MODULE_SCOPE int	CprofStateError(Tcl_Interp *interp,
 			    const char *message, const char *what);
 MODULE_SCOPE int	CprofBadValue(Tcl_Interp *interp, const char *option,

@@ -101,6 +101,32 @@
 
 static Tcl_NRPostProc *volatile coroCallerCb = NULL;
 static int coroProbed = 0;
+
+/*
+ * Three more callbacks of libtcl's (static in it), learnt once per
+ * process by ProbeCallbacks, mark what the callback chain of an execution
+ * environment (ExecEnv.callbackPtr -> nextPtr) holds while a command runs:
+ * TEBCresume, queued by a bytecode level that invokes a command (data[0]
+ * its TEBCdata, whose CmdFrame is the one linked: tclExecute.c:3086-3096);
+ * TEOEx_ListCallback, queued by a list evaluated directly (data[1] its
+ * CmdFrame: tclBasic.c:6160); and TEOV_Error, queued for a command that C
+ * code runs through Tcl_EvalObjv without TCL_EVAL_INVOKE (data[0] objc,
+ * data[1] objv: tclBasic.c:4579), which has no CmdFrame of its own.
+ */
+
+static Tcl_NRPostProc *volatile tebcResumeCb = NULL;
+static Tcl_NRPostProc *volatile listCb = NULL;
+static Tcl_NRPostProc *volatile teovErrorCb = NULL;
+
+/*
+ * And for TclOO's forwards, which push no CallFrame: FinalizeObjectCall,
+ * queued by an object's command for the call (data[0] its CallContext,
+ * alive until that record has run: tclOO.c:2643), and the method type of
+ * forwards (fwdMethodType, tclOOMethod.c:112).
+ */
+
+static Tcl_NRPostProc *volatile objectCallCb = NULL;
+static const Tcl_MethodType *volatile forwardType = NULL;
 TCL_DECLARE_MUTEX(probeMutex)
 
 
@@ -382,6 +408,237 @@ BelowFloorCall(
 }
 
 /*
+ * Commands run through Tcl_EvalObjv (TEOV_Error's records) in a context's
+ * callback chain, innermost first, each with the CmdFrame of the level it
+ * runs under: the nearest record below it that names one (a bytecode level
+ * invoking a command, a list evaluated directly), or NULL (none: the
+ * context's outermost). The walk places each just outside the frames of
+ * that CmdFrame's command that are inside it: before that CmdFrame.
+ *
+ * Why reading the chain is safe: a record is linked (TOP_CB(interp) = it,
+ * tclInt.h:4953) only after its fields are written, and unlinked before
+ * it runs and is freed (TclNRRunCallbacks, tclBasic.c:4496-4502); libtcl
+ * is compiled so (every one of the 99 pushes in Debian's 8.6.13 libtcl
+ * stores nextPtr before the head: the note's objdump scan), and the
+ * thread that links them is the one interrupted. A record's objv is its
+ * command's words, which its caller keeps while it runs; the words' texts
+ * are copied with process_vm_readv (TextHead), which fails instead of
+ * faulting. The walk is bounded (MAX_CALLBACKS).
+ */
+
+#define MAX_CALLBACKS	16384	/* Records visited in one sample. */
+#define MAX_CALLS	16	/* Commands kept per context. */
+
+typedef struct PendingCall {
+    Tcl_Obj *const *objv;	/* NULL: a forward's call. */
+    int objc;
+    int done;			/* Written, or left out. */
+    const CmdFrame *outerPtr;	/* The CmdFrame it runs under, or NULL. */
+    Method *mPtr;		/* A forward called through an object's
+				 * command (the first of its call chain). */
+    int chainFlags;
+} PendingCall;
+
+/*
+ * A forward's call: the context's method is the first of its chain (one
+ * reached by [next] or through a filter would go inside their frames,
+ * which this does not place) and a forward.
+ */
+
+static inline Method *
+ForwardOf(
+    const CallContext *ctxPtr,
+    int *flagsPtr)
+{
+    const CallChain *chainPtr;
+    Method *mPtr;
+    const Tcl_MethodType *fwdType = forwardType;
+
+    if (ctxPtr == NULL || fwdType == NULL || ctxPtr->index != 0
+	    || (chainPtr = ctxPtr->callPtr) == NULL || chainPtr->numChain < 1
+	    || chainPtr->chain == NULL
+	    || (mPtr = chainPtr->chain[0].mPtr) == NULL
+	    || mPtr->typePtr != fwdType) {
+	return NULL;
+    }
+    *flagsPtr = chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
+    return mPtr;
+}
+
+static int
+CollectCalls(
+    const ExecEnv *eePtr,
+    PendingCall *calls,
+    int *budgetPtr)
+{
+    Tcl_NRPostProc *errorCb = teovErrorCb, *resumeCb = tebcResumeCb;
+    Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
+    const NRE_callback *cbPtr;
+    int numCalls = 0, open = 0, flags;
+    Method *mPtr;
+
+    if (errorCb == NULL || resumeCb == NULL || eePtr == NULL) {
+	return 0;
+    }
+    for (cbPtr = eePtr->callbackPtr; cbPtr != NULL;
+	    cbPtr = cbPtr->nextPtr) {
+	Tcl_NRPostProc *procPtr = cbPtr->procPtr;
+	const CmdFrame *framePtr = NULL;
+
+	if (--*budgetPtr < 0) {
+	    break;
+	}
+	if (procPtr == errorCb) {
+	    if (numCalls < MAX_CALLS && cbPtr->data[1] != NULL
+		    && PTR2INT(cbPtr->data[0]) > 0) {
+		calls[numCalls].objv = (Tcl_Obj *const *) cbPtr->data[1];
+		calls[numCalls].objc = PTR2INT(cbPtr->data[0]);
+		calls[numCalls].done = 0;
+		calls[numCalls].outerPtr = NULL;
+		calls[numCalls].mPtr = NULL;
+		numCalls++;
+		open++;
+	    }
+	    continue;
+	}
+	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
+		(const CallContext *) cbPtr->data[0], &flags)) != NULL) {
+	    if (numCalls < MAX_CALLS) {
+		calls[numCalls].objv = NULL;
+		calls[numCalls].objc = 0;
+		calls[numCalls].done = 0;
+		calls[numCalls].outerPtr = NULL;
+		calls[numCalls].mPtr = mPtr;
+		calls[numCalls].chainFlags = flags;
+		numCalls++;
+		open++;
+	    }
+	    continue;
+	}
+	if (open == 0) {
+	    if (numCalls >= MAX_CALLS) {
+		break;
+	    }
+	    continue;
+	}
+	if (procPtr == resumeCb && cbPtr->data[0] != NULL) {
+	    framePtr = (const CmdFrame *) ((const char *) cbPtr->data[0]
+		    + offsetof(TEBCdata, cmdFrame));
+	} else if (procPtr == lCb && lCb != NULL) {
+	    framePtr = (const CmdFrame *) cbPtr->data[1];
+	}
+	if (framePtr != NULL) {
+	    int i;
+
+	    for (i = numCalls - open; i < numCalls; i++) {
+		calls[i].outerPtr = framePtr;
+	    }
+	    open = 0;
+	}
+    }
+    return numCalls;
+}
+
+/*
+ * A command run through Tcl_EvalObjv: its first two words' texts, as the
+ * drain checks and names them (CPROF_RAW_OBJV). Left out when a word has
+ * no string (not named by the wrapper's rules from its text either) or is
+ * longer than CPROF_RAW_WORD_MAX.
+ */
+
+static inline int
+WordText(
+    Tcl_Obj *objPtr,
+    const char **textPtr,
+    int *lenPtr)
+{
+    const char *text;
+    Tcl_Size len;
+
+    if (objPtr == NULL) {
+	return 0;
+    }
+    text = objPtr->bytes;
+    len = objPtr->length;
+    if (text == NULL || len <= 0 || len > CPROF_RAW_WORD_MAX) {
+	return 0;
+    }
+    *textPtr = text;
+    *lenPtr = (int) len;
+    return 1;
+}
+
+/*
+ * A procedure's or method's frame made by the words of such a command:
+ * the frame shows it.
+ */
+
+static inline void
+DropCalls(
+    PendingCall *calls,
+    int numCalls,
+    Tcl_Obj *const *objv)
+{
+    int i;
+
+    for (i = 0; i < numCalls; i++) {
+	if (calls[i].objv == objv && objv != NULL) {
+	    calls[i].done = 1;
+	}
+    }
+}
+
+static int
+WriteCall(
+    CprofFrames *fPtr,
+    const PendingCall *callPtr,
+    CprofTclRef *out,
+    int *nPtr,
+    int room,
+    int interpId,
+    int *resumedPtr)
+{
+    const char *text0, *text1 = NULL;
+    int len0, len1 = 0;
+    uintptr_t head0, head1 = 0;
+    CprofTclRef *refPtr;
+
+    if (callPtr->mPtr != NULL) {
+	refPtr = NewRef(out, nPtr, room, interpId, CPROF_RAW_METHOD,
+		callPtr->mPtr, callPtr->mPtr->namePtr,
+		callPtr->chainFlags | CPROF_RAW_METHOD_FORWARD);
+	if (refPtr == NULL) {
+	    return 0;
+	}
+	*resumedPtr = 0;
+	return 1;
+    }
+    if (!WordText(callPtr->objv[0], &text0, &len0)
+	    || (head0 = TextHead(fPtr, text0, len0)) == 0) {
+	return 1;
+    }
+    if (callPtr->objc > 1 && WordText(callPtr->objv[1], &text1, &len1)
+	    && (head1 = TextHead(fPtr, text1, len1)) == 0) {
+	text1 = NULL;
+	len1 = 0;
+    }
+    if (text1 == NULL) {
+	len1 = 0;
+    }
+    refPtr = NewRef(out, nPtr, room, interpId, CPROF_RAW_OBJV, text0,
+	    (const void *) head0, len0 | (len1 << 8)
+	    | (*resumedPtr ? CPROF_RAW_EVAL_RESUME : 0));
+    if (refPtr == NULL) {
+	return 0;
+    }
+    *resumedPtr = 0;
+    refPtr->siteCode = text1;
+    refPtr->siteOffset = (unsigned) CprofFramesWordDigest(head1);
+    fPtr->counters.calls++;
+    return 1;
+}
+
+/*
  * One interpreter, innermost first into out[0..room). Returns the number
  * written; *truncPtr is set when frames were left.
  */
@@ -412,11 +669,25 @@ ReadInterp(
 				 * (not one reached by [next]). */
     ExecEnv *firstEePtr = eePtr;
     Tcl_NRPostProc *callerCb = coroCallerCb;
+    PendingCall calls[MAX_CALLS];
+    int numCalls = 0, budget = MAX_CALLBACKS, i, last;
+    const ExecEnv *callsEePtr = NULL;	/* Whose chain calls[] is of. */
 
     while (1) {
 	CallFrame *contextFramePtr = framePtr;
 	CmdFrame *contextCfPtr = cfPtr;
 	CoroutineData *corPtr;
+
+	/*
+	 * The commands C code runs through Tcl_EvalObjv in this context,
+	 * which no CmdFrame shows.
+	 */
+
+	numCalls = 0;
+	if (eePtr != callsEePtr) {
+	    callsEePtr = eePtr;
+	    numCalls = CollectCalls(eePtr, calls, &budget);
+	}
 
 	while (framePtr != NULL) {
 	    int flags;
@@ -434,6 +705,27 @@ ReadInterp(
 			&& lastCmdLevel <= fPtr->floorLevel
 			&& BelowFloorCmd(fPtr, cfPtr)) {
 		    return n;
+		}
+
+		/*
+		 * Commands run through Tcl_EvalObjv inside this one's (and
+		 * any inside them) go first.
+		 */
+
+		for (last = numCalls - 1; last >= 0; last--) {
+		    if (!calls[last].done && calls[last].outerPtr == cfPtr) {
+			break;
+		    }
+		}
+		for (i = 0; i <= last; i++) {
+		    if (!calls[i].done) {
+			calls[i].done = 1;
+			if (!WriteCall(fPtr, &calls[i], out, &n, room,
+				interpId, &resumed)) {
+			    goto full;
+			}
+			callPtr = NULL;
+		    }
 		}
 		if (IsEvalFrame(cfPtr)) {
 		    /*
@@ -547,6 +839,7 @@ ReadInterp(
 		    }
 		    callObjv = framePtr->objv;
 		    callObjc = framePtr->objc;
+		    DropCalls(calls, numCalls, callObjv);
 		}
 	    } else if (flags & FRAME_IS_PROC) {
 		Proc *procPtr = framePtr->procPtr;
@@ -564,9 +857,26 @@ ReadInterp(
 		    }
 		    callObjv = framePtr->objv;
 		    callObjc = framePtr->objc;
+		    DropCalls(calls, numCalls, callObjv);
 		}
 	    }
 	    framePtr = framePtr->callerPtr;
+	}
+
+	/*
+	 * Commands run through Tcl_EvalObjv under no bytecode level of the
+	 * context: its outermost. (One whose level was not met is left
+	 * out.)
+	 */
+
+	for (i = 0; i < numCalls; i++) {
+	    if (!calls[i].done && calls[i].outerPtr == NULL) {
+		calls[i].done = 1;
+		if (!WriteCall(fPtr, &calls[i], out, &n, room, interpId,
+			&resumed)) {
+		    goto full;
+		}
+	    }
 	}
 
 	/*
@@ -735,6 +1045,140 @@ ProbeCmd(
     return TCL_OK;
 }
 
+/*
+ * The callbacks of CollectCalls: the probe is invoked from a lambda's
+ * bytecode (TEBCresume's record is then the first whose TEBCdata holds
+ * the CmdFrame linked), and from there as a list evaluated directly
+ * (TEOV_Error's record holds its words, TEOEx_ListCallback's the list's
+ * CmdFrame, the one linked). Only the first 8 records are looked at.
+ */
+
+/*
+ * A copy that cannot fault (normal context, the probe's checks).
+ */
+
+static int
+CopyOwn(
+    const void *addr,
+    void *buf,
+    size_t size)
+{
+    struct iovec local, remote;
+
+    local.iov_base = buf;
+    local.iov_len = size;
+    remote.iov_base = (void *) addr;
+    remote.iov_len = size;
+    return addr != NULL && process_vm_readv(getpid(), &local, 1, &remote, 1,
+	    0) == (ssize_t) size;
+}
+
+static int
+CbProbeCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Interp *iPtr = (Interp *) interp;
+    const NRE_callback *cbPtr = iPtr->execEnvPtr->callbackPtr;
+    const char *cfAddr = (const char *) iPtr->cmdFramePtr;
+    Tcl_NRPostProc *errorCb = NULL;
+    int i;
+
+    if (objc == 2 && strcmp(Tcl_GetString(objv[1]), "3") == 0) {
+	/*
+	 * Called by a forward of clientData's object: the deepest of the
+	 * records that hold one value in data[0] and nothing else is
+	 * FinalizeObjectCall's (TclOOInvokeContext's follow it), the value
+	 * its context (checked on a copy).
+	 */
+
+	const NRE_callback *foundPtr = NULL;
+	const void *ctxAddr = NULL;
+	CallContext ctx;
+	CallChain chain;
+	struct MInvoke entry;
+	Method method;
+	Tcl_Object object = Tcl_GetObjectFromObj(interp,
+		(Tcl_Obj *) clientData);
+
+	const NRE_callback *recs[12];
+	int numRecs, j, same;
+
+	for (numRecs = 0; cbPtr != NULL && numRecs < 12;
+		cbPtr = cbPtr->nextPtr) {
+	    recs[numRecs++] = cbPtr;
+	}
+	for (i = 0; i < numRecs && foundPtr == NULL; i++) {
+	    const void *v = recs[i]->data[0];
+
+	    if (v == NULL || recs[i]->data[1] != NULL
+		    || recs[i]->data[2] != NULL || recs[i]->data[3] != NULL) {
+		continue;
+	    }
+	    for (j = i + 1, same = 0; j < numRecs; j++) {
+		if (recs[j]->data[0] == v && recs[j]->data[1] == NULL
+			&& recs[j]->data[2] == NULL
+			&& recs[j]->data[3] == NULL) {
+		    same++;
+		    foundPtr = recs[j];
+		}
+	    }
+	    if (same > 0) {
+		ctxAddr = v;
+	    } else {
+		foundPtr = NULL;
+	    }
+	}
+	if (foundPtr != NULL && object != NULL
+		&& CopyOwn(ctxAddr, &ctx, sizeof(ctx))
+		&& ctx.oPtr == (Object *) object && ctx.index == 0
+		&& ctx.callPtr != NULL
+		&& CopyOwn(ctx.callPtr, &chain, sizeof(chain))
+		&& chain.numChain >= 1 && chain.chain != NULL
+		&& CopyOwn(chain.chain, &entry, sizeof(entry))
+		&& entry.mPtr != NULL
+		&& CopyOwn(entry.mPtr, &method, sizeof(method))
+		&& method.typePtr != NULL
+		&& strcmp(method.typePtr->name, "forward") == 0) {
+	    forwardType = method.typePtr;
+	    objectCallCb = foundPtr->procPtr;
+	}
+	Tcl_ResetResult(interp);
+	return TCL_OK;
+    }
+    if (objc == 2) {
+	Tcl_Obj *listObj;
+
+	for (i = 0; cbPtr != NULL && i < 8; cbPtr = cbPtr->nextPtr, i++) {
+	    if (cbPtr->data[0] != NULL && cfAddr != NULL
+		    && (const char *) cbPtr->data[0]
+		    + offsetof(TEBCdata, cmdFrame) == cfAddr) {
+		tebcResumeCb = cbPtr->procPtr;
+		break;
+	    }
+	}
+	listObj = Tcl_NewListObj(1, objv);
+	Tcl_IncrRefCount(listObj);
+	(void) Tcl_EvalObjEx(interp, listObj, 0);
+	Tcl_DecrRefCount(listObj);
+	return TCL_OK;
+    }
+    for (i = 0; cbPtr != NULL && i < 8; cbPtr = cbPtr->nextPtr, i++) {
+	if (errorCb == NULL && cbPtr->data[0] == INT2PTR(objc)
+		&& cbPtr->data[1] == (void *) objv) {
+	    errorCb = cbPtr->procPtr;
+	} else if (errorCb != NULL && cfAddr != NULL
+		&& cbPtr->data[1] == (void *) cfAddr) {
+	    listCb = cbPtr->procPtr;
+	    teovErrorCb = errorCb;
+	    break;
+	}
+    }
+    return TCL_OK;
+}
+
 static void
 ProbeCoroutineCaller(
     Tcl_Interp *interp)
@@ -750,11 +1194,29 @@ ProbeCoroutineCaller(
     saved = Tcl_SaveInterpState(interp, TCL_OK);
     Tcl_CreateObjCommand(interp, "::tclcprof::FramesProbe", ProbeCmd, NULL,
 	    NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::FramesCbProbe", CbProbeCmd,
+	    NULL, NULL);
     (void) Tcl_EvalEx(interp, "::coroutine ::tclcprof::FramesProbeCoro"
 	    " ::apply {{} {::yield; ::tclcprof::FramesProbe}}\n"
-	    "::tclcprof::FramesProbeCoro", -1, TCL_EVAL_GLOBAL);
+	    "::tclcprof::FramesProbeCoro\n"
+	    "::apply {{} {::tclcprof::FramesCbProbe 1}}", -1, TCL_EVAL_GLOBAL);
     Tcl_DeleteCommand(interp, "::tclcprof::FramesProbe");
     Tcl_DeleteCommand(interp, "::tclcprof::FramesProbeCoro");
+    Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
+    if (Tcl_EvalEx(interp, "::oo::object create ::tclcprof::FramesCbObj",
+	    -1, TCL_EVAL_GLOBAL) == TCL_OK) {
+	Tcl_Obj *nameObj = Tcl_NewStringObj("::tclcprof::FramesCbObj", -1);
+
+	Tcl_IncrRefCount(nameObj);
+	Tcl_CreateObjCommand(interp, "::tclcprof::FramesCbProbe", CbProbeCmd,
+		nameObj, NULL);
+	(void) Tcl_EvalEx(interp, "::oo::objdefine ::tclcprof::FramesCbObj"
+		" forward fw ::tclcprof::FramesCbProbe 3\n"
+		"::apply {{} {::tclcprof::FramesCbObj fw}}\n"
+		"::tclcprof::FramesCbObj destroy", -1, TCL_EVAL_GLOBAL);
+	Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
+	Tcl_DecrRefCount(nameObj);
+    }
     Tcl_RestoreInterpState(interp, saved);
     Tcl_MutexUnlock(&probeMutex);
 }
@@ -782,6 +1244,47 @@ CprofFramesNew(
     fPtr->interps[0].interpId = -1;
     fPtr->numInterps = 1;
     return fPtr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofFramesStack --
+ *
+ *	Normal context: the interpreters' frames read and named as a
+ *	sample's are (without anchors), all of them (a sample keeps the
+ *	innermost CPROF_TCL_MAX): read again with more room while the read
+ *	was cut, then named (CprofFramesResolveAll) into *outPtr,
+ *	ckalloc'ed (the caller frees it).
+ *
+ * Results:
+ *	The number of frames.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofFramesStack(
+    CprofFrames *fPtr,
+    CprofTclRef **outPtr)
+{
+    int room = CPROF_TCL_MAX, n;
+    CprofTclRef *raw;
+
+    while (1) {
+	uint32_t flags = 0;
+
+	raw = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
+	n = CprofFramesRead(fPtr, raw, room, &flags);
+	if (!(flags & CPROF_SAMPLE_TCL_TRUNC) || room >= 16 * MAX_STEPS) {
+	    break;
+	}
+	ckfree(raw);
+	room *= 4;
+    }
+    n = CprofFramesResolveAll(fPtr, raw, n, room, outPtr);
+    ckfree(raw);
+    return n;
 }
 
 void

@@ -41,7 +41,7 @@ enum CprofRawKind {
 				 * (copied at the sample), node its length,
 				 * with CPROF_RAW_EVAL_RESUME when it resumed
 				 * a coroutine. */
-    CPROF_RAW_LIST		/* A list evaluated directly (an event
+    CPROF_RAW_LIST,		/* A list evaluated directly (an event
 				 * handler's script, maybe): anchor the list
 				 * object, a key only (compared with the
 				 * handlers' held scripts at the drain);
@@ -49,7 +49,22 @@ enum CprofRawKind {
 				 * coroutine whose frames are above it.
 				 * Written only when handlers are looked
 				 * for (CprofFramesSetHandlers). */
+    CPROF_RAW_OBJV		/* A command that C code runs through
+				 * Tcl_EvalObjv (no command frame: found by
+				 * the error callback Tcl queues for it):
+				 * anchor its first word's text, ident the
+				 * text's first bytes, node the word's
+				 * length (bits 0-7), the second word's
+				 * (bits 8-15, 0: none) and
+				 * CPROF_RAW_EVAL_RESUME; siteCode the second
+				 * word's text, siteOffset a digest of its
+				 * first bytes (both checked at the drain). */
 };
+
+#define CPROF_RAW_WORD_MAX	255	/* Longer words: not shown. */
+#define CPROF_RAW_METHOD_FORWARD 0x4000	/* In a CPROF_RAW_METHOD's node: a
+				 * forward's call (no CallFrame; written
+				 * where the object's command runs it). */
 
 #define CPROF_RAW_EVAL_RESUME	0x40000000
 #define CPROF_RAW_EVAL_LEN	0x3fffffff
@@ -79,6 +94,8 @@ typedef struct CprofFramesCounters {
 				 * found (frame left out). */
     uint64_t unanchored;	/* Drain: samples whose frames found too
 				 * few trampolines to anchor them. */
+    uint64_t calls;		/* Commands run through Tcl_EvalObjv
+				 * written (CPROF_RAW_OBJV). */
 } CprofFramesCounters;
 
 typedef char CprofFramesCountersFit[
@@ -122,6 +139,11 @@ typedef struct CprofNativeStack {
 MODULE_SCOPE int	CprofFramesResolve(CprofFrames *fPtr,
 			    const CprofTclRef *in, int nIn,
 			    const CprofNativeStack *nativePtr, CprofTclRef *out);
+MODULE_SCOPE int	CprofFramesStack(CprofFrames *fPtr,
+			    CprofTclRef **outPtr);
+MODULE_SCOPE int	CprofFramesResolveAll(CprofFrames *fPtr,
+			    const CprofTclRef *raw, int n, int room,
+			    CprofTclRef **outPtr);
 /*
  * How the drain copies an object it has not checked yet without ever
  * faulting (captureframes.c, SafeCopy): probed once per process.

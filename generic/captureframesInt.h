@@ -120,5 +120,21 @@ typedef struct HeldMethod {
 
 MODULE_SCOPE void	CprofFramesReleaseHeld(CprofFrames *fPtr);
 
+/*
+ * A CPROF_RAW_OBJV reference's second word: a digest of its first bytes
+ * (as copied at the sample), in 24 bits.
+ */
+
+static inline unsigned
+CprofFramesWordDigest(
+    uintptr_t head)
+{
+    uint64_t h = (uint64_t) head;
+
+    h ^= h >> 24;
+    h ^= h >> 48;
+    return (unsigned) (h & 0xffffff);
+}
+
 
 #endif /* _CPROF_FRAMESINT_H */

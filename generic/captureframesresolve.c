@@ -679,6 +679,62 @@ EvalName(
 }
 
 /*
+ * A command that C code ran through Tcl_EvalObjv (CPROF_RAW_OBJV): its
+ * first two words read again (each must have the length it had and start
+ * with the bytes the handler copied), named from them as the wrapper
+ * names a call. -1: the words are gone.
+ */
+
+static int
+ObjvName(
+    CprofFrames *fPtr,
+    const CprofTclRef *refPtr,
+    int *kindPtr,
+    int *nestsPtr)
+{
+    int len0 = refPtr->node & 0xff, len1 = (refPtr->node >> 8) & 0xff;
+    char text0[CPROF_RAW_WORD_MAX + 1], text1[CPROF_RAW_WORD_MAX + 1];
+    uintptr_t head = 0;
+    Tcl_Obj *words[2];
+    int objc = 1, nameId;
+
+    *kindPtr = CPROF_KIND_CMD;
+    *nestsPtr = 0;
+    if (len0 <= 0 || !SafeCopy((const void *) refPtr->anchor, text0,
+	    (size_t) len0)) {
+	return -1;
+    }
+    memcpy(&head, text0, len0 < (int) sizeof(head) ? (size_t) len0
+	    : sizeof(head));
+    if (head != (uintptr_t) refPtr->ident) {
+	return -1;
+    }
+    if (len1 > 0 && refPtr->siteCode != NULL) {
+	head = 0;
+	if (!SafeCopy(refPtr->siteCode, text1, (size_t) len1)) {
+	    return -1;
+	}
+	memcpy(&head, text1, len1 < (int) sizeof(head) ? (size_t) len1
+		: sizeof(head));
+	if (CprofFramesWordDigest(head) != refPtr->siteOffset) {
+	    return -1;
+	}
+	objc = 2;
+    }
+    words[0] = Tcl_NewStringObj(text0, len0);
+    Tcl_IncrRefCount(words[0]);
+    if (objc > 1) {
+	words[1] = Tcl_NewStringObj(text1, len1);
+	Tcl_IncrRefCount(words[1]);
+    }
+    nameId = NameOfCall(fPtr, NULL, objc, words, kindPtr, nestsPtr);
+    while (objc-- > 0) {
+	Tcl_DecrRefCount(words[objc]);
+    }
+    return nameId;
+}
+
+/*
  * Whether codePtr is a live ByteCode of this interpreter with pc in its
  * code: checked on a copy the first time, then held (in fPtr->codes) for
  * the rest of the run, so that its address stays its own.
@@ -968,6 +1024,7 @@ static inline void
 AddBefore(
     CprofTclRef *out,
     int *nPtr,
+    int room,
     unsigned char *nest,
     const CprofTclRef *refPtr,
     int nameId,
@@ -975,7 +1032,7 @@ AddBefore(
 {
     CprofTclRef *o;
 
-    if (*nPtr >= CPROF_TCL_MAX) {
+    if (*nPtr >= room) {
 	return;
     }
     o = &out[*nPtr];
@@ -1006,7 +1063,7 @@ HandlerOfRef(
 {
     ByteCode *codePtr = NULL;
 
-    if (fPtr->handlerProc == NULL) {
+    if (fPtr->handlerProc == NULL || refPtr->kind == CPROF_RAW_OBJV) {
 	return -1;
     }
     if (refPtr->kind == CPROF_RAW_CMD) {
@@ -1036,22 +1093,23 @@ CprofFramesSetHandlers(
     fPtr->handlerProc = proc;
 }
 
-int
-CprofFramesResolve(
+static int
+Resolve(
     CprofFrames *fPtr,
     const CprofTclRef *in,
     int nIn,
     const CprofNativeStack *nativePtr,
-    CprofTclRef *out)
+    CprofTclRef *out,
+    int room,
+    unsigned char *nest)
 {
     int i, n = 0, nests = 0, lastRaw = -1, resume, addCoro = 0;
     int lastResume = 0, eventId;
     const void *lastCode = NULL;
-    unsigned char nest[CPROF_TCL_MAX];
 
     for (i = 0; i < nIn; i++) {
 	const CprofTclRef *refPtr = &in[i];
-	int nameId, kind = CPROF_KIND_PROC;
+	int nameId, kind = CPROF_KIND_PROC, isCmd;
 
 	if (refPtr->nameId != CPROF_FRAMES_RAW) {
 	    out[n++] = *refPtr;
@@ -1060,7 +1118,8 @@ CprofFramesResolve(
 	}
 	resume = (refPtr->kind == CPROF_RAW_CMD
 		&& refPtr->ident == CPROF_RAW_RESUME)
-		|| (refPtr->kind == CPROF_RAW_EVAL
+		|| ((refPtr->kind == CPROF_RAW_EVAL
+		|| refPtr->kind == CPROF_RAW_OBJV)
 		&& (refPtr->node & CPROF_RAW_EVAL_RESUME));
 	if (resume) {
 	    /*
@@ -1075,6 +1134,8 @@ CprofFramesResolve(
 
 	    nameId = (refPtr->kind == CPROF_RAW_CMD)
 		    ? CommandName(fPtr, refPtr, &kind, &nests)
+		    : (refPtr->kind == CPROF_RAW_OBJV)
+		    ? ObjvName(fPtr, refPtr, &kind, &nests)
 		    : EvalName(fPtr, refPtr, &kind, &nests);
 	    name = (nameId >= 0) ? CprofNameString(nameId) : NULL;
 	    if (nameId >= 0 && nameId != coroId && name != NULL
@@ -1118,17 +1179,20 @@ CprofFramesResolve(
 	    eventId = (fPtr->handlerProc != NULL) ? fPtr->handlerProc(
 		    fPtr->handlerData, 0, (const void *) refPtr->anchor) : -1;
 	    if (eventId >= 0) {
-		AddBefore(out, &n, nest, refPtr, eventId, CPROF_KIND_EVENT);
+		AddBefore(out, &n, room, nest, refPtr, eventId, CPROF_KIND_EVENT);
 	    }
 	    if (refPtr->ident == CPROF_RAW_RESUME) {
-		AddBefore(out, &n, nest, refPtr,
+		AddBefore(out, &n, room, nest, refPtr,
 			CprofNameCoroutine(fPtr->namingPtr, -1),
 			CPROF_KIND_CMD);
 	    }
 	    lastRaw = -1;
 	    continue;
 	case CPROF_RAW_EVAL:
-	    nameId = EvalName(fPtr, refPtr, &kind, &nests);
+	case CPROF_RAW_OBJV:
+	    nameId = (refPtr->kind == CPROF_RAW_EVAL)
+		    ? EvalName(fPtr, refPtr, &kind, &nests)
+		    : ObjvName(fPtr, refPtr, &kind, &nests);
 	    if (nameId < 0) {
 		fPtr->counters.unnamed++;
 		continue;
@@ -1157,7 +1221,8 @@ CprofFramesResolve(
 	}
 	if (nameId < 0) {
 	    if (refPtr->kind == CPROF_RAW_CMD
-		    || refPtr->kind == CPROF_RAW_EVAL) {
+		    || refPtr->kind == CPROF_RAW_EVAL
+		    || refPtr->kind == CPROF_RAW_OBJV) {
 		fPtr->counters.unnamed++;
 		continue;
 	    }
@@ -1196,12 +1261,22 @@ CprofFramesResolve(
 
 	    continue;
 	}
+	if (refPtr->kind == CPROF_RAW_METHOD
+		&& (refPtr->node & CPROF_RAW_METHOD_FORWARD) && n > 0
+		&& out[n - 1].nameId == nameId
+		&& out[n - 1].interpId == refPtr->interpId) {
+	    /*
+	     * A forward whose call's literal words named it already.
+	     */
+
+	    continue;
+	}
 	if ((eventId = HandlerOfRef(fPtr, refPtr, lastCode)) >= 0) {
-	    AddBefore(out, &n, nest, refPtr, eventId, CPROF_KIND_EVENT);
+	    AddBefore(out, &n, room, nest, refPtr, eventId, CPROF_KIND_EVENT);
 	}
 	lastCode = (refPtr->kind == CPROF_RAW_CMD)
 		? (const void *) refPtr->anchor : NULL;
-	if (n >= CPROF_TCL_MAX) {
+	if (n >= room) {
 	    break;
 	}
 	out[n] = *refPtr;
@@ -1210,17 +1285,20 @@ CprofFramesResolve(
 	out[n].node = -1;
 	out[n].anchor = 0;
 	out[n].ident = NULL;
-	nest[n] = ((refPtr->kind == CPROF_RAW_CMD
-		|| refPtr->kind == CPROF_RAW_EVAL) && nests ? NEST_CMD : 0)
-		| ((refPtr->kind == CPROF_RAW_CMD
-		|| refPtr->kind == CPROF_RAW_EVAL) ? NEST_IS_CMD : 0)
+	if (refPtr->kind == CPROF_RAW_OBJV) {
+	    out[n].siteCode = NULL;	/* A word's text, not a site. */
+	    out[n].siteOffset = 0;
+	}
+	isCmd = refPtr->kind == CPROF_RAW_CMD || refPtr->kind == CPROF_RAW_EVAL
+		|| refPtr->kind == CPROF_RAW_OBJV;
+	nest[n] = (isCmd && nests ? NEST_CMD : 0) | (isCmd ? NEST_IS_CMD : 0)
 		| (refPtr->kind == CPROF_RAW_PROC && refPtr->siteCode == NULL
 		? NEST_CALLED_FROM_C : 0);
 	n++;
 	nests = 0;
 	lastRaw = refPtr->kind;
 	lastResume = resume;
-	if (addCoro && n < CPROF_TCL_MAX) {
+	if (addCoro && n < room) {
 	    out[n] = out[n - 1];
 	    out[n].nameId = CprofNameCoroutine(fPtr->namingPtr, -1);
 	    out[n].kind = CPROF_KIND_CMD;
@@ -1253,6 +1331,51 @@ CprofFramesResolve(
     if (nativePtr != NULL) {
 	Anchor(fPtr, out, n, nest, nativePtr);
     }
+    return n;
+}
+
+int
+CprofFramesResolve(
+    CprofFrames *fPtr,
+    const CprofTclRef *in,
+    int nIn,
+    const CprofNativeStack *nativePtr,
+    CprofTclRef *out)
+{
+    unsigned char nest[CPROF_TCL_MAX];
+
+    return Resolve(fPtr, in, nIn, nativePtr, out, CPROF_TCL_MAX, nest);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofFramesResolveAll --
+ *
+ *	Normal context: name the n frames of raw (read with room for that
+ *	many, by CprofFramesStack) as a sample's are, without anchors, into
+ *	*outPtr, ckalloc'ed (the caller frees it).
+ *
+ * Results:
+ *	The number of frames.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofFramesResolveAll(
+    CprofFrames *fPtr,
+    const CprofTclRef *raw,
+    int n,
+    int room,
+    CprofTclRef **outPtr)
+{
+    CprofTclRef *out = (CprofTclRef *) ckalloc(room * sizeof(CprofTclRef));
+    unsigned char *nest = (unsigned char *) ckalloc(room);
+
+    n = Resolve(fPtr, raw, n, NULL, out, room, nest);
+    ckfree(nest);
+    *outPtr = out;
     return n;
 }
 
@@ -1292,6 +1415,7 @@ CprofFramesStatus(
     PUT("stale", cPtr->stale);
     PUT("unnamed", cPtr->unnamed);
     PUT("unanchored", cPtr->unanchored);
+    PUT("evalobjv", cPtr->calls);
 #undef PUT
     return dictObj;
 }

@@ -1225,6 +1225,80 @@ CprofLevelsDropSuspension(
 /*
  *----------------------------------------------------------------------
  *
+ * CprofLevelsSeedSuspension --
+ *
+ *	A coroutine suspended since before the run started (seed.c): its
+ *	frames, 'entries' outermost first with levels relative to its
+ *	resumer, become its suspension record, as if saved at a yield, and
+ *	the capture is told of it (it then restores them when the coroutine
+ *	is resumed). Only with a capture that hooks resumes and without
+ *	timing (the frames were never entered). serials[] gets each frame's
+ *	serial (for its pop).
+ *
+ * Results:
+ *	The number of frames, 0 if none were recorded.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofLevelsSeedSuspension(
+    CprofLevels *lvPtr,
+    void *corKey,
+    void *envPtr,
+    const CprofEntry *entries,
+    int n,
+    uint64_t *serials)
+{
+    CprofSuspension *recPtr;
+    int i;
+
+    if (n <= 0 || lvPtr->coroCbPtr == NULL || lvPtr->timing
+	    || lvPtr->quiet) {
+	return 0;
+    }
+    recPtr = (CprofSuspension *) ckalloc(sizeof(CprofSuspension));
+    memset(recPtr, 0, sizeof(CprofSuspension));
+    recPtr->lvPtr = lvPtr;
+    recPtr->corKey = corKey;
+    recPtr->frames = (CprofFrame *) ckalloc(n * sizeof(CprofFrame));
+    recPtr->capacity = n;
+    memset(recPtr->frames, 0, n * sizeof(CprofFrame));
+    for (i = 0; i < n; i++) {
+	CprofFrame *framePtr = &recPtr->frames[i];
+
+	framePtr->nameId = entries[i].nameId;
+	framePtr->level = entries[i].level;
+	framePtr->envPtr = envPtr;
+	framePtr->corPtr = corKey;
+	framePtr->token = entries[i].token;
+	framePtr->objKey = entries[i].objKey;
+	framePtr->methodKey = entries[i].methodKey;
+	framePtr->kind = entries[i].kind;
+	framePtr->flags = entries[i].flags;
+	framePtr->serial = ++lvPtr->serial;
+	framePtr->node = -1;
+	framePtr->lineRec = -1;
+	framePtr->eventIndex = -1;
+	if (lvPtr->filtering && lvPtr->hooks->hidden(lvPtr->hookData,
+		framePtr->nameId, framePtr->kind)) {
+	    framePtr->flags |= CPROF_FRAME_HIDDEN;
+	}
+	serials[i] = framePtr->serial;
+    }
+    recPtr->count = n;
+    recPtr->nextPtr = lvPtr->suspensions;
+    if (lvPtr->suspensions != NULL) {
+	lvPtr->suspensions->prevPtr = recPtr;
+    }
+    lvPtr->suspensions = recPtr;
+    lvPtr->coroCbPtr->suspended(lvPtr->coroData, recPtr, corKey);
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofLevelsCoroutineBody --
  *
  *	The name of the outermost frame of a coroutine (the code it was

@@ -354,36 +354,67 @@ SeedName(
  *----------------------------------------------------------------------
  */
 
-int
-CprofSeedFrames(
-    CprofState *statePtr)
-{
-    CprofCapture *capPtr = statePtr->capturePtr;
-    Interp *iPtr = (Interp *) statePtr->interp;
-    CallFrame *frames[SEED_MAX], *cfPtr;
-    NRE_callback *below[SEED_MAX], *cbPtr;
-    int levels[SEED_MAX];
-    int n = 0, k, nr = 0, seeded = 0;
-    uintptr_t anchor = 0;
+/*
+ * Link the pop of the frame 'serial' in above the NRCommand callback
+ * 'below' of the current environment's chain: queued on top (Tcl's own
+ * allocation, freed by the trampoline that runs it), then moved down.
+ * Returns 0 when 'below' is not in the chain (the pop then stays on top).
+ */
 
-    if (capPtr == NULL || capPtr->coverage || nrCommandProc == NULL
-	    || iPtr->execEnvPtr->corPtr != NULL) {
+static int
+LinkPop(
+    CprofState *statePtr,
+    CprofLevels *lvPtr,
+    uint64_t serial,
+    NRE_callback *below)
+{
+    Interp *iPtr = (Interp *) statePtr->interp;
+    NRE_callback *popPtr, *p;
+
+    CprofSchedulePop(statePtr, lvPtr, serial);
+    popPtr = TOP_CB(iPtr);
+    TOP_CB(iPtr) = popPtr->nextPtr;
+    for (p = TOP_CB(iPtr); p != NULL && p->nextPtr != below;
+	    p = p->nextPtr) {
+	/* Find the callback above the NRCommand. */
+    }
+    if (p == NULL) {
+	popPtr->nextPtr = TOP_CB(iPtr);
+	TOP_CB(iPtr) = popPtr;
 	return 0;
     }
+    popPtr->nextPtr = below;
+    p->nextPtr = popPtr;
+    return 1;
+}
 
-    /*
-     * The proc-like frames, innermost first.
-     */
+/*
+ * The proc-like frames of a chain of CallFrames from framePtr to the end
+ * (the root frame), innermost first, with the NRCommand callback of each
+ * one's command in the environment's chain from topPtr and its level
+ * (numLevels the level at the top). Returns how many were matched.
+ */
 
-    for (cfPtr = iPtr->framePtr; cfPtr != NULL && cfPtr != iPtr->rootFramePtr
+static int
+RunningFrames(
+    Interp *iPtr,
+    CallFrame *framePtr,
+    NRE_callback *topPtr,
+    int numLevels,
+    CallFrame **frames,
+    NRE_callback **below,
+    int *levels)
+{
+    CallFrame *cfPtr;
+    NRE_callback *cbPtr;
+    int n = 0, k = 0, nr = 0;
+
+    for (cfPtr = framePtr; cfPtr != NULL && cfPtr != iPtr->rootFramePtr
 	    && n < SEED_MAX; cfPtr = cfPtr->callerPtr) {
 	if (cfPtr->isProcCallFrame & (FRAME_IS_PROC | FRAME_IS_LAMBDA
 		| FRAME_IS_METHOD)) {
 	    frames[n++] = cfPtr;
 	}
-    }
-    if (n == 0) {
-	return 0;
     }
 
     /*
@@ -392,9 +423,7 @@ CprofSeedFrames(
      * is one level more).
      */
 
-    k = 0;
-    for (cbPtr = TOP_CB(iPtr); cbPtr != NULL && k < n;
-	    cbPtr = cbPtr->nextPtr) {
+    for (cbPtr = topPtr; cbPtr != NULL && k < n; cbPtr = cbPtr->nextPtr) {
 	if (cbPtr->procPtr == nrCommandProc) {
 	    nr++;
 	} else if (cbPtr->procPtr == procDoneProc) {
@@ -408,20 +437,189 @@ CprofSeedFrames(
 		break;
 	    }
 	    below[k] = p;
-	    levels[k] = iPtr->numLevels - nr;
+	    levels[k] = numLevels - nr;
 	    k++;
 	}
     }
-    if (k < n) {
-	/*
-	 * Not one callback per frame: a structure not seen before; seed
-	 * only the frames matched (the innermost), which is none when the
-	 * chain is not understood at all.
-	 */
 
-	n = k;
+    /*
+     * Not one callback per frame: a structure not seen before; only the
+     * frames matched (the innermost), none when the chain is not
+     * understood at all.
+     */
+
+    return k;
+}
+
+/*
+ * The suspended coroutines of the interpreter (made before the run
+ * started) under a capture that follows resumes (the wrapper) and without
+ * timing: each one's frames become its suspension record, restored above
+ * the command that resumes it, as if the wrapper had seen them entered.
+ */
+
+static void SeedCoroutinesIn(CprofState *statePtr, Tcl_HashTable *tablePtr,
+			    Namespace *nsPtr, int *countPtr);
+
+static void
+SeedCoroutine(
+    CprofState *statePtr,
+    Command *cmdPtr,
+    int *countPtr)
+{
+    Interp *iPtr = (Interp *) statePtr->interp;
+    CoroutineData *corPtr = (CoroutineData *) cmdPtr->objClientData;
+    CprofLevels *lvPtr = &statePtr->levels;
+    CallFrame *frames[SEED_MAX];
+    NRE_callback *below[SEED_MAX];
+    int levels[SEED_MAX];
+    CprofEntry entries[SEED_MAX];
+    uint64_t serials[SEED_MAX];
+    NRE_callback *pops[SEED_MAX];
+    int n, k, m = 0;
+    ExecEnv *savedEnvPtr;
+
+    if (corPtr == NULL || corPtr->eePtr == NULL || corPtr->eePtr->rewind
+	    || !COR_IS_SUSPENDED(corPtr) || (cmdPtr->flags & CMD_IS_DELETED)
+	    || (lvPtr->coroCbPtr->find != NULL
+	    && lvPtr->coroCbPtr->find(lvPtr->coroData, corPtr) != NULL)) {
+	return;
+    }
+    n = RunningFrames(iPtr, corPtr->running.framePtr,
+	    corPtr->eePtr->callbackPtr, (int) corPtr->auxNumLevels, frames,
+	    below, levels);
+
+    /*
+     * Outermost first, levels relative to the resumer's.
+     */
+
+    for (k = n - 1; k >= 0 && m < SEED_MAX; k--) {
+	Tcl_Command token;
+	int kind, nameId = SeedName(statePtr, frames[k], &token, &kind);
+
+	if (nameId < 0 || levels[k] < 0 || (token != NULL
+		&& (CprofNameCommand(&statePtr->naming, token)->flags
+		& CPROF_NAME_OWN))) {
+	    /*
+	     * (The coroutine's first command runs at its resumer's level:
+	     * relative level 0.)
+	     */
+
+	    continue;
+	}
+	memset(&entries[m], 0, sizeof(CprofEntry));
+	entries[m].nameId = nameId;
+	entries[m].kind = kind;
+	entries[m].level = levels[k];
+	entries[m].token = token;
+	entries[m].siteKind = CPROF_SITE_NONE;
+	pops[m] = below[k];
+	m++;
+    }
+    if (CprofLevelsSeedSuspension(lvPtr, corPtr, corPtr->eePtr, entries, m,
+	    serials) == 0) {
+	return;
     }
 
+    /*
+     * Each frame's pop above its command's NRCommand in the coroutine's
+     * own chain (below the resume callback just queued on its top).
+     */
+
+    savedEnvPtr = iPtr->execEnvPtr;
+    iPtr->execEnvPtr = corPtr->eePtr;
+    for (k = 0; k < m; k++) {
+	(void) LinkPop(statePtr, lvPtr, serials[k], pops[k]);
+    }
+    iPtr->execEnvPtr = savedEnvPtr;
+    (*countPtr) += m;
+}
+
+static void
+SeedCoroutinesIn(
+    CprofState *statePtr,
+    Tcl_HashTable *tablePtr,
+    Namespace *nsPtr,
+    int *countPtr)
+{
+    Tcl_ObjCmdProc *coroNreProc = statePtr->naming.internals->coroNreProc;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+
+    if (tablePtr == NULL) {
+	tablePtr = &nsPtr->cmdTable;
+    }
+    for (hPtr = Tcl_FirstHashEntry(tablePtr, &search); hPtr != NULL;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Command *cmdPtr = (Command *) Tcl_GetHashValue(hPtr);
+
+	if (cmdPtr->nreProc == coroNreProc) {
+	    SeedCoroutine(statePtr, cmdPtr, countPtr);
+	}
+    }
+    if (nsPtr == NULL) {
+	return;
+    }
+#ifndef BREAK_NAMESPACE_COMPAT
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->childTable, &search);
+	    hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	SeedCoroutinesIn(statePtr, NULL, Tcl_GetHashValue(hPtr), countPtr);
+    }
+#else
+    if (nsPtr->childTablePtr != NULL) {
+	for (hPtr = Tcl_FirstHashEntry(nsPtr->childTablePtr, &search);
+		hPtr != NULL; hPtr = Tcl_NextHashEntry(&search)) {
+	    SeedCoroutinesIn(statePtr, NULL, Tcl_GetHashValue(hPtr),
+		    countPtr);
+	}
+    }
+#endif
+}
+
+int
+CprofSeedCoroutines(
+    CprofState *statePtr)
+{
+    CprofCapture *capPtr = statePtr->capturePtr;
+    Interp *iPtr = (Interp *) statePtr->interp;
+    int count = 0;
+
+    if (capPtr == NULL || capPtr->coverage || nrCommandProc == NULL
+	    || capPtr->kind != CPROF_CAPTURE_WRAP
+	    || statePtr->levels.coroCbPtr == NULL || statePtr->levels.timing
+	    || statePtr->naming.internals == NULL
+	    || statePtr->naming.internals->coroNreProc == NULL) {
+	return 0;
+    }
+    SeedCoroutinesIn(statePtr, NULL,
+	    (Namespace *) Tcl_GetGlobalNamespace(statePtr->interp), &count);
+    if (iPtr->hiddenCmdTablePtr != NULL) {
+	SeedCoroutinesIn(statePtr, iPtr->hiddenCmdTablePtr, NULL, &count);
+    }
+    return count;
+}
+
+int
+CprofSeedFrames(
+    CprofState *statePtr)
+{
+    CprofCapture *capPtr = statePtr->capturePtr;
+    Interp *iPtr = (Interp *) statePtr->interp;
+    CallFrame *frames[SEED_MAX];
+    NRE_callback *below[SEED_MAX];
+    int levels[SEED_MAX];
+    int n, k, seeded = 0;
+    uintptr_t anchor = 0;
+
+    if (capPtr == NULL || capPtr->coverage || nrCommandProc == NULL
+	    || iPtr->execEnvPtr->corPtr != NULL) {
+	return 0;
+    }
+    n = RunningFrames(iPtr, iPtr->framePtr, TOP_CB(iPtr), iPtr->numLevels,
+	    frames, below, levels);
+    if (n == 0) {
+	return 0;
+    }
     if (statePtr->calib.state == CPROF_CALIB_OK) {
 	uintptr_t sps[64];
 
@@ -466,7 +664,6 @@ CprofSeedFrames(
 		? capPtr->tracedPtr : NULL;
 	for (s = 0; s < 2; s++) {
 	    CprofFrame *framePtr;
-	    NRE_callback *popPtr, *p;
 
 	    if (stacks[s] == NULL) {
 		continue;
@@ -478,30 +675,12 @@ CprofSeedFrames(
 	    framePtr->flags &= ~CPROF_FRAME_LAZY;
 
 	    /*
-	     * Queued on top (Tcl's own allocation, freed by the trampoline
-	     * that runs it), then moved down: above the NRCommand.
+	     * (Not linked cannot happen, the NRCommand was found in this
+	     * chain: it then pops at start's return.)
 	     */
 
-	    CprofSchedulePop(statePtr, stacks[s], framePtr->serial);
-	    popPtr = TOP_CB(iPtr);
-	    TOP_CB(iPtr) = popPtr->nextPtr;
-	    for (p = TOP_CB(iPtr); p != NULL && p->nextPtr != below[k];
-		    p = p->nextPtr) {
-		/* Find the callback above the NRCommand. */
-	    }
-	    if (p == NULL) {
-		/*
-		 * Cannot happen (the NRCommand was found in this chain):
-		 * put it back where it was, it pops at start's return.
-		 */
-
-		popPtr->nextPtr = TOP_CB(iPtr);
-		TOP_CB(iPtr) = popPtr;
-		continue;
-	    }
-	    popPtr->nextPtr = below[k];
-	    p->nextPtr = popPtr;
-	    if (s == 0) {
+	    if (LinkPop(statePtr, stacks[s], framePtr->serial, below[k])
+		    && s == 0) {
 		seeded++;
 	    }
 	}

@@ -273,22 +273,22 @@ CprofDebugObjCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const subNames[] = {
-	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "frames",
+	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "dwarf", "frames",
 	"memstacks", "memwalk", "names", "safecopy", "samplewalk", "splice",
 	"spoollimit", "symbol",
 	"symbols", "trampolines", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
-	SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SAFECOPY,
+	SUB_DWARF, SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SAFECOPY,
 	SUB_SAMPLEWALK,
 	SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
     };
-    static const int arity[] = {3, 2, 2, 3, 3, 2, 3, 3, 2, 2, 3, 5, 3, 3, 3,
-	2};
+    static const int arity[] = {3, 2, 2, 3, 3, 2, 2, 3, 3, 2, 2, 3, 5, 3, 3,
+	3, 2};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
-	"frames", "memstacks max", "memwalk check", "names ?pattern?",
+	"dwarf", "frames", "memstacks max", "memwalk check", "names ?pattern?",
 	"safecopy ?none|process_vm_readv|pipe|probe?",
 	"samplewalk check", "splice native tcl trampoline",
 	"spoollimit bytes",
@@ -315,6 +315,14 @@ CprofDebugObjCmd(
     switch (index) {
     case SUB_AGGREGATE:
 	return DebugAggregate(interp, objv[2]);
+    case SUB_DWARF:
+	/*
+	 * How many modules' DWARF this process has opened (for C lines:
+	 * runs with -lines 1 only).
+	 */
+
+	Tcl_SetObjResult(interp, Tcl_NewIntObj(CprofSymFileDwarfOpened()));
+	return TCL_OK;
     case SUB_SYMBOL: {
 	/*
 	 * The name a sample's native frame at this address gets.

@@ -382,8 +382,9 @@ CprofCheckModeOptions(
 	const char *which;
     } rules[] = {
 	{OPT_LINES, (1 << CPROF_MODE_SAMPLE) | (1 << CPROF_MODE_EXACT)
-		| (1 << CPROF_MODE_BOTH) | (1 << CPROF_MODE_COVERAGE),
-		"sample, exact, both or coverage"},
+		| (1 << CPROF_MODE_BOTH) | (1 << CPROF_MODE_COVERAGE)
+		| (1 << CPROF_MODE_MEMORY),
+		"sample, exact, both, coverage or memory"},
 	{OPT_EVENTS, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),
 		"exact or both"},
 	{OPT_SLOW, (1 << CPROF_MODE_EXACT) | (1 << CPROF_MODE_BOTH),

@@ -364,6 +364,14 @@ StartSampling(
     if (statePtr->symPtr == NULL) {
 	statePtr->symPtr = CprofSymNew();
     }
+    if (statePtr->symLockPtr == NULL) {
+	/*
+	 * C source lines only with -lines 1 (a session's symbolizer is
+	 * set when the session makes it).
+	 */
+
+	CprofSymSetLines(statePtr->symPtr, statePtr->options.lines);
+    }
     if (statePtr->options.lines) {
 	/*
 	 * Sampled lines: each frame's call site, and the pc of the bytecode
@@ -530,14 +538,20 @@ ClearData(
  * (CprofDrainSoon). Without it such a run was drained only at stop (no
  * command boundary of the wrapper's asks for it): the bytecode of a loop
  * at a script's top level was freed by then, and procedures deleted
- * meanwhile were [stale]. Fork: the child
- * has no thread and makes one at its next run with -duration (until then
- * its runs are stopped by the poll and the timer only).
+ * meanwhile were [stale]. Fork: the child has no thread; the fork's
+ * child handler marks the forking thread's armed records (what the thread
+ * would have done), so that their handler, run in normal context in the
+ * child, arms them again, which makes the thread again (the records of
+ * other threads, which the child does not have, are disarmed). When the
+ * thread was marking a handler at the fork (its mutex busy), nothing is
+ * marked: the child's runs are then stopped by the poll and the timer,
+ * and drained at stop, until its next run.
  */
 
 struct CprofDeadline {
     Tcl_AsyncHandler async;	/* The run's thread's, marked here. */
     uint64_t atNs;		/* Monotonic time to mark it, 0: not armed. */
+    pthread_t owner;		/* The run's thread. */
     CprofDeadline *nextPtr;	/* Every record, armed or not. */
 };
 
@@ -630,14 +644,31 @@ static void
 DeadlineForkChild(void)
 {
     pthread_condattr_t attr;
+    CprofDeadline *dlPtr;
+    pthread_t self = pthread_self();
+    int wasRunning = (deadlines.state == DEADLINE_RUNNING);
 
     pthread_mutex_init(&deadlines.mutex, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&deadlines.cond, &attr);
     pthread_condattr_destroy(&attr);
-    if (deadlines.state == DEADLINE_RUNNING) {
+    if (wasRunning) {
 	deadlines.state = DEADLINE_NONE;
+    }
+
+    /*
+     * (Tcl_AsyncMark is what a signal handler may call; Tcl's own fork
+     * handlers, registered first, have run.)
+     */
+
+    for (dlPtr = deadlines.records; dlPtr != NULL; dlPtr = dlPtr->nextPtr) {
+	if (!pthread_equal(dlPtr->owner, self)) {
+	    dlPtr->atNs = 0;
+	} else if (dlPtr->atNs != 0 && wasRunning && deadlineForkLocked) {
+	    dlPtr->atNs = 0;
+	    Tcl_AsyncMark(dlPtr->async);
+	}
     }
 }
 
@@ -782,6 +813,7 @@ DeadlinePrepare(
 	dlPtr->async = Tcl_AsyncCreate(DeadlineAsyncProc, ciPtr);
 	CprofMemGuard(0);
 	dlPtr->atNs = 0;
+	dlPtr->owner = pthread_self();
 	pthread_mutex_lock(&deadlines.mutex);
 	dlPtr->nextPtr = deadlines.records;
 	deadlines.records = dlPtr;
@@ -1095,7 +1127,8 @@ DoStartRun(
 	run.slowMs = 0;
 	run.compensate = 0;
 	if (run.mode != CPROF_MODE_COVERAGE
-		&& run.mode != CPROF_MODE_SAMPLE) {
+		&& run.mode != CPROF_MODE_SAMPLE
+		&& run.mode != CPROF_MODE_MEMORY) {
 	    run.lines = 0;
 	}
     }
@@ -1252,6 +1285,14 @@ DoStartRun(
     if (run.seed) {
 	CprofSeedFrames(statePtr);
     }
+
+    /*
+     * Coroutines suspended since before the start: their frames go back
+     * above the command that resumes them, as Tcl's own frames show them
+     * (the wrapper never saw them entered).
+     */
+
+    CprofSeedCoroutines(statePtr);
     CprofSetObjs(ciPtr->objs, objs);
     if (!ciPtr->asideBypass) {
 	/*

@@ -478,6 +478,7 @@ Attach(
 
 	if (sPtr->symPtr == NULL) {
 	    sPtr->symPtr = CprofSymNew();
+	    CprofSymSetLines(sPtr->symPtr, sPtr->options.lines);
 	}
 	if (ciPtr->state.symPtr != NULL && ciPtr->state.symLockPtr == NULL) {
 	    CprofSymFree(ciPtr->state.symPtr);

@@ -524,13 +524,9 @@ CprofStackObjCmd(
 	 * a sample's are (their position for a level, no anchor).
 	 */
 
-	CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
-	uint32_t flags = 0;
+	CprofTclRef *named;
 
-	depth = CprofFramesRead(statePtr->framesPtr, raw, CPROF_TCL_MAX,
-		&flags);
-	depth = CprofFramesResolve(statePtr->framesPtr, raw, depth, NULL,
-		named);
+	depth = CprofFramesStack(statePtr->framesPtr, &named);
 	if (depth > 0) {
 	    const char *last = CprofNameString(named[depth - 1].nameId);
 
@@ -551,6 +547,7 @@ CprofStackObjCmd(
 	    PUT(dictObj, "anchor", Tcl_NewWideIntObj(0));
 	    Tcl_ListObjAppendElement(NULL, listObj, dictObj);
 	}
+	ckfree(named);
 	Tcl_SetObjResult(interp, listObj);
 	return TCL_OK;
     }

@@ -238,6 +238,10 @@ CprofMemoryStart(
     if (statePtr->symPtr == NULL) {
 	statePtr->symPtr = CprofSymNew();
     }
+    if (statePtr->symLockPtr == NULL) {
+	/* C source lines of allocation sites only with -lines 1. */
+	CprofSymSetLines(statePtr->symPtr, statePtr->options.lines);
+    }
     mPtr->rate = statePtr->options.memRate;
     if (!CprofMemStart(mPtr->rate, mPtr->drainPtr, msg, sizeof(msg))) {
 	if (mPtr->idlePtr != NULL) {

@@ -620,6 +620,10 @@ MODULE_SCOPE void	CprofLevelsResumeSuspension(CprofLevels *lvPtr,
 			    uintptr_t anchor);
 MODULE_SCOPE void	CprofLevelsDropSuspension(CprofLevels *lvPtr,
 			    CprofSuspension *recPtr);
+MODULE_SCOPE int	CprofLevelsSeedSuspension(CprofLevels *lvPtr,
+			    void *corKey, void *envPtr,
+			    const CprofEntry *entries, int n,
+			    uint64_t *serials);
 MODULE_SCOPE void **	CprofSuspensionData(CprofSuspension *recPtr);
 MODULE_SCOPE int	CprofLevelsCoroutineBody(CprofLevels *lvPtr,
 			    void *corKey, CprofSuspension *recPtr);
@@ -1864,6 +1868,7 @@ MODULE_SCOPE const char *CprofCaptureName(int kind);
 MODULE_SCOPE const char *const *CprofCaptureNames(void);
 MODULE_SCOPE void	CprofSeedPrepare(Tcl_Interp *interp);
 MODULE_SCOPE int	CprofSeedFrames(CprofState *statePtr);
+MODULE_SCOPE int	CprofSeedCoroutines(CprofState *statePtr);
 MODULE_SCOPE const char *CprofSeedNote(void);
 
 /*
@@ -1917,6 +1922,8 @@ typedef struct CprofSymInfo {
 
 MODULE_SCOPE CprofSymbolizer *CprofSymNew(void);
 MODULE_SCOPE void	CprofSymFree(CprofSymbolizer *symPtr);
+MODULE_SCOPE void	CprofSymSetLines(CprofSymbolizer *symPtr, int lines);
+MODULE_SCOPE int	CprofSymFileDwarfOpened(void);
 MODULE_SCOPE void	CprofSymRefresh(CprofSymbolizer *symPtr);
 MODULE_SCOPE int	CprofSymWarm(CprofSymbolizer *symPtr,
 			    const uintptr_t *addrs, int n);

@@ -108,25 +108,38 @@ proc ::tclcprof::exportlib::Paths {t labels sep {cutLabel ""}} {
     set fid [dict get $t fid]
     set up [Parents $t]
     lassign [StackCut $up] depth anchor outer inner
+    if {$cutLabel eq ""} {
+	set cutLabel [CutLabel]
+    }
+    # The outer part of cut stacks, joined, per anchor: the stacks below
+    # one anchor (a deep recursion's) all share it.
+    set outerPart {}
     set out {}
     set i 0
     foreach s [dict get $t self] {
 	if {$i > 0 && $s > 0} {
 	    set stack {}
 	    set n $i
-	    set d [lindex $depth $i]
-	    if {$d > $maxStack} {
+	    if {[lindex $depth $i] > $maxStack} {
 		for {set k 0} {$k < $inner} {incr k} {
 		    lappend stack [lindex $labels [lindex $fid $n]]
 		    set n [lindex $up $n]
 		}
-		lappend stack [expr {$cutLabel eq "" ? [CutLabel] : $cutLabel}]
-		set n [lindex $anchor $i]
+		set a [lindex $anchor $i]
+		if {![dict exists $outerPart $a]} {
+		    set o {}
+		    for {set n $a} {$n > 0} {set n [lindex $up $n]} {
+			lappend o [lindex $labels [lindex $fid $n]]
+		    }
+		    dict set outerPart $a [join [lreverse $o] $sep]$sep$cutLabel
+		}
+		lappend out [dict get $outerPart $a]$sep[join [lreverse $stack] $sep] $s
+	    } else {
+		for {} {$n > 0} {set n [lindex $up $n]} {
+		    lappend stack [lindex $labels [lindex $fid $n]]
+		}
+		lappend out [join [lreverse $stack] $sep] $s
 	    }
-	    for {} {$n > 0} {set n [lindex $up $n]} {
-		lappend stack [lindex $labels [lindex $fid $n]]
-	    }
-	    lappend out [join [lreverse $stack] $sep] $s
 	}
 	incr i
     }

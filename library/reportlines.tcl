@@ -128,8 +128,8 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
     set byteWeights [expr {[dict exists $meta unit]
 	    && [dict get $meta unit] eq "bytes"}]
     set noData [list Fail {NODATA lines} "no line data: profile with -lines\
-	    1, or samples in C functions with debug information (-mode\
-	    sample or both)"]
+	    1 (-mode sample, both or memory; C functions need debug\
+	    information)"]
     set sort [dict get $o -sort]
     if {$sort in {calls avg max}} {
 	Fail [list VALUE -sort $sort] "-sort $sort: sampled lines have no\

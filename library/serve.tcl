@@ -636,7 +636,7 @@ proc ::tclcprof::servelib::Collect {sock kind query} {
     # memrate.
     if {$kind eq "heap"} {
 	set opts [list -mode memory -db {} -history {} -duration $seconds]
-	set params {memrate native}
+	set params {memrate native lines}
     } else {
 	set opts [list -mode sample -db {} -history {} -duration $seconds]
 	set params {rate clock native lines}
@@ -1039,7 +1039,8 @@ profile.proto, for <code>go tool pprof</code>, Pyroscope and Parca.
 Parameters: <code>seconds</code>, and the sampling options of
 <code>tclcprof::start</code> <code>rate</code>, <code>clock</code>
 (cpu, wall), <code>native</code> (user, all, none) and <code>lines</code>
-(1: the lines of Tcl procedures, for <code>go tool pprof -lines</code>).</td></tr>
+(1: the source lines of Tcl procedures and C functions, for <code>go tool
+pprof -lines</code>).</td></tr>
 <tr><td><a href=\"/tclcprof/flame?seconds=$defaultSeconds\">/tclcprof/flame</a></td><td>The
 same profile as an interactive flame graph page.</td></tr>
 <tr><td><a href=\"heap?seconds=$defaultSeconds\">heap</a>, allocs</td><td>A memory
@@ -1047,7 +1048,8 @@ profile of the next <i>seconds</i> (<code>-mode memory</code>): what was
 allocated and what is still live at the end, by Tcl and C stack, with
 Go's sample types (<code>go tool pprof -sample_index=inuse_space</code>).
 Parameters: <code>seconds</code>, <code>memrate</code> (bytes between
-samples, on average) and <code>native</code>.</td></tr>
+samples, on average), <code>native</code> and <code>lines</code> (1: C
+source lines).</td></tr>
 </table>
 <p>Without <code>seconds</code>, heap and allocs answer at once with
 the memory profile of the program's own run of <code>-mode memory</code>

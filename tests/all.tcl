@@ -21,7 +21,9 @@
 #	variable TCLCPROF_TEST_CAPTURE. "-captures LIST" chooses the
 #	captures (the first runs every file; the others run the
 #	capture-sensitive files, or those of -file).
-#	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below).
+#	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below); by
+#	default one more than the machine's processors (at most 8), one at
+#	a time on a single processor or with -singleproc 1.
 #	TCLCPROF_TEST_TIMES=FILE records each test's wall and CPU time in
 #	FILE and names the dearest tests at the end. A test whose result
 #	does not depend on the capture has the constraint oncePerSuite
@@ -170,9 +172,29 @@ set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 # lines sum them. The longest files start first (most of the suite's
 # time is spent waiting for wall-clock time: profiles of a fixed
 # duration, event loops, children). On a 2-core machine three jobs
-# take the suite from about 10 to about 4 minutes.
+# take the suite from about 10 to about 4 minutes; beside two busy loops
+# they also take a larger share of the processors than one or two (the
+# scheduler shares them per runnable process), which is what keeps a
+# loaded machine's run short. The default is the number of processors
+# plus one (a unit waiting on a child or the wall clock leaves one
+# free), at most 8.
+proc ::tclcprof_alltests::DefaultJobs {} {
+    set n 1
+    catch {
+	set f [open /proc/cpuinfo]
+	set n [regexp -all -line {^processor\s*:} [read $f]]
+	close $f
+    }
+    catch {
+	set n [exec getconf _NPROCESSORS_ONLN 2>/dev/null]
+    }
+    if {![string is integer -strict $n] || $n < 2} {
+	return 1
+    }
+    return [expr {min($n + 1, 8)}]
+}
 set ::tclcprof_alltests::jobs [expr {[info exists ::env(TCLCPROF_TEST_JOBS)]
-	? $::env(TCLCPROF_TEST_JOBS) : 1}]
+	? $::env(TCLCPROF_TEST_JOBS) : [::tclcprof_alltests::DefaultJobs]}]
 set ::tclcprof_alltests::single [expr {[set i [lsearch -exact $argv \
 	-singleproc]] >= 0 && [string is true -strict [lindex $argv $i+1]]}]
 if {![string is integer -strict $::tclcprof_alltests::jobs]

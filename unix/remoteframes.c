@@ -752,6 +752,64 @@ EnsembleFold(
     return folded;
 }
 
+/*
+ * EnsembleCName --
+ *
+ *	A command frame "ens sub ..." of a bytecode level whose ensemble
+ *	runs a subcommand implemented in C (no procedure frame inside for
+ *	EnsembleFold): the running callback of the level's trampoline (nat)
+ *	is then the subcommand's Dispatch (tclBasic.c:4426: data[2] objc,
+ *	data[3] objv), with the ensemble's rewritten words, one fewer than
+ *	the invocation's (the implementation's name in place of "ens sub").
+ *	Its name is then "ens" and the implementation's tail, as profiles
+ *	made in the process name it (CprofNameFold). NULL otherwise.
+ */
+
+static Tcl_Obj *
+EnsembleCName(
+    Target *tPtr,
+    const ThreadStack *sPtr,
+    int nat,
+    const CmdFrame *cfPtr,
+    const char *text,
+    int n)
+{
+    int objc = InvokeObjc(tPtr, cfPtr);
+    NRE_callback cb;
+    uintptr_t objv0 = 0;
+    Tcl_Obj *w1, *w2, *impl, *name = NULL;
+
+    if (nat < 0 || objc < 2 || sPtr->native[nat].tRunning == 0
+	    || !READ(tPtr, sPtr->native[nat].tRunning, cb)
+	    || PTR2INT(cb.data[2]) != objc - 1 || cb.data[3] == NULL
+	    || !READ(tPtr, cb.data[3], objv0) || objv0 == 0
+	    || !FirstWords(text, n, &w1, &w2)) {
+	return NULL;
+    }
+    if (w1 != NULL && w2 != NULL
+	    && (impl = CprofRmReadObjString(tPtr, objv0)) != NULL) {
+	const char *full = Tcl_GetString(impl), *tail = full, *q;
+
+	for (q = full; *q != '\0'; q++) {
+	    if (q[0] == ':' && q[1] == ':') {
+		tail = q + 2;
+	    }
+	}
+	if (*tail != '\0' && strcmp(tail, Tcl_GetString(w1)) != 0
+		&& strcmp(full, Tcl_GetString(w1)) != 0) {
+	    name = Tcl_ObjPrintf("%s %s", Tcl_GetString(w1), tail);
+	}
+	Tcl_DecrRefCount(impl);
+    }
+    if (w1 != NULL) {
+	Tcl_DecrRefCount(w1);
+    }
+    if (w2 != NULL) {
+	Tcl_DecrRefCount(w2);
+    }
+    return name;
+}
+
 static RFrame *
 AddFrame(
     RFrame *frames,
@@ -1052,6 +1110,7 @@ CprofRmReadInterpFrames(
 		    } else {
 			Tcl_Obj *name = NULL;
 			RFrame *rPtr;
+			int ensC = 0;
 			char text[256];
 			int n = resumed ? 0 : CmdText(tPtr,
 				(uintptr_t) c.data.tebc.codePtr, 0, src, srcLen,
@@ -1067,12 +1126,20 @@ CprofRmReadInterpFrames(
 				&& EnsembleFold(&frames[callIdx], text, n,
 				InvokeObjc(tPtr, &c), callObjc)) {
 			    /* An ensemble's subcommand: one frame. */
+			} else if ((name = EnsembleCName(tPtr, sPtr,
+				OwnerOf(owners, numOwners, cfAddr), &c, text,
+				n)) != NULL) {
+			    /* An ensemble's subcommand in C: one frame. */
+			    ensC = 1;
 			} else {
 			    name = CmdName(text, n);
 			}
 			if (name != NULL) {
 			    rPtr = AddFrame(frames, &numFrames, RF_CMD, name);
 			    if (rPtr) {
+				if (ensC) {
+				    rPtr->t.tclkind = "ensemble";
+				}
 				rPtr->cfAddr = cfAddr;
 				SetFile(&rPtr->t, where.file, where.line);
 			    }

@@ -9,7 +9,8 @@
  *	symbols of .symtab, or of .dynsym and the MiniDebugInfo of
  *	.gnu_debugdata, with libdwfl's choice among nested and overlapping
  *	symbols (dwfl_module_addrinfo); DWARF line tables, compressed
- *	sections included (dwfl_module_getsrc); call frame information
+ *	sections included (dwfl_module_getsrc), opened at the first line
+ *	asked of a table (profiles made with -lines 1); call frame information
  *	(dwarf_cfi_addrframe). A module without .symtab or without DWARF is
  *	completed by its separate debug file, found by build-id under
  *	/usr/lib/debug/.build-id, else by .gnu_debuglink next to the module,
@@ -159,6 +160,10 @@ struct CprofSymTable {
     Dwfl_Module *symMod;	/* Where symbols are looked up, or NULL. */
     Dwfl_Module *lineMod;	/* Where lines are looked up, or NULL. */
     Elf *pendingElf;		/* Handed to libdwfl by FindElf. */
+    char *altFrom;		/* Where a relative dwz link is looked up
+				 * from: the file with the lines. */
+    int dwarfRead;		/* lineMod's DWARF has been opened (at the
+				 * first line asked for). */
     Dwarf_CFI *cfi;		/* The main file's .eh_frame, or NULL. */
     Dwarf_Addr cfiBias;
     Alias *aliases;		/* Preferred names, sorted by start. */
@@ -181,6 +186,8 @@ struct CprofSymTable {
 typedef struct CprofSymTable SymTable;
 
 static SymTable *tableList = NULL;
+static int dwarfOpened = 0;	/* Tables whose DWARF was opened (atomic:
+				 * read by tclcprof::debug dwarf). */
 static unsigned long tableTick = 0;
 static int idleTables = 0;
 TCL_DECLARE_MUTEX(tableMutex)
@@ -1303,6 +1310,11 @@ SourceLine(
 
     *fileIdPtr = -1;
     *linePtr = 0;
+    if (tablePtr->lineMod != NULL && !tablePtr->dwarfRead) {
+	tablePtr->dwarfRead = 1;
+	__atomic_add_fetch(&dwarfOpened, 1, __ATOMIC_RELAXED);
+	LoadAltFile(tablePtr, tablePtr->altFrom);
+    }
     if (tablePtr->lineMod == NULL
 	    || (dwLinePtr = dwfl_module_getsrc(tablePtr->lineMod, rel)) == NULL
 	    || (file = dwfl_lineinfo(dwLinePtr, NULL, &line, NULL, NULL,
@@ -1410,7 +1422,19 @@ LoadTable(
     }
     tablePtr->lineMod = hasDwarf ? tablePtr->mainMod : debugMod;
     if (tablePtr->lineMod != NULL) {
-	LoadAltFile(tablePtr, hasDwarf ? path : tablePtr->debugPath);
+	/*
+	 * The DWARF itself is opened at the first line asked for
+	 * (SourceLine): libdw inflates every compressed debug section when
+	 * it opens them (libc's debug file: ~0.1 s of CPU and ~12 MB), and
+	 * a profile made without -lines 1 asks for none.
+	 */
+
+	const char *from = hasDwarf ? path : tablePtr->debugPath;
+
+	if (from != NULL) {
+	    tablePtr->altFrom = ckalloc(strlen(from) + 1);
+	    strcpy(tablePtr->altFrom, from);
+	}
     }
     tablePtr->cfi = dwfl_module_eh_cfi(tablePtr->mainMod,
 	    &tablePtr->cfiBias);
@@ -1450,6 +1474,9 @@ FreeTable(
     if (tablePtr->debugImage != NULL) {
 	ckfree(tablePtr->debugImage);
 	ckfree(tablePtr->debugPath);
+    }
+    if (tablePtr->altFrom != NULL) {
+	ckfree(tablePtr->altFrom);
     }
     if (tablePtr->altDwarf != NULL) {
 	dwarf_end(tablePtr->altDwarf);
@@ -1638,7 +1665,8 @@ CprofSymTableBuildId(
  *
  *	What a table says of a link-time address: the PLT stub, else the
  *	function symbol, else the function start from the unwind tables
- *	it is in; and its C source line.
+ *	it is in; and, when wantLine, its C source line (the first line
+ *	asked of a table opens its DWARF).
  *
  * Results:
  *	Fills *foundPtr.
@@ -1654,6 +1682,7 @@ void
 CprofSymFileLookup(
     CprofSymTable *tablePtr,
     uint64_t rel,
+    int wantLine,
     CprofSymFound *foundPtr)
 {
     const FuncSym *pltPtr = FindPlt(tablePtr, rel);
@@ -1677,6 +1706,31 @@ CprofSymFileLookup(
 	    foundPtr->how = CPROF_FOUND_START;
 	}
     }
-    SourceLine(tablePtr, rel, &foundPtr->fileId, &foundPtr->line);
+    if (wantLine) {
+	SourceLine(tablePtr, rel, &foundPtr->fileId, &foundPtr->line);
+    }
     Tcl_MutexUnlock(&tablePtr->mutex);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofSymFileDwarfOpened --
+ *
+ *	How many tables have opened their DWARF (for line lookups) in this
+ *	process: tclcprof::debug dwarf, for the tests of -lines.
+ *
+ * Results:
+ *	The count.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofSymFileDwarfOpened(void)
+{
+    return __atomic_load_n(&dwarfOpened, __ATOMIC_RELAXED);
 }

@@ -62,7 +62,8 @@ MODULE_SCOPE void	CprofSymTableRelease(CprofSymTable *tablePtr);
 MODULE_SCOPE const unsigned char *CprofSymTableBuildId(
 			    CprofSymTable *tablePtr, int *lenPtr);
 MODULE_SCOPE void	CprofSymTableLookup(CprofSymTable *tablePtr,
-			    uint64_t rel, CprofSymFound *foundPtr);
+			    uint64_t rel, int wantLine,
+			    CprofSymFound *foundPtr);
 MODULE_SCOPE int	CprofSymTableWarm(const char *key, const char *path,
 			    const CprofFileId *idPtr);
 
@@ -75,7 +76,8 @@ MODULE_SCOPE CprofSymTable *CprofSymFileAcquire(const char *key,
 			    const unsigned char *image, size_t imageSize);
 MODULE_SCOPE void	CprofSymFileRelease(CprofSymTable *tablePtr);
 MODULE_SCOPE void	CprofSymFileLookup(CprofSymTable *tablePtr,
-			    uint64_t rel, CprofSymFound *foundPtr);
+			    uint64_t rel, int wantLine,
+			    CprofSymFound *foundPtr);
 MODULE_SCOPE int	CprofSymFileCached(const char *key);
 
 #endif /* _SYMFILE_H */

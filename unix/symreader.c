@@ -79,6 +79,7 @@ typedef struct SymCall {
     size_t imageSize;
     CprofSymTable *tablePtr;
     uint64_t rel;
+    int wantLine;		/* CALL_LOOKUP: find the source line too. */
     CprofSymFound *foundPtr;
     CprofSymTable *result;	/* CALL_ACQUIRE's. */
     int done;			/* Set by the thread when it has run. */
@@ -158,7 +159,8 @@ RunCall(
 	CprofSymFileRelease(callPtr->tablePtr);
 	break;
     default:
-	CprofSymFileLookup(callPtr->tablePtr, callPtr->rel, callPtr->foundPtr);
+	CprofSymFileLookup(callPtr->tablePtr, callPtr->rel,
+		callPtr->wantLine, callPtr->foundPtr);
 	break;
     }
 }
@@ -462,6 +464,7 @@ void
 CprofSymTableLookup(
     CprofSymTable *tablePtr,
     uint64_t rel,
+    int wantLine,
     CprofSymFound *foundPtr)
 {
     SymCall call;
@@ -470,6 +473,7 @@ CprofSymTableLookup(
     call.op = CALL_LOOKUP;
     call.tablePtr = tablePtr;
     call.rel = rel;
+    call.wantLine = wantLine;
     call.foundPtr = foundPtr;
     Submit(&call);
 }

@@ -8,6 +8,7 @@
  *	    tclcprof.c	package init and unload, the ::tclcprof ensemble,
  *			interp and namespace deletion
  *	    cmdstatus.c	status, data, save, runs, stack
+ *	    cmdconfigure.c	tclcprof::configure
  *	    cmddebug.c	tclcprof::debug, introspection and test hooks
  *	    cmdlayout.c	report support: the tree layout and flat sums
  *	    cmdrun.c	a run's lifecycle: start, stop, pause, resume,
@@ -290,7 +291,7 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofResumeObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofResetObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofProfileObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofProfileNRCmd;
-MODULE_SCOPE Tcl_ObjCmdProc CprofConfigureObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofConfigureObjCmd;	/* cmdconfigure.c */
 
 /*
  * cmdrundb.c

@@ -12,7 +12,7 @@
  *	    cmddebug.c	tclcprof::debug, introspection and test hooks
  *	    cmdlayout.c	report support: the tree layout and flat sums
  *	    cmdrun.c	a run's lifecycle: start, stop, pause, resume,
- *			reset, profile, configure, -duration, the level
+ *			reset, profile, -duration, the level
  *			stack's hooks, the sampler's arming and drain timer
  *	    cmdserve.c	the thread of tclcprof::serve
  *	    cmdscope.c	-scope tree|process: sessions and their members

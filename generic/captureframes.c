@@ -56,10 +56,13 @@
  *	saved context being the one walked, counted, not walked twice. The
  *	walk is bounded (frames, coroutine hops, steps), so a chain that
  *	loops cannot hold the handler. Nothing else is dereferenced: no
- *	Command, no Tcl_Obj, no name; those are read at the drain. The one
- *	exception, the first bytes of the command an eval CmdFrame runs
- *	(TclEvalEx's: a script evaluated from its string), is copied with
- *	process_vm_readv, a system call that fails instead of faulting.
+ *	Command, no name; those are read at the drain. The exceptions: the
+ *	first bytes of the command an eval CmdFrame runs (TclEvalEx's: a
+ *	script evaluated from its string), copied with process_vm_readv, a
+ *	system call that fails instead of faulting; and the NRE callback
+ *	chain of each context, with the words of the commands C code runs
+ *	through Tcl_EvalObjv and the contexts of forwards' calls (see
+ *	CollectCalls for why those reads are safe).
  *
  *	Why the drain never reads freed memory. A raw reference seen for the
  *	first time is copied with process_vm_readv on the process itself
@@ -104,7 +107,7 @@ static int coroProbed = 0;
 
 /*
  * Three more callbacks of libtcl's (static in it), learnt once per
- * process by ProbeCallbacks, mark what the callback chain of an execution
+ * process by the probe (CbProbeCmd), mark what the callback chain of an execution
  * environment (ExecEnv.callbackPtr -> nextPtr) holds while a command runs:
  * TEBCresume, queued by a bytecode level that invokes a command (data[0]
  * its TEBCdata, whose CmdFrame is the one linked: tclExecute.c:3086-3096);
@@ -117,6 +120,15 @@ static int coroProbed = 0;
 static Tcl_NRPostProc *volatile tebcResumeCb = NULL;
 static Tcl_NRPostProc *volatile listCb = NULL;
 static Tcl_NRPostProc *volatile teovErrorCb = NULL;
+
+/*
+ * NRCommand (tclBasic.c:4510), queued for every command invoked (its data
+ * all NULL): counted between a command run through Tcl_EvalObjv and the
+ * level below it, it tells how many commands of scripts evaluated from
+ * their strings run between the two (CollectCalls).
+ */
+
+static Tcl_NRPostProc *volatile nrCommandCb = NULL;
 
 /*
  * And for TclOO's forwards, which push no CallFrame: FinalizeObjectCall,
@@ -412,18 +424,24 @@ BelowFloorCall(
  * callback chain, innermost first, each with the CmdFrame of the level it
  * runs under: the nearest record below it that names one (a bytecode level
  * invoking a command, a list evaluated directly), or NULL (none: the
- * context's outermost). The walk places each just outside the frames of
- * that CmdFrame's command that are inside it: before that CmdFrame.
+ * context's outermost). The walk writes each just before that CmdFrame,
+ * then moves it inside the frames of the commands of scripts evaluated
+ * from their strings that run it (PlaceCall, by the count of NRCommand
+ * records between it and that level).
  *
  * Why reading the chain is safe: a record is linked (TOP_CB(interp) = it,
  * tclInt.h:4953) only after its fields are written, and unlinked before
  * it runs and is freed (TclNRRunCallbacks, tclBasic.c:4496-4502); libtcl
- * is compiled so (every one of the 99 pushes in Debian's 8.6.13 libtcl
- * stores nextPtr before the head: the note's objdump scan), and the
- * thread that links them is the one interrupted. A record's objv is its
- * command's words, which its caller keeps while it runs; the words' texts
- * are copied with process_vm_readv (TextHead), which fails instead of
- * faulting. The walk is bounded (MAX_CALLBACKS).
+ * is compiled so (an objdump scan of Debian's 8.6.13 libtcl and of the
+ * Tcl 9.0.4 build: every push, about 100 in each, stores procPtr and
+ * nextPtr before the head), and the thread that links them is the one
+ * interrupted. Records are Tcl_Obj cells (TclSmallAllocEx), never given
+ * back to the system. A record's objv is its command's words, which its
+ * caller keeps while it runs (their Tcl_Obj's string pointer and length
+ * are read; the texts are copied with process_vm_readv, TextHead, which
+ * fails instead of faulting); a FinalizeObjectCall record's CallContext
+ * lives until that record has run, and holds its call chain and methods.
+ * The walk is bounded (MAX_CALLBACKS).
  */
 
 #define MAX_CALLBACKS	16384	/* Records visited in one sample. */
@@ -437,6 +455,12 @@ typedef struct PendingCall {
     Method *mPtr;		/* A forward called through an object's
 				 * command (the first of its call chain). */
     int chainFlags;
+    int nrAt;			/* Commands counted when it was met. */
+    int evalsOut;		/* Commands of scripts evaluated from their
+				 * strings that run it (their CmdFrames are
+				 * outside it): the commands (NRCommand
+				 * records, its own left out) between it and
+				 * its level, but that level's own. */
 } PendingCall;
 
 /*
@@ -473,8 +497,9 @@ CollectCalls(
 {
     Tcl_NRPostProc *errorCb = teovErrorCb, *resumeCb = tebcResumeCb;
     Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
+    Tcl_NRPostProc *nrCb = nrCommandCb;
     const NRE_callback *cbPtr;
-    int numCalls = 0, open = 0, flags;
+    int numCalls = 0, open = 0, flags, nrSeen = 0, own = 0, i;
     Method *mPtr;
 
     if (errorCb == NULL || resumeCb == NULL || eePtr == NULL) {
@@ -488,6 +513,16 @@ CollectCalls(
 	if (--*budgetPtr < 0) {
 	    break;
 	}
+	if (procPtr == nrCb) {
+	    /*
+	     * (The one just below TEOV_Error's record is its command's.)
+	     */
+
+	    nrSeen += !own;
+	    own = 0;
+	    continue;
+	}
+	own = 0;
 	if (procPtr == errorCb) {
 	    if (numCalls < MAX_CALLS && cbPtr->data[1] != NULL
 		    && PTR2INT(cbPtr->data[0]) > 0) {
@@ -496,9 +531,12 @@ CollectCalls(
 		calls[numCalls].done = 0;
 		calls[numCalls].outerPtr = NULL;
 		calls[numCalls].mPtr = NULL;
+		calls[numCalls].nrAt = nrSeen;
+		calls[numCalls].evalsOut = 0;
 		numCalls++;
 		open++;
 	    }
+	    own = 1;
 	    continue;
 	}
 	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
@@ -510,6 +548,8 @@ CollectCalls(
 		calls[numCalls].outerPtr = NULL;
 		calls[numCalls].mPtr = mPtr;
 		calls[numCalls].chainFlags = flags;
+		calls[numCalls].nrAt = nrSeen;
+		calls[numCalls].evalsOut = 0;
 		numCalls++;
 		open++;
 	    }
@@ -528,12 +568,19 @@ CollectCalls(
 	    framePtr = (const CmdFrame *) cbPtr->data[1];
 	}
 	if (framePtr != NULL) {
-	    int i;
-
 	    for (i = numCalls - open; i < numCalls; i++) {
 		calls[i].outerPtr = framePtr;
+		calls[i].evalsOut = nrSeen - calls[i].nrAt - 1;
 	    }
 	    open = 0;
+	}
+    }
+    for (i = numCalls - open; i < numCalls; i++) {
+	calls[i].evalsOut = nrSeen - calls[i].nrAt;
+    }
+    if (nrCb == NULL) {
+	for (i = 0; i < numCalls; i++) {
+	    calls[i].evalsOut = 0;
 	}
     }
     return numCalls;
@@ -588,6 +635,28 @@ DropCalls(
     }
 }
 
+/*
+ * A call written last (at 'at', innermost first) goes inside the frames
+ * of the commands of scripts evaluated from their strings that run it:
+ * the eval frames written just before it, up to 'evalsOut' of them.
+ */
+
+static inline void
+PlaceCall(
+    CprofTclRef *out,
+    int at,
+    int evalsOut)
+{
+    while (evalsOut-- > 0 && at > 0 && out[at - 1].kind == CPROF_RAW_EVAL
+	    && out[at - 1].nameId == CPROF_FRAMES_RAW) {
+	CprofTclRef tmp = out[at - 1];
+
+	out[at - 1] = out[at];
+	out[at] = tmp;
+	at--;
+    }
+}
+
 static int
 WriteCall(
     CprofFrames *fPtr,
@@ -611,6 +680,7 @@ WriteCall(
 	    return 0;
 	}
 	*resumedPtr = 0;
+	PlaceCall(out, *nPtr - 1, callPtr->evalsOut);
 	return 1;
     }
     if (!WordText(callPtr->objv[0], &text0, &len0)
@@ -635,6 +705,7 @@ WriteCall(
     refPtr->siteCode = text1;
     refPtr->siteOffset = (unsigned) CprofFramesWordDigest(head1);
     fPtr->counters.calls++;
+    PlaceCall(out, *nPtr - 1, callPtr->evalsOut);
     return 1;
 }
 
@@ -1151,13 +1222,26 @@ CbProbeCmd(
     if (objc == 2) {
 	Tcl_Obj *listObj;
 
+	const NRE_callback *abovePtr = NULL;
+
 	for (i = 0; cbPtr != NULL && i < 8; cbPtr = cbPtr->nextPtr, i++) {
 	    if (cbPtr->data[0] != NULL && cfAddr != NULL
 		    && (const char *) cbPtr->data[0]
 		    + offsetof(TEBCdata, cmdFrame) == cfAddr) {
+		/*
+		 * The record just above it is this command's NRCommand.
+		 */
+
 		tebcResumeCb = cbPtr->procPtr;
+		if (abovePtr != NULL && abovePtr->data[0] == NULL
+			&& abovePtr->data[1] == NULL
+			&& abovePtr->data[2] == NULL
+			&& abovePtr->data[3] == NULL) {
+		    nrCommandCb = abovePtr->procPtr;
+		}
 		break;
 	    }
+	    abovePtr = cbPtr;
 	}
 	listObj = Tcl_NewListObj(1, objv);
 	Tcl_IncrRefCount(listObj);

@@ -1233,7 +1233,8 @@ Resolve(
 	    fPtr->counters.named++;
 	}
       named:
-	if ((refPtr->kind == CPROF_RAW_PROC || refPtr->kind == CPROF_RAW_METHOD)
+	if ((refPtr->kind == CPROF_RAW_PROC || refPtr->kind == CPROF_RAW_METHOD
+		|| refPtr->kind == CPROF_RAW_OBJV)
 		&& n > 0 && lastRaw == CPROF_RAW_CMD
 		&& out[n - 1].interpId == refPtr->interpId
 		&& (out[n - 1].kind == CPROF_KIND_PROC

@@ -624,7 +624,8 @@ DeadlineMain(
  * fork handler holds already.
  */
 
-static int deadlineForkLocked;
+static __thread int deadlineForkLocked;	/* The forking thread's (two
+						 * threads may fork at once). */
 
 static void
 DeadlineForkPrepare(void)

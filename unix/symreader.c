@@ -288,7 +288,10 @@ ReaderMain(
  * (the memory hooks') holds already.
  */
 
-static int forkLocked;
+static __thread int forkLocked;	/* The forking thread's: two threads
+				 * forking at once must not undo each
+				 * other's (an unlock lost left the mutex
+				 * held for ever: Tcl's thread-8.1). */
 
 static void
 ForkPrepare(void)

@@ -65,7 +65,8 @@ ThreadExit(
     }
     for (i = 0; i < ltPtr->numInterps; i++) {
 	if (ltPtr->interps[i] != NULL) {
-	    Tcl_DontCallWhenDeleted(ltPtr->interps[i], CprofLabelsInterpGone, ltPtr);
+	    Tcl_DontCallWhenDeleted(ltPtr->interps[i], CprofLabelsInterpGone,
+		    ltPtr);
 	}
     }
     *ltPtrPtr = NULL;

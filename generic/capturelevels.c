@@ -1227,7 +1227,7 @@ CprofLevelsDropSuspension(
  *
  * CprofLevelsSeedSuspension --
  *
- *	A coroutine suspended since before the run started (seed.c): its
+ *	A coroutine suspended since before the run started (captureseed.c): its
  *	frames, 'entries' outermost first with levels relative to its
  *	resumer, become its suspension record, as if saved at a yield, and
  *	the capture is told of it (it then restores them when the coroutine

@@ -8,10 +8,11 @@
  *	    tclcprof.c	package init and unload, the ::tclcprof ensemble,
  *			interp and namespace deletion
  *	    cmdstatus.c	status, data, save, runs, stack
+ *	    cmdconfigure.c	tclcprof::configure
  *	    cmddebug.c	tclcprof::debug, introspection and test hooks
  *	    cmdlayout.c	report support: the tree layout and flat sums
  *	    cmdrun.c	a run's lifecycle: start, stop, pause, resume,
- *			reset, profile, configure, -duration, the level
+ *			reset, profile, -duration, the level
  *			stack's hooks, the sampler's arming and drain timer
  *	    cmdserve.c	the thread of tclcprof::serve
  *	    cmdscope.c	-scope tree|process: sessions and their members
@@ -248,6 +249,8 @@ typedef struct CprofCmdHooks {
 
 MODULE_SCOPE void	CprofCmdSetHooks(const CprofCmdHooks *hooksPtr);
 MODULE_SCOPE const CprofCmdHooks *CprofCmdHooksGet(void);
+MODULE_SCOPE Tcl_Obj *	CprofDictGet(Tcl_Obj *dictObj, const char *key);
+MODULE_SCOPE Tcl_WideInt CprofDictGetWide(Tcl_Obj *dictObj, const char *key);
 MODULE_SCOPE int	CprofStateError(Tcl_Interp *interp,
 			    const char *message, const char *what);
 MODULE_SCOPE int	CprofBadValue(Tcl_Interp *interp, const char *option,
@@ -288,7 +291,7 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofResumeObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofResetObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofProfileObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofProfileNRCmd;
-MODULE_SCOPE Tcl_ObjCmdProc CprofConfigureObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofConfigureObjCmd;	/* cmdconfigure.c */
 
 /*
  * cmdrundb.c

@@ -204,11 +204,8 @@ DictValue(
     Tcl_Obj *dictObj,
     const char *key)
 {
-    Tcl_Obj *keyObj = Tcl_NewStringObj(key, -1), *valueObj = NULL;
+    Tcl_Obj *valueObj = CprofDictGet(dictObj, key);
 
-    Tcl_IncrRefCount(keyObj);
-    Tcl_DictObjGet(NULL, dictObj, keyObj, &valueObj);
-    Tcl_DecrRefCount(keyObj);
     return valueObj ? valueObj : Tcl_NewObj();
 }
 

@@ -3,9 +3,10 @@
  *
  *	The options of start and configure: the table, parsing and checking
  *	(which options apply to which modes, which may change while a run
- *	goes on), the values configure reports, and the configure command
- *	(what a run started without options uses). The names of the
- *	options and of their values, and the errors, are cmdutil.c's.
+ *	goes on) and the values configure reports; the configure command
+ *	(what a run started without options uses) is cmdconfigure.c's. The
+ *	names of the options and of their values, and the errors, are
+ *	cmdutil.c's.
  *
  * Copyright (c) 2026 The tclcprof authors.
  *

@@ -109,8 +109,6 @@ struct CprofSession {
 
 MODULE_SCOPE Tcl_Mutex cprofScopeMutex;
 
-MODULE_SCOPE Tcl_Obj *	CprofDictGet(Tcl_Obj *dictObj, const char *key);
-MODULE_SCOPE Tcl_WideInt CprofDictGetWide(Tcl_Obj *dictObj, const char *key);
 MODULE_SCOPE const char *CprofScopeThreadName(Tcl_ThreadId id);
 MODULE_SCOPE void	CprofScopeThreadNameSet(Tcl_ThreadId id,
 			    const char *name);

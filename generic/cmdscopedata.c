@@ -105,46 +105,6 @@ CprofScopeThreadCpuNs(void)
 }
 
 /*
- *----------------------------------------------------------------------
- *
- * CprofScopeProfile --
- *
- *	The owner's profile value with what the members published: the
- *	exact trees of child interpreters beside its own, and, with more
- *	than one thread, one root per thread (kind thread). 'ownObj' is the
- *	owner's own value (unshared); returns the whole.
- *
- *----------------------------------------------------------------------
- */
-
-Tcl_Obj *
-CprofDictGet(
-    Tcl_Obj *dictObj,
-    const char *key)
-{
-    Tcl_Obj *keyObj = Tcl_NewStringObj(key, -1), *valueObj = NULL;
-
-    Tcl_IncrRefCount(keyObj);
-    Tcl_DictObjGet(NULL, dictObj, keyObj, &valueObj);
-    Tcl_DecrRefCount(keyObj);
-    return valueObj;
-}
-
-Tcl_WideInt
-CprofDictGetWide(
-    Tcl_Obj *dictObj,
-    const char *key)
-{
-    Tcl_Obj *valueObj = (dictObj != NULL) ? CprofDictGet(dictObj, key) : NULL;
-    Tcl_WideInt w = 0;
-
-    if (valueObj != NULL) {
-	Tcl_GetWideIntFromObj(NULL, valueObj, &w);
-    }
-    return w;
-}
-
-/*
  * Joining the exact trees of a thread's interpreters (exact.c, Peers and
  * links): each tree's link nodes stand for a frame of another tree (its
  * serial and node id); their children are moved under that node, whose
@@ -669,6 +629,19 @@ ThreadNode(
     PUT(nodeObj, "children", kidsObj ? kidsObj : Tcl_NewListObj(0, NULL));
     return nodeObj;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofScopeProfile --
+ *
+ *	The owner's profile value with what the members published: the
+ *	exact trees of child interpreters beside its own, and, with more
+ *	than one thread, one root per thread (kind thread). 'ownObj' is the
+ *	owner's own value (unshared); returns the whole.
+ *
+ *----------------------------------------------------------------------
+ */
 
 Tcl_Obj *
 CprofScopeProfile(

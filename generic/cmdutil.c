@@ -139,3 +139,41 @@ CprofCmdHooksGet(void)
 {
     return __atomic_load_n(&cmdHooks, __ATOMIC_ACQUIRE);
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDictGet, CprofDictGetWide --
+ *
+ *	A key's value in a dict, NULL when it has none; as a wide integer,
+ *	0 when it has none (or the dict is NULL).
+ *
+ *----------------------------------------------------------------------
+ */
+
+Tcl_Obj *
+CprofDictGet(
+    Tcl_Obj *dictObj,
+    const char *key)
+{
+    Tcl_Obj *keyObj = Tcl_NewStringObj(key, -1), *valueObj = NULL;
+
+    Tcl_IncrRefCount(keyObj);
+    Tcl_DictObjGet(NULL, dictObj, keyObj, &valueObj);
+    Tcl_DecrRefCount(keyObj);
+    return valueObj;
+}
+
+Tcl_WideInt
+CprofDictGetWide(
+    Tcl_Obj *dictObj,
+    const char *key)
+{
+    Tcl_Obj *valueObj = (dictObj != NULL) ? CprofDictGet(dictObj, key) : NULL;
+    Tcl_WideInt w = 0;
+
+    if (valueObj != NULL) {
+	Tcl_GetWideIntFromObj(NULL, valueObj, &w);
+    }
+    return w;
+}

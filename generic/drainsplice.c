@@ -1,7 +1,9 @@
 /*
  * drainsplice.c --
  *
- *	Splice the Tcl frames of a sample into its native stack.
+ *	Splice the Tcl frames of a sample into its native stack: the drain's
+ *	second stage (CprofDrainSplice, drain.c's CprofAddSampleTo), and
+ *	the splice itself (CprofSplice, also for tclcprof::debug splice).
  *
  *	In Tcl 8.6 one native trampoline frame (TclNRRunCallbacks) runs many
  *	nested Tcl commands: procs are flat on the C stack, and only a C
@@ -42,7 +44,7 @@
  * this file, and for a DISCLAIMER OF ALL WARRANTIES.
  */
 
-#include "tclcprofInt.h"
+#include "drainInt.h"
 
 /*
  *----------------------------------------------------------------------
@@ -215,6 +217,49 @@ CprofSplice(
     *unmatchedPtr = unmatched;
     if (beyondPtr != NULL) {
 	*beyondPtr = beyond;
+    }
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDrainSplice --
+ *
+ *	The drain's second stage: a sample's Tcl frames (named, in order:
+ *	drain.c) spliced into its native frames, with the state's counts of
+ *	samples spliced, unspliced (frames unmatched) and short (the native
+ *	stack ended early).
+ *
+ * Results:
+ *	The number of entries of merged.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofDrainSplice(
+    CprofState *statePtr,
+    const CprofSample *samplePtr,
+    const CprofTclRef *tcl,
+    int nTcl,
+    CprofSpliceEntry *merged)
+{
+    int n, unmatched, beyond;
+
+    n = CprofSplice(samplePtr->ip, samplePtr->cfa, samplePtr->nNative,
+	    tcl, nTcl, statePtr->calib.trampStart,
+	    statePtr->calib.trampEnd, merged, &unmatched, &beyond);
+    if (nTcl > 0) {
+	if (beyond) {
+	    statePtr->shortSamples++;
+	}
+	if (unmatched) {
+	    statePtr->unsplicedSamples++;
+	    statePtr->unmatchedFrames += unmatched;
+	} else {
+	    statePtr->splicedSamples++;
+	}
     }
     return n;
 }

@@ -1124,26 +1124,6 @@ ProbeCmd(
  * CmdFrame, the one linked). Only the first 8 records are looked at.
  */
 
-/*
- * A copy that cannot fault (normal context, the probe's checks).
- */
-
-static int
-CopyOwn(
-    const void *addr,
-    void *buf,
-    size_t size)
-{
-    struct iovec local, remote;
-
-    local.iov_base = buf;
-    local.iov_len = size;
-    remote.iov_base = (void *) addr;
-    remote.iov_len = size;
-    return addr != NULL && process_vm_readv(getpid(), &local, 1, &remote, 1,
-	    0) == (ssize_t) size;
-}
-
 static int
 CbProbeCmd(
     ClientData clientData,
@@ -1203,14 +1183,14 @@ CbProbeCmd(
 	    }
 	}
 	if (foundPtr != NULL && object != NULL
-		&& CopyOwn(ctxAddr, &ctx, sizeof(ctx))
+		&& CprofFramesCopyVm(ctxAddr, &ctx, sizeof(ctx))
 		&& ctx.oPtr == (Object *) object && ctx.index == 0
 		&& ctx.callPtr != NULL
-		&& CopyOwn(ctx.callPtr, &chain, sizeof(chain))
+		&& CprofFramesCopyVm(ctx.callPtr, &chain, sizeof(chain))
 		&& chain.numChain >= 1 && chain.chain != NULL
-		&& CopyOwn(chain.chain, &entry, sizeof(entry))
+		&& CprofFramesCopyVm(chain.chain, &entry, sizeof(entry))
 		&& entry.mPtr != NULL
-		&& CopyOwn(entry.mPtr, &method, sizeof(method))
+		&& CprofFramesCopyVm(entry.mPtr, &method, sizeof(method))
 		&& method.typePtr != NULL
 		&& strcmp(method.typePtr->name, "forward") == 0) {
 	    forwardType = method.typePtr;

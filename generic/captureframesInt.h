@@ -119,6 +119,8 @@ typedef struct HeldMethod {
  */
 
 MODULE_SCOPE void	CprofFramesReleaseHeld(CprofFrames *fPtr);
+MODULE_SCOPE int	CprofFramesCopyVm(const void *addr, void *buf,
+			    size_t size);
 
 /*
  * A CPROF_RAW_OBJV reference's second word: a digest of its first bytes

@@ -60,8 +60,14 @@ static int copyPipe[2] = {-1, -1};
 static pid_t copyPipePid = 0;
 TCL_DECLARE_MUTEX(copyMutex)
 
-static int
-CopyVm(
+/*
+ * The copy by process_vm_readv, which fails instead of faulting (also for
+ * captureframes.c's probe of the callback records, before the way is
+ * probed).
+ */
+
+int
+CprofFramesCopyVm(
     const void *addr,
     void *buf,
     size_t size)
@@ -140,13 +146,13 @@ CopyWorks(
 
     memset(buf, 0, sizeof(buf));
     ok = (method == CPROF_COPY_VM)
-	    ? CopyVm(known, buf, sizeof(known))
+	    ? CprofFramesCopyVm(known, buf, sizeof(known))
 	    : CopyPipe(known, buf, sizeof(known));
     if (!ok || memcmp(buf, known, sizeof(known)) != 0) {
 	return 0;
     }
     return !((method == CPROF_COPY_VM)
-	    ? CopyVm((const void *) (uintptr_t) 64, buf, 16)
+	    ? CprofFramesCopyVm((const void *) (uintptr_t) 64, buf, 16)
 	    : CopyPipe((const void *) (uintptr_t) 64, buf, 16));
 }
 
@@ -197,7 +203,7 @@ SafeCopy(
 	return 0;
     }
     if (copyMethod == CPROF_COPY_VM) {
-	return CopyVm(addr, buf, size);
+	return CprofFramesCopyVm(addr, buf, size);
     }
     Tcl_MutexLock(&copyMutex);
     ok = (copyMethod == CPROF_COPY_PIPE) && CopyPipe(addr, buf, size);

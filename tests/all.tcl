@@ -21,9 +21,9 @@
 #	variable TCLCPROF_TEST_CAPTURE. "-captures LIST" chooses the
 #	captures (the first runs every file; the others run the
 #	capture-sensitive files, or those of -file).
-#	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below); by
-#	default one more than the machine's processors (at most 8), one at
-#	a time on a single processor or with -singleproc 1.
+#	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below);
+#	TCLCPROF_TEST_JOBS=auto one more than the machine's processors (at
+#	most 8); by default one at a time.
 #	TCLCPROF_TEST_TIMES=FILE records each test's wall and CPU time in
 #	FILE and names the dearest tests at the end. A test whose result
 #	does not depend on the capture has the constraint oncePerSuite
@@ -175,9 +175,11 @@ set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 # take the suite from about 10 to about 4 minutes; beside two busy loops
 # they also take a larger share of the processors than one or two (the
 # scheduler shares them per runnable process), which is what keeps a
-# loaded machine's run short. The default is the number of processors
-# plus one (a unit waiting on a child or the wall clock leaves one
-# free), at most 8.
+# loaded machine's run short. "auto" is the number of processors plus
+# one (a unit waiting on a child or the wall clock leaves one free), at
+# most 8. The default stays one at a time: three units at a time on two
+# processors made one timing test in about 1,700 fail in each of three
+# CI runs (2026-11-29), which one at a time does not.
 proc ::tclcprof_alltests::DefaultJobs {} {
     set n 1
     catch {
@@ -194,13 +196,16 @@ proc ::tclcprof_alltests::DefaultJobs {} {
     return [expr {min($n + 1, 8)}]
 }
 set ::tclcprof_alltests::jobs [expr {[info exists ::env(TCLCPROF_TEST_JOBS)]
-	? $::env(TCLCPROF_TEST_JOBS) : [::tclcprof_alltests::DefaultJobs]}]
+	? $::env(TCLCPROF_TEST_JOBS) : 1}]
+if {$::tclcprof_alltests::jobs eq "auto"} {
+    set ::tclcprof_alltests::jobs [::tclcprof_alltests::DefaultJobs]
+}
 set ::tclcprof_alltests::single [expr {[set i [lsearch -exact $argv \
 	-singleproc]] >= 0 && [string is true -strict [lindex $argv $i+1]]}]
 if {![string is integer -strict $::tclcprof_alltests::jobs]
 	|| $::tclcprof_alltests::jobs < 1} {
-    puts stderr "all.tcl: TCLCPROF_TEST_JOBS must be a positive integer,\
-	    not \"$::tclcprof_alltests::jobs\""
+    puts stderr "all.tcl: TCLCPROF_TEST_JOBS must be a positive integer\
+	    or auto, not \"$::tclcprof_alltests::jobs\""
     exit 1
 }
 namespace eval ::tclcprof_alltests::jobs {

@@ -331,6 +331,24 @@ StopFrames(
     statePtr->framesPtr = NULL;
 }
 
+/*
+ * The run's symbolizer, made at its first sampled or memory run: C source
+ * lines only with -lines 1 (a session's shared one is set when the
+ * session makes it).
+ */
+
+static void
+RunSymbolizer(
+    CprofState *statePtr)
+{
+    if (statePtr->symPtr == NULL) {
+	statePtr->symPtr = CprofSymNew();
+    }
+    if (statePtr->symLockPtr == NULL) {
+	CprofSymSetLines(statePtr->symPtr, statePtr->options.lines);
+    }
+}
+
 static int
 StartSampling(
     CprofState *statePtr)
@@ -361,17 +379,7 @@ StartSampling(
 	    statePtr->options.rate, slots, &sPtr) != TCL_OK) {
 	return TCL_ERROR;
     }
-    if (statePtr->symPtr == NULL) {
-	statePtr->symPtr = CprofSymNew();
-    }
-    if (statePtr->symLockPtr == NULL) {
-	/*
-	 * C source lines only with -lines 1 (a session's symbolizer is
-	 * set when the session makes it).
-	 */
-
-	CprofSymSetLines(statePtr->symPtr, statePtr->options.lines);
-    }
+    RunSymbolizer(statePtr);
     if (statePtr->options.lines) {
 	/*
 	 * Sampled lines: each frame's call site, and the pc of the bytecode
@@ -415,6 +423,7 @@ static int
 StartMemory(
     CprofState *statePtr)
 {
+    RunSymbolizer(statePtr);
     if (CprofMemoryStart(statePtr) != TCL_OK) {
 	return TCL_ERROR;
     }

@@ -235,13 +235,6 @@ CprofMemoryStart(
 	CprofSamplerAttach(mPtr->idlePtr);
 	mPtr->drainPtr = &mPtr->idlePtr->needDrain;
     }
-    if (statePtr->symPtr == NULL) {
-	statePtr->symPtr = CprofSymNew();
-    }
-    if (statePtr->symLockPtr == NULL) {
-	/* C source lines of allocation sites only with -lines 1. */
-	CprofSymSetLines(statePtr->symPtr, statePtr->options.lines);
-    }
     mPtr->rate = statePtr->options.memRate;
     if (!CprofMemStart(mPtr->rate, mPtr->drainPtr, msg, sizeof(msg))) {
 	if (mPtr->idlePtr != NULL) {

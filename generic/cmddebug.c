@@ -276,23 +276,25 @@ CprofDebugObjCmd(
 	"aggregate", "cfas", "checks", "dbbusy", "dblimit", "dwarf", "frames",
 	"memstacks", "memwalk", "names", "safecopy", "samplewalk", "splice",
 	"spoollimit", "symbol",
-	"symbols", "trampolines", NULL
+	"symbols", "trampolines", "unspliced", "walkat", NULL
     };
     enum {
 	SUB_AGGREGATE, SUB_CFAS, SUB_CHECKS, SUB_DBBUSY, SUB_DBLIMIT,
 	SUB_DWARF, SUB_FRAMES, SUB_MEMSTACKS, SUB_MEMWALK, SUB_NAMES, SUB_SAFECOPY,
 	SUB_SAMPLEWALK,
-	SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES
+	SUB_SPLICE, SUB_SPOOLLIMIT, SUB_SYMBOL, SUB_SYMBOLS, SUB_TRAMPOLINES,
+	SUB_UNSPLICED, SUB_WALKAT
     };
     static const int arity[] = {3, 2, 2, 3, 3, 2, 2, 3, 3, 2, 2, 3, 5, 3, 3,
-	3, 2};
+	3, 2, 2, 3};
     static const char *const usage[] = {
 	"aggregate stacks", "cfas", "checks", "dbbusy ms", "dblimit pages",
 	"dwarf", "frames", "memstacks max", "memwalk check", "names ?pattern?",
 	"safecopy ?none|process_vm_readv|pipe|probe?",
 	"samplewalk check", "splice native tcl trampoline",
 	"spoollimit bytes",
-	"symbol address", "symbols addresses", "trampolines"
+	"symbol address", "symbols addresses", "trampolines", "unspliced",
+	"walkat address"
     };
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int index;
@@ -356,6 +358,58 @@ CprofDebugObjCmd(
     }
     case SUB_SYMBOLS:
 	return CprofSymDebug(interp, objv[2]);
+    case SUB_WALKAT: {
+	/*
+	 * The signal handler's walk as if interrupted at the entry of the
+	 * code at 'address' called from here (x86-64, during a run): the
+	 * names of its frames, innermost first; an error if the walk gives
+	 * up. For code without call frame information: commands' thunks.
+	 */
+
+	Tcl_WideInt addr;
+	uintptr_t ip[64], cfa[64];
+	int n, i;
+	Tcl_Obj *listObj;
+	CprofSymbolizer *symPtr;
+
+	if (Tcl_GetWideIntFromObj(NULL, objv[2], &addr) != TCL_OK
+		|| addr <= 0) {
+	    return CprofBadValue(interp, subNames[index], objv[2],
+		    "expected a positive integer");
+	}
+	n = CprofCfiWalkAt((uintptr_t) addr, ip, cfa, 64);
+	if (n < 0) {
+	    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		    "the walk gave up (no run, not x86-64, or no rule)", -1));
+	    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", "walkat", NULL);
+	    return TCL_ERROR;
+	}
+	listObj = Tcl_NewObj();
+	symPtr = statePtr->symPtr != NULL ? statePtr->symPtr : CprofSymNew();
+	CprofSymRefresh(symPtr);
+	for (i = 0; i < n; i++) {
+	    CprofSymInfo info;
+	    const char *name;
+
+	    CprofSymResolve(symPtr, i == 0 ? ip[0] : ip[i] - 1, &info);
+	    name = CprofNameString(info.nameId);
+	    Tcl_ListObjAppendElement(NULL, listObj,
+		    Tcl_NewStringObj(name ? name : "", -1));
+	}
+	if (symPtr != statePtr->symPtr) {
+	    CprofSymFree(symPtr);
+	}
+	Tcl_SetObjResult(interp, listObj);
+	return TCL_OK;
+    }
+    case SUB_UNSPLICED:
+	/*
+	 * The last samples (at most 4) whose Tcl frames the splice could
+	 * not place among their native frames, since the last reset.
+	 */
+
+	Tcl_SetObjResult(interp, CprofUnsplicedLogObj(statePtr));
+	return TCL_OK;
     case SUB_FRAMES:
 	return DebugFrames(interp, statePtr);
     case SUB_SPLICE:

@@ -486,6 +486,7 @@ ClearData(
     statePtr->unsplicedSamples = 0;
     statePtr->unmatchedFrames = 0;
     statePtr->shortSamples = 0;
+    CprofUnsplicedLogFree(statePtr);
     statePtr->drainsPutOff = 0;
     statePtr->putOffSinceNs = 0;
     statePtr->hasData = 0;

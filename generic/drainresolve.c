@@ -28,7 +28,8 @@
 /*
  * Whether a module is tclcprof's own library: its frames (the trace
  * callback, a drain) are the profiler's work inside Tcl's and are shown
- * with Tcl's internals.
+ * with Tcl's internals. So are the commands' thunks (hookthunk.c: code
+ * of no module, CprofThunkContains).
  */
 
 static int
@@ -435,7 +436,8 @@ CprofDrainResolve(
 		    || info.nameId == ids.libcStart[1]
 		    || info.nameId == ids.libcStart[2]);
 	    if (native == CPROF_NATIVE_USER) {
-		if (info.inTcl || IsOwnModule(info.moduleId)) {
+		if (info.inTcl || IsOwnModule(info.moduleId)
+			|| (info.moduleId < 0 && CprofThunkContains(addr))) {
 		    startup = 0;
 		    afterTcl = 1;
 		    continue;

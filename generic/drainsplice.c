@@ -45,6 +45,7 @@
  */
 
 #include "drainInt.h"
+#include <string.h>
 
 /*
  *----------------------------------------------------------------------
@@ -222,6 +223,151 @@ CprofSplice(
 }
 
 /*
+ * The last few samples the splice could not place, kept raw (addresses,
+ * stack pointers, anchors and the Tcl frames' names) so that a test or a
+ * user who sees a splice rate below 1 can ask where they went
+ * (tclcprof::debug unspliced). Normal context only: the drain.
+ */
+
+#define UNSPLICED_KEEP 4
+
+typedef struct UnsplicedEntry {
+    int nNative, nTcl;
+    uintptr_t ip[CPROF_NATIVE_MAX];
+    uintptr_t cfa[CPROF_NATIVE_MAX];
+    uintptr_t anchor[CPROF_TCL_MAX];
+    int nameId[CPROF_TCL_MAX];
+} UnsplicedEntry;
+
+typedef struct CprofUnsplicedLog {
+    int next;			/* Slot the next one goes to. */
+    int count;			/* Slots used (at most UNSPLICED_KEEP). */
+    uintptr_t trampStart, trampEnd;
+    UnsplicedEntry entries[UNSPLICED_KEEP];
+} CprofUnsplicedLog;
+
+static void
+LogUnspliced(
+    CprofState *statePtr,
+    const CprofSample *samplePtr,
+    const CprofTclRef *tcl,
+    int nTcl)
+{
+    CprofUnsplicedLog *logPtr = statePtr->unsplicedLog;
+    UnsplicedEntry *ePtr;
+    int i;
+
+    if (logPtr == NULL) {
+	logPtr = (CprofUnsplicedLog *) ckalloc(sizeof(CprofUnsplicedLog));
+	logPtr->next = logPtr->count = 0;
+	statePtr->unsplicedLog = logPtr;
+    }
+    logPtr->trampStart = statePtr->calib.trampStart;
+    logPtr->trampEnd = statePtr->calib.trampEnd;
+    ePtr = &logPtr->entries[logPtr->next];
+    logPtr->next = (logPtr->next + 1) % UNSPLICED_KEEP;
+    if (logPtr->count < UNSPLICED_KEEP) {
+	logPtr->count++;
+    }
+    ePtr->nNative = samplePtr->nNative;
+    memcpy(ePtr->ip, samplePtr->ip, ePtr->nNative * sizeof(uintptr_t));
+    memcpy(ePtr->cfa, samplePtr->cfa, ePtr->nNative * sizeof(uintptr_t));
+    ePtr->nTcl = nTcl;
+    for (i = 0; i < nTcl; i++) {
+	ePtr->anchor[i] = tcl[i].anchor;
+	ePtr->nameId[i] = tcl[i].nameId;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofUnsplicedLogObj --
+ *
+ *	The samples kept by LogUnspliced, oldest first: a list of dicts
+ *	with "native" (innermost first: {address cfa name in_trampoline}),
+ *	"tcl" (outermost first: {name anchor matched}) and the run's
+ *	trampoline range. Names of native frames are looked up now.
+ *
+ *----------------------------------------------------------------------
+ */
+
+Tcl_Obj *
+CprofUnsplicedLogObj(
+    CprofState *statePtr)
+{
+    CprofUnsplicedLog *logPtr = statePtr->unsplicedLog;
+    Tcl_Obj *listObj = Tcl_NewObj();
+    CprofSymbolizer *symPtr;
+    int k, i, j;
+
+    if (logPtr == NULL || logPtr->count == 0) {
+	return listObj;
+    }
+    symPtr = statePtr->symPtr != NULL ? statePtr->symPtr : CprofSymNew();
+    if (statePtr->symLockPtr != NULL) {
+	Tcl_MutexLock(statePtr->symLockPtr);
+    }
+    CprofSymRefresh(symPtr);
+    for (k = 0; k < logPtr->count; k++) {
+	int slot = (logPtr->next - logPtr->count + k + 2 * UNSPLICED_KEEP)
+		% UNSPLICED_KEEP;
+	const UnsplicedEntry *ePtr = &logPtr->entries[slot];
+	Tcl_Obj *dictObj = Tcl_NewDictObj();
+	Tcl_Obj *nativeObj = Tcl_NewObj(), *tclObj = Tcl_NewObj();
+
+	for (i = 0; i < ePtr->nNative; i++) {
+	    CprofSymInfo info;
+	    const char *name;
+
+	    CprofSymResolve(symPtr, i == 0 ? ePtr->ip[0] : ePtr->ip[i] - 1,
+		    &info);
+	    name = CprofNameString(info.nameId);
+	    Tcl_ListObjAppendElement(NULL, nativeObj, Tcl_ObjPrintf(
+		    "0x%lx 0x%lx {%s} %d", (unsigned long) ePtr->ip[i],
+		    (unsigned long) ePtr->cfa[i], name ? name : "",
+		    InTrampoline(ePtr->ip, i, logPtr->trampStart,
+			    logPtr->trampEnd)));
+	}
+	for (i = 0; i < ePtr->nTcl; i++) {
+	    const char *name = CprofNameString(ePtr->nameId[i]);
+	    int matched = 0;
+
+	    for (j = 0; j < ePtr->nNative; j++) {
+		if (ePtr->cfa[j] == ePtr->anchor[i] && InTrampoline(ePtr->ip,
+			j, logPtr->trampStart, logPtr->trampEnd)) {
+		    matched = 1;
+		}
+	    }
+	    Tcl_ListObjAppendElement(NULL, tclObj, Tcl_ObjPrintf(
+		    "{%s} 0x%lx %d", name ? name : "",
+		    (unsigned long) ePtr->anchor[i], matched));
+	}
+	Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("native", -1),
+		nativeObj);
+	Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("tcl", -1), tclObj);
+	Tcl_ListObjAppendElement(NULL, listObj, dictObj);
+    }
+    if (statePtr->symLockPtr != NULL) {
+	Tcl_MutexUnlock(statePtr->symLockPtr);
+    }
+    if (symPtr != statePtr->symPtr) {
+	CprofSymFree(symPtr);
+    }
+    return listObj;
+}
+
+void
+CprofUnsplicedLogFree(
+    CprofState *statePtr)
+{
+    if (statePtr->unsplicedLog != NULL) {
+	ckfree(statePtr->unsplicedLog);
+	statePtr->unsplicedLog = NULL;
+    }
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofDrainSplice --
@@ -257,6 +403,7 @@ CprofDrainSplice(
 	if (unmatched) {
 	    statePtr->unsplicedSamples++;
 	    statePtr->unmatchedFrames += unmatched;
+	    LogUnspliced(statePtr, samplePtr, tcl, nTcl);
 	} else {
 	    statePtr->splicedSamples++;
 	}

@@ -140,6 +140,7 @@ DeleteState(
     CprofMemoryFree(statePtr);
     CprofTreeFree(&statePtr->tree);
     CprofSrcLinesFree(statePtr->srcLinesPtr);
+    CprofUnsplicedLogFree(statePtr);
     if (statePtr->symPtr != NULL) {
 	CprofSymFree(statePtr->symPtr);
     }

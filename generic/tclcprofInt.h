@@ -1434,6 +1434,8 @@ MODULE_SCOPE const char *CprofSignalName(void);
 MODULE_SCOPE uint64_t	CprofForeignSignals(void);
 MODULE_SCOPE int	CprofUnwindReady(char *msg, size_t msgLen);
 						/* unwindgcc.c */
+MODULE_SCOPE int	CprofCfiWalkAt(uintptr_t pc, uintptr_t *ip,
+			    uintptr_t *cfa, int max);
 MODULE_SCOPE int	CprofNativeWalk(uintptr_t *ip, uintptr_t *cfa,
 			    int max);		/* unwindgcc.c */
 MODULE_SCOPE int	CprofCopyTclFrames(CprofSampler *samplerPtr,
@@ -1554,6 +1556,10 @@ typedef struct CprofState {
     Tcl_WideInt shortSamples;	/* Samples whose outer Tcl frames lay
 				 * beyond the native stack: the unwind
 				 * stopped early. */
+    struct CprofUnsplicedLog *unsplicedLog;
+				/* The last unspliced samples, raw, for
+				 * tclcprof::debug unspliced (drainsplice.c);
+				 * NULL until the first. */
     int hasData;		/* Something was collected since reset. */
     uint64_t sampleChecks;	/* -capture check: samples compared, and */
     uint64_t sampleDisagreements;
@@ -1611,6 +1617,10 @@ typedef struct CprofState {
 				/* May stop the run: called where nothing
 				 * of the capture is in use any more. */
 } CprofState;
+
+/* The last unspliced samples (drainsplice.c, tclcprof::debug unspliced). */
+MODULE_SCOPE Tcl_Obj *	CprofUnsplicedLogObj(CprofState *statePtr);
+MODULE_SCOPE void	CprofUnsplicedLogFree(CprofState *statePtr);
 
 /*
  * Memory profiling. The hooks (unix/hookmem.c, through unix/hookgot.c)
@@ -1879,6 +1889,7 @@ MODULE_SCOPE int	CprofThunksReady(char *msg, size_t msgLen);
 MODULE_SCOPE void *	CprofThunkNew(void *target, void *record);
 MODULE_SCOPE void	CprofThunkFree(void *entry);
 MODULE_SCOPE void *	CprofThunkIdentity(void);
+MODULE_SCOPE int	CprofThunkContains(uintptr_t pc);
 MODULE_SCOPE void	CprofThunkCounts(size_t *inUsePtr, size_t *totalPtr);
 
 /*

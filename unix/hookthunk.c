@@ -72,6 +72,8 @@ static struct {
     size_t inUse;		/* Slots assigned. */
     size_t total;
     void *identity;		/* Slot 0 of the first block. */
+    uintptr_t lo, hi;		/* Bounds of all code pages, a quick test
+				 * for CprofThunkContains. */
 } thunks;
 TCL_DECLARE_MUTEX(thunkMutex)
 
@@ -253,7 +255,13 @@ NewBlock(void)
 	thunks.total++;
     }
     blockPtr->nextPtr = thunks.blocks;
-    thunks.blocks = blockPtr;
+    if (thunks.lo == 0 || (uintptr_t) mem < thunks.lo) {
+	__atomic_store_n(&thunks.lo, (uintptr_t) mem, __ATOMIC_RELAXED);
+    }
+    if ((uintptr_t) mem + ps > thunks.hi) {
+	__atomic_store_n(&thunks.hi, (uintptr_t) mem + ps, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&thunks.blocks, blockPtr, __ATOMIC_RELEASE);
     return 1;
 }
 
@@ -388,6 +396,51 @@ CprofThunkFree(
 #else
     (void) entry;
 #endif
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofThunkContains --
+ *
+ *	Whether pc lies in a thunk's code page. For the unwinder (the signal
+ *	handler's walk, unwindcfi.c): thunks have no call frame information,
+ *	and a sample that interrupts one must still find its caller. No
+ *	instruction of a slot (or of the identity callback) moves the stack
+ *	pointer, so the caller's return address is the word at the stack
+ *	pointer, as at any function's entry.
+ *
+ *	Async-signal-safe: no lock. Blocks are only ever added, each
+ *	complete before it is published (release store of thunks.blocks),
+ *	and never unmapped or freed, so the list read here is always
+ *	well-formed; a block added meanwhile may be missed (the walk then
+ *	ends at the thunk, as it did before).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofThunkContains(
+    uintptr_t pc)
+{
+#ifdef HAVE_THUNKS
+    const Block *blockPtr;
+
+    if (pc < __atomic_load_n(&thunks.lo, __ATOMIC_RELAXED)
+	    || pc >= __atomic_load_n(&thunks.hi, __ATOMIC_RELAXED)) {
+	return 0;
+    }
+    for (blockPtr = __atomic_load_n(&thunks.blocks, __ATOMIC_ACQUIRE);
+	    blockPtr != NULL; blockPtr = blockPtr->nextPtr) {
+	if (pc >= (uintptr_t) blockPtr->code
+		&& pc < (uintptr_t) blockPtr->code + thunks.pageSize) {
+	    return 1;
+	}
+    }
+#else
+    (void) pc;
+#endif
+    return 0;
 }
 
 /*

@@ -510,6 +510,18 @@ ComputeRule(
     rulePtr->kind = RULE_OTHER;
     fde = (const uint8_t *) pFindFde((void *) pc, &bases);
     if (fde == NULL) {
+	if (CprofThunkContains(pc)) {
+	    /*
+	     * A command's thunk (hookthunk.c): no instruction of it moves
+	     * the stack pointer, so its frame is an entry's, the return
+	     * address at the stack pointer.
+	     */
+
+	    rulePtr->cfaReg = 7;
+	    rulePtr->cfaOff = 8;
+	    rulePtr->kind = RULE_FRAME;
+	    return;
+	}
 	rulePtr->kind = RULE_END;
 	return;
     }
@@ -956,6 +968,57 @@ CprofCfiModules(void)
     pthread_mutex_unlock(&walkMutex);
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofCfiWalkAt --
+ *
+ *	The signal handler's walk (CprofCfiWalkFrom) as if the thread had
+ *	been interrupted at 'pc' right as its caller's call reached it: the
+ *	stack pointer at this function's return address, the caller's
+ *	registers as they are. For tclcprof::debug walkat, which tests the
+ *	rules of code without call frame information (a command's thunk).
+ *	Normal context, during a run (the rule table is mapped at start).
+ *
+ * Results:
+ *	The number of frames, or -1 if the walk gave up.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int __attribute__((noinline))
+CprofCfiWalkAt(
+    uintptr_t pc,
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max)
+{
+    CprofCfiStart start;
+    uintptr_t *fp = (uintptr_t *) __builtin_frame_address(0);
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    int n;
+
+    memset(&start, 0, sizeof(start));
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+	return -1;
+    }
+    if (pthread_attr_getstack(&attr, &addr, &size) != 0) {
+	pthread_attr_destroy(&attr);
+	return -1;
+    }
+    pthread_attr_destroy(&attr);
+    start.pc = pc;
+    start.sp = (uintptr_t) (fp + 1);		/* Our return address. */
+    start.regs[SAVED_RBP] = fp[0];		/* The caller's %rbp. */
+    start.stackLo = (uintptr_t) addr;
+    start.stackHi = (uintptr_t) addr + size;
+    n = CprofCfiWalkFrom(&start, ip, cfa, max);
+    __asm__ volatile ("" ::: "memory");	/* No tail call: fp stays ours. */
+    return n;
+}
+
 #else /* !__x86_64__ */
 
 /*
@@ -991,6 +1054,16 @@ CprofCfiWalkFrom(
 {
     startPtr->mark = -1;
     startPtr->truncated = 0;
+    return -1;
+}
+
+int
+CprofCfiWalkAt(
+    uintptr_t pc,
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int max)
+{
     return -1;
 }
 

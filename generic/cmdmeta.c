@@ -96,8 +96,8 @@ CprofSamplingDict(
 	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->dropsFull));
     PUT(dropsObj, "reentered",
 	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->dropsBusy));
-    PUT(dropsObj, "profiler",
-	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->overhead));
+    PUT(dropsObj, "profiler", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->overhead
+	    + statePtr->ownLeafWeight));
     PUT(dropsObj, "forking",
 	    Tcl_NewWideIntObj((Tcl_WideInt) cPtr->dropsFork));
     PUT(dictObj, "drops", dropsObj);

@@ -487,6 +487,7 @@ ClearData(
     statePtr->unmatchedFrames = 0;
     statePtr->shortSamples = 0;
     CprofUnsplicedLogFree(statePtr);
+    statePtr->ownLeafWeight = 0;
     statePtr->drainsPutOff = 0;
     statePtr->putOffSinceNs = 0;
     statePtr->hasData = 0;

@@ -353,6 +353,10 @@ CprofAddSample(
     CprofState *statePtr,
     const CprofSample *samplePtr)
 {
+    if (CprofDrainOwnLeaf(statePtr, samplePtr)) {
+	statePtr->ownLeafWeight += samplePtr->weight;
+	return;
+    }
     CprofAddSampleTo(statePtr, &statePtr->tree, samplePtr);
 }
 

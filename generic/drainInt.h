@@ -42,6 +42,8 @@ MODULE_SCOPE int	CprofDrainSplice(CprofState *statePtr,
 			    const CprofSample *samplePtr,
 			    const CprofTclRef *tcl, int nTcl,
 			    CprofSpliceEntry *merged);
+MODULE_SCOPE int	CprofDrainOwnLeaf(CprofState *statePtr,
+			    const CprofSample *samplePtr);
 MODULE_SCOPE void	CprofDrainResolve(CprofState *statePtr,
 			    const CprofSample *samplePtr,
 			    const CprofTclRef *tcl,

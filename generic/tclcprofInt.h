@@ -1556,6 +1556,9 @@ typedef struct CprofState {
     Tcl_WideInt shortSamples;	/* Samples whose outer Tcl frames lay
 				 * beyond the native stack: the unwind
 				 * stopped early. */
+    Tcl_WideInt ownLeafWeight;	/* Time samples in the profiler's own code
+				 * (CprofDrainOwnLeaf): left out, counted
+				 * with drops profiler. */
     struct CprofUnsplicedLog *unsplicedLog;
 				/* The last unspliced samples, raw, for
 				 * tclcprof::debug unspliced (drainsplice.c);

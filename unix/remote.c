@@ -240,6 +240,7 @@ PrepareProc(
     tPtr->trampStart = tPtr->tclBase + trampOff;
     tPtr->trampEnd = tPtr->trampStart + trampSize;
     CprofRmScanProcInterps(tPtr);
+    tPtr->callbacks = &procCallbacks;
     tPtr->dwfl = dwfl_begin(&procCallbacks);
     if (tPtr->dwfl == NULL) {
 	return CprofRmError(interp, "DWFL", "libdwfl: %s", dwfl_errmsg(-1));

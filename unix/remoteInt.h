@@ -132,6 +132,10 @@ typedef struct Target {
     uintptr_t fsBase[MAX_THREADS];	/* The pthread_t of each (its thread
 					 * pointer on x86-64), or 0 when
 					 * unknown. */
+    const Dwfl_Callbacks *callbacks;	/* dwfl's, to report the modules
+					 * again (the leaf step). */
+    const char *coreExe;	/* A core's executable as given to
+				 * dwfl_core_file_report, or NULL. */
 } Target;
 
 typedef struct NFrame {		/* A native frame. */
@@ -165,9 +169,18 @@ typedef struct ThreadStack {
     Tcl_Obj *interps;		/* The paths of its interps, or NULL. */
 } ThreadStack;
 
+#define LEAF_REGS	32	/* aarch64: x0-x30 and sp (DWARF 0-31). */
+
 typedef struct StackBox {	/* A thread's stack and its target. */
     Target *tPtr;
     ThreadStack s;
+    int leaf;			/* Its innermost frame is in code without
+				 * unwind information (remotenative.c's
+				 * leaf step): 1 while its registers are
+				 * taken, 2 while the unwind goes on from
+				 * its caller. */
+    Dwarf_Word leafRegs[LEAF_REGS];	/* That frame's registers. */
+    int numLeafRegs;
 } StackBox;
 
 #define READ(tPtr, addr, var) CprofRmReadMem((tPtr), (uintptr_t) (addr), &(var), sizeof(var))

@@ -293,6 +293,8 @@ CprofRmCoreStacks(
 	    exe = psargs;
 	}
     }
+    tPtr->callbacks = &coreCallbacks;
+    tPtr->coreExe = exe;
     tPtr->dwfl = dwfl_begin(&coreCallbacks);
     if (tPtr->dwfl == NULL || dwfl_core_file_report(tPtr->dwfl,
 	    tPtr->coreElf, exe) < 0) {

@@ -13,8 +13,258 @@
  */
 
 #include "remoteInt.h"
+#include "symfile.h"
 
 #ifdef CPROF_RM_SUPPORTED
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * The leaf step (aarch64) --
+ *
+ *	A thread can stop, or be dumped, in code without unwind information
+ *	(CFI): a PLT stub (aarch64 linkers write no CFI for .plt, unlike
+ *	x86-64's), or an address no module holds (a call through a bad
+ *	function pointer). libdwfl then falls back to the frame pointer
+ *	chain, which elfutils before 0.190 applies to the innermost frame
+ *	as to any other: the caller is right (the link register) but its
+ *	stack pointer is taken from the frame record, 16 bytes off, and
+ *	every frame after is garbage or none (issue 27: a core of a Tcl 9
+ *	tclsh killed in waitpid@plt unwound to "$x", one frame, so its Tcl
+ *	frames had no anchor).
+ *
+ *	In those two cases only, the caller is the link register (x30)
+ *	with every other register as it was, as perf and libdwfl's newer
+ *	backends do for leaf frames: a PLT stub and a faulting first
+ *	instruction change neither sp nor x30. The step is taken only
+ *	when x30 - 4 is, in code with CFI, a call that fits: BL to the
+ *	stub's entry (or BLR) for a stub, BLR for an address no module
+ *	holds; otherwise libdwfl's own unwind is kept. libdwfl then goes
+ *	on from the caller, as from the innermost frame of a thread whose
+ *	registers those are (dwfl_attach_state on a second Dwfl of the same
+ *	modules), started at the call instruction so that its CFI row is
+ *	the caller's even when the call ends its function (a noreturn
+ *	callee): FrameCb gives that frame its return address.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#if defined(__aarch64__)
+#   define LEAF_STEP 1
+#endif
+
+#ifdef LEAF_STEP
+
+static int
+HasUnwindInfo(
+    Dwfl *dwfl,
+    Dwarf_Addr pc)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+    int k;
+
+    if (mod == NULL) {
+	return 0;
+    }
+    for (k = 0; k < 2; k++) {
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = k ? dwfl_module_dwarf_cfi(mod, &bias)
+		: dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *frame = NULL;
+
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+	    free(frame);
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+/*
+ * CodeAt --
+ *	The section of its module's file that holds the code at addr: its
+ *	name (NULL if none) and, if wordPtr, the instruction there.
+ */
+
+static const char *
+CodeAt(
+    Dwfl *dwfl,
+    Dwarf_Addr addr,
+    uint32_t *wordPtr,
+    Dwarf_Addr *secStartPtr)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+    Dwarf_Addr bias = 0;
+    Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+    Elf_Scn *scn = NULL;
+    size_t shstrndx;
+
+    if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+	return NULL;
+    }
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+	GElf_Shdr sh;
+	Elf_Data *data;
+	Dwarf_Addr rel = addr - bias;
+
+	if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_PROGBITS
+		|| !(sh.sh_flags & SHF_EXECINSTR) || rel < sh.sh_addr
+		|| rel + 4 > sh.sh_addr + sh.sh_size) {
+	    continue;
+	}
+	if (wordPtr) {
+	    data = elf_getdata(scn, NULL);
+	    if (data == NULL || data->d_buf == NULL
+		    || rel - sh.sh_addr + 4 > data->d_size) {
+		return NULL;
+	    }
+	    memcpy(wordPtr, (char *) data->d_buf + (rel - sh.sh_addr), 4);
+	}
+	*secStartPtr = sh.sh_addr + bias;
+	return elf_strptr(elf, shstrndx, sh.sh_name);
+    }
+    return NULL;
+}
+
+#define AARCH64_IS_BL(w)	(((w) & 0xfc000000u) == 0x94000000u)
+#define AARCH64_BL_TARGET(at, w) \
+    ((at) + (Dwarf_Addr) ((int64_t) ((int32_t) ((w) << 6) >> 6) * 4))
+#define AARCH64_IS_BLR(w)	(((w) & 0xfffffc1fu) == 0xd63f0000u)
+
+/*
+ * LeafCaller --
+ *	Whether x30 is the caller of the code at pc, as the header says.
+ */
+
+static int
+LeafCaller(
+    Dwfl *dwfl,
+    Dwarf_Addr pc,
+    Dwarf_Addr lr)
+{
+    uint32_t call;
+    Dwarf_Addr secStart, callStart;
+    const char *sec;
+
+    if (lr < 4 || (lr & 3) != 0 || !HasUnwindInfo(dwfl, lr - 4)
+	    || CodeAt(dwfl, lr - 4, &call, &callStart) == NULL) {
+	return 0;
+    }
+    if (dwfl_addrmodule(dwfl, pc) == NULL) {
+	return AARCH64_IS_BLR(call);
+    }
+    sec = CodeAt(dwfl, pc, NULL, &secStart);
+    if (sec == NULL || !((strcmp(sec, ".plt") == 0 && pc >= secStart + 32)
+	    || strcmp(sec, ".iplt") == 0)) {
+	return 0;		/* Not a stub (nor the lazy resolver's). */
+    }
+    if (AARCH64_IS_BL(call)) {
+	Dwarf_Addr target = AARCH64_BL_TARGET(lr - 4, call);
+
+	return target <= pc && pc < target + 16;
+    }
+    return AARCH64_IS_BLR(call);
+}
+
+static pid_t
+LeafNextThread(
+    Dwfl *dwfl,
+    void *dwflArg,
+    void **threadArgPtr)
+{
+    StackBox *boxPtr = dwflArg;
+
+    (void) dwfl;
+    if (*threadArgPtr != NULL) {
+	return 0;
+    }
+    *threadArgPtr = boxPtr;
+    return boxPtr->s.tid;
+}
+
+static bool
+LeafMemoryRead(
+    Dwfl *dwfl,
+    Dwarf_Addr addr,
+    Dwarf_Word *result,
+    void *dwflArg)
+{
+    StackBox *boxPtr = dwflArg;
+
+    (void) dwfl;
+    return CprofRmReadMem(boxPtr->tPtr, (uintptr_t) addr, result,
+	    sizeof(*result)) != 0;
+}
+
+static bool
+LeafSetRegisters(
+    Dwfl_Thread *thread,
+    void *threadArg)
+{
+    StackBox *boxPtr = threadArg;
+
+    if (!dwfl_thread_state_registers(thread, 0, LEAF_REGS,
+	    boxPtr->leafRegs)) {
+	return false;
+    }
+    dwfl_thread_state_register_pc(thread, boxPtr->leafRegs[30] - 4);
+    return true;
+}
+
+static const Dwfl_Thread_Callbacks leafCallbacks = {
+    .next_thread = LeafNextThread,
+    .memory_read = LeafMemoryRead,
+    .set_initial_registers = LeafSetRegisters,
+};
+
+static int FrameCb(Dwfl_Frame *frame, void *arg);
+
+/*
+ * LeafStep --
+ *	After FrameCb stopped at an innermost frame without CFI: its
+ *	caller and the frames beyond, when the header's rule allows; else
+ *	libdwfl's own unwind of the thread, as without the step.
+ */
+
+static void
+LeafStep(
+    StackBox *boxPtr,
+    Dwfl_Thread *thread)
+{
+    Target *tPtr = boxPtr->tPtr;
+    ThreadStack *sPtr = &boxPtr->s;
+    Dwfl *dwfl2 = NULL;
+    int ok = 0;
+
+    if (boxPtr->numLeafRegs == LEAF_REGS && LeafCaller(tPtr->dwfl,
+	    sPtr->native[0].pc, boxPtr->leafRegs[30])) {
+	dwfl2 = dwfl_begin(tPtr->callbacks);
+    }
+    if (dwfl2 != NULL) {
+	dwfl_report_begin(dwfl2);
+	if ((tPtr->coreElf
+		? dwfl_core_file_report(dwfl2, tPtr->coreElf, tPtr->coreExe)
+		: dwfl_linux_proc_report(dwfl2, tPtr->pid)) >= 0
+		&& dwfl_report_end(dwfl2, NULL, NULL) == 0
+		&& dwfl_attach_state(dwfl2, tPtr->coreElf,
+		    tPtr->pid ? tPtr->pid : sPtr->tid, &leafCallbacks,
+		    boxPtr)) {
+	    boxPtr->leaf = 2;
+	    dwfl_getthread_frames(dwfl2, sPtr->tid, FrameCb, boxPtr);
+	    ok = sPtr->numNative > 1;
+	}
+    }
+    if (!ok) {
+	sPtr->numNative = 0;
+	boxPtr->leaf = 3;
+	dwfl_thread_getframes(thread, FrameCb, boxPtr);
+    }
+    if (dwfl2 != NULL) {
+	dwfl_end(dwfl2);
+    }
+}
+
+#endif /* LEAF_STEP */
 
 /*
  *----------------------------------------------------------------------
@@ -46,6 +296,38 @@ FrameCb(
     memset(fPtr, 0, sizeof(*fPtr));
     fPtr->pc = pc;
     fPtr->activation = act;
+#ifdef LEAF_STEP
+    if (sPtr->numNative == 1 && boxPtr->leaf == 0
+	    && !HasUnwindInfo(tPtr->dwfl, pc)) {
+	/*
+	 * Stopped in code without unwind information: its registers
+	 * kept, its caller found by LeafStep, not by libdwfl's guess.
+	 */
+
+	int r;
+
+	boxPtr->leaf = 1;
+	boxPtr->numLeafRegs = 0;
+	for (r = 0; r < LEAF_REGS; r++) {
+	    if (dwfl_frame_reg(frame, r, &boxPtr->leafRegs[r]) != 0) {
+		break;
+	    }
+	    boxPtr->numLeafRegs++;
+	}
+	return DWARF_CB_ABORT;
+    }
+    if (boxPtr->leaf == 2 && sPtr->numNative == 2) {
+	/*
+	 * The caller LeafStep unwound to, started from its call
+	 * instruction (see there): a return address.
+	 */
+
+	fPtr->pc = pc + 4;
+	fPtr->activation = 0;
+	pc = fPtr->pc;
+	act = 0;
+    }
+#endif
     if (dwfl_frame_reg(frame, DW_SP, &v) == 0) {
 	fPtr->sp = v;
     }
@@ -162,6 +444,15 @@ NativeNameUncached(
 	sym = dwfl_module_addrinfo(mod, pc, &off, &s, NULL, NULL, NULL);
 	if (sym && s.st_size && off >= s.st_size) {
 	    sym = NULL;		/* A stripped static function. */
+	}
+	if (sym && CprofMappingSymbol(sym, GELF_ST_TYPE(s.st_info),
+		s.st_size)) {
+	    /*
+	     * "$x" and the like: code no function symbol covers (a PLT
+	     * stub, hand-written assembly), named as unnamed code is.
+	     */
+
+	    sym = NULL;
 	}
     }
     slash = modName ? strrchr(modName, '/') : NULL;
@@ -315,7 +606,13 @@ ThreadCb(
 	if (tPtr->tids[i] == tid) {
 	    boxesPtr[i]->s.tid = tid;
 	    boxesPtr[i]->s.numNative = 0;
+	    boxesPtr[i]->leaf = 0;
 	    dwfl_thread_getframes(thread, FrameCb, boxesPtr[i]);
+#ifdef LEAF_STEP
+	    if (boxesPtr[i]->leaf == 1) {
+		LeafStep(boxesPtr[i], thread);
+	    }
+#endif
 	    break;
 	}
     }
@@ -419,6 +716,8 @@ CprofRmNewBoxes(
 	boxes[i]->s.unplaced = 0;
 	boxes[i]->s.tid = 0;
 	boxes[i]->s.interps = NULL;
+	boxes[i]->leaf = 0;
+	boxes[i]->numLeafRegs = 0;
     }
     return boxes;
 }

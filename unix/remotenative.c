@@ -499,8 +499,9 @@ NativeNameUncached(
  * StackObj --
  *
  *	A thread's mixed stack as a Tcl list, outermost frame first: each
- *	frame a dict {kind c name N module M} or {kind tcl name N ?file F
- *	line L?}.
+ *	frame a dict {kind c name N module M pc 0xADDR} (pc: the frame's
+ *	program counter, a return address but for the innermost frame) or
+ *	{kind tcl name N ?file F line L?}.
  *
  *----------------------------------------------------------------------
  */
@@ -524,6 +525,9 @@ StackObj(
 	Tcl_ListObjAppendElement(NULL, f, name);
 	Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj("module", -1));
 	Tcl_ListObjAppendElement(NULL, f, mod);
+	Tcl_ListObjAppendElement(NULL, f, Tcl_NewStringObj("pc", -1));
+	Tcl_ListObjAppendElement(NULL, f, Tcl_ObjPrintf("0x%llx",
+		(unsigned long long) nPtr->pc));
 	Tcl_ListObjAppendElement(NULL, listObj, f);
 
 	/*

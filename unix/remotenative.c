@@ -26,12 +26,13 @@
  *	(CFI): a PLT stub (aarch64 linkers write no CFI for .plt, unlike
  *	x86-64's), or an address no module holds (a call through a bad
  *	function pointer). libdwfl then falls back to the frame pointer
- *	chain, which elfutils before 0.190 applies to the innermost frame
- *	as to any other: the caller is right (the link register) but its
- *	stack pointer is taken from the frame record, 16 bytes off, and
- *	every frame after is garbage or none (issue 27: a core of a Tcl 9
- *	tclsh killed in waitpid@plt unwound to "$x", one frame, so its Tcl
- *	frames had no anchor).
+ *	chain, which elfutils 0.188 (Debian 12's arm64 libdw1) applies to
+ *	the innermost frame as to any other: the caller is right (the link
+ *	register) but its stack pointer is taken from the frame record, 16
+ *	bytes off, and every frame after is garbage or none (issue 27: a
+ *	core of a Tcl 9 tclsh killed in a PLT stub unwound to "$x", one
+ *	frame, so its Tcl frames had no anchor; one made with gdb in
+ *	waitpid@plt unwound to "$x", Tcl_WaitPid, 0x190c).
  *
  *	In those two cases only, the caller is the link register (x30)
  *	with every other register as it was, as perf and libdwfl's newer

@@ -89,12 +89,11 @@ HasUnwindInfo(
 
 static const char *
 CodeAt(
-    Dwfl *dwfl,
+    Dwfl_Module *mod,
     Dwarf_Addr addr,
     uint32_t *wordPtr,
     Dwarf_Addr *secStartPtr)
 {
-    Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
     Dwarf_Addr bias = 0;
     Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
     Elf_Scn *scn = NULL;
@@ -146,15 +145,17 @@ LeafCaller(
     uint32_t call;
     Dwarf_Addr secStart, callStart;
     const char *sec;
+    Dwfl_Module *mod;
 
     if (lr < 4 || (lr & 3) != 0 || !HasUnwindInfo(dwfl, lr - 4)
-	    || CodeAt(dwfl, lr - 4, &call, &callStart) == NULL) {
+	    || (mod = dwfl_addrmodule(dwfl, lr - 4)) == NULL
+	    || CodeAt(mod, lr - 4, &call, &callStart) == NULL) {
 	return 0;
     }
-    if (dwfl_addrmodule(dwfl, pc) == NULL) {
+    if ((mod = dwfl_addrmodule(dwfl, pc)) == NULL) {
 	return AARCH64_IS_BLR(call);
     }
-    sec = CodeAt(dwfl, pc, NULL, &secStart);
+    sec = CodeAt(mod, pc, NULL, &secStart);
     if (sec == NULL || !((strcmp(sec, ".plt") == 0 && pc >= secStart + 32)
 	    || strcmp(sec, ".iplt") == 0)) {
 	return 0;		/* Not a stub (nor the lazy resolver's). */
@@ -165,6 +166,81 @@ LeafCaller(
 	return target <= pc && pc < target + 16;
     }
     return AARCH64_IS_BLR(call);
+}
+
+/*
+ * PltStubName --
+ *	"name@plt" for the PLT stub (after the 32 bytes of the lazy
+ *	resolver's) at addr in mod, or NULL: the GOT slot the stub jumps
+ *	through, read off its "adrp x16" and "ldr x17, [x16, #off]", and
+ *	the jump-slot relocation of that slot in .rela.plt, which names the
+ *	function. A layout that does not decode so names nothing.
+ */
+
+static Tcl_Obj *
+PltStubName(
+    Dwfl_Module *mod,
+    Dwarf_Addr addr)
+{
+    Dwarf_Addr bias, secStart, entry, slot, dummy;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    const char *sec = CodeAt(mod, addr, NULL, &secStart);
+    uint32_t adrp, ldr;
+    int64_t imm;
+    Elf_Scn *scn = NULL;
+    size_t shstrndx;
+
+    if (elf == NULL || sec == NULL || strcmp(sec, ".plt") != 0
+	    || addr < secStart + 32
+	    || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+	return NULL;
+    }
+    entry = secStart + 32 + ((addr - secStart - 32) & ~(Dwarf_Addr) 15);
+    if (CodeAt(mod, entry, &adrp, &dummy) == NULL
+	    || CodeAt(mod, entry + 4, &ldr, &dummy) == NULL
+	    || (adrp & 0x9f00001fu) != 0x90000010u
+	    || (ldr & 0xffc003ffu) != 0xf9400211u) {
+	return NULL;
+    }
+    imm = (int64_t) ((((adrp >> 5) & 0x7ffffu) << 2) | ((adrp >> 29) & 3u));
+    imm = (imm << 43) >> 43;		/* Sign-extended, 21 bits. */
+    slot = (((entry - bias) & ~(Dwarf_Addr) 0xfff) + (Dwarf_Addr) (imm << 12))
+	    + ((ldr >> 10) & 0xfffu) * 8;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+	GElf_Shdr sh, dynSh;
+	Elf_Data *data, *dynData;
+	Elf_Scn *dynScn;
+	const char *name = NULL;
+	size_t i, n;
+
+	if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_RELA
+		|| (name = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL
+		|| strcmp(name, ".rela.plt") != 0 || sh.sh_entsize == 0
+		|| (data = elf_getdata(scn, NULL)) == NULL
+		|| (dynScn = elf_getscn(elf, sh.sh_link)) == NULL
+		|| gelf_getshdr(dynScn, &dynSh) == NULL
+		|| (dynData = elf_getdata(dynScn, NULL)) == NULL) {
+	    continue;
+	}
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < n; i++) {
+	    GElf_Rela r;
+	    GElf_Sym sym;
+
+	    if (gelf_getrela(data, (int) i, &r) == NULL || r.r_offset != slot) {
+		continue;
+	    }
+	    if (GELF_R_TYPE(r.r_info) != R_AARCH64_JUMP_SLOT
+		    || gelf_getsym(dynData, (int) GELF_R_SYM(r.r_info), &sym)
+			== NULL
+		    || (name = elf_strptr(elf, dynSh.sh_link, sym.st_name))
+			== NULL || name[0] == '\0') {
+		return NULL;
+	    }
+	    return Tcl_ObjPrintf("%.*s@plt", (int) strcspn(name, "@"), name);
+	}
+    }
+    return NULL;
 }
 
 static pid_t
@@ -465,6 +541,11 @@ NativeNameUncached(
 	*namePtr = Tcl_NewStringObj(sym, -1);
 	return;
     }
+#ifdef LEAF_STEP
+    if (mod && (*namePtr = PltStubName(mod, pc)) != NULL) {
+	return;
+    }
+#endif
     if (mod) {
 	/*
 	 * A stripped function: named after its start from the unwind

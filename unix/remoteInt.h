@@ -136,6 +136,11 @@ typedef struct Target {
 					 * again (the leaf step). */
     const char *coreExe;	/* A core's executable as given to
 				 * dwfl_core_file_report, or NULL. */
+    Dwfl *leafDwfl;		/* The same modules, attached to the leaf
+				 * step's thread callbacks (remotenative.c),
+				 * made at its first use; NULL before. */
+    struct StackBox *leafBox;	/* The stack the leaf step unwinds. */
+    int leafFailed;		/* leafDwfl could not be made. */
 } Target;
 
 typedef struct NFrame {		/* A native frame. */
@@ -240,6 +245,7 @@ MODULE_SCOPE Tcl_Obj *	CprofRmResultObj(Target *tPtr, StackBox **boxes,
 			    double pauseUs);
 MODULE_SCOPE StackBox **CprofRmNewBoxes(Target *tPtr);
 MODULE_SCOPE void	CprofRmFreeBoxes(StackBox **boxes);
+MODULE_SCOPE void	CprofRmEndDwfl(Target *tPtr);
 
 /*
  * remotecore.c

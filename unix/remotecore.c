@@ -19,9 +19,7 @@ static void
 CoreCleanup(
     Target *tPtr)
 {
-    if (tPtr->dwfl) {
-	dwfl_end(tPtr->dwfl);
-    }
+    CprofRmEndDwfl(tPtr);
     if (tPtr->coreElf) {
 	elf_end(tPtr->coreElf);
     }

@@ -249,14 +249,14 @@ LeafNextThread(
     void *dwflArg,
     void **threadArgPtr)
 {
-    StackBox *boxPtr = dwflArg;
+    Target *tPtr = dwflArg;
 
     (void) dwfl;
-    if (*threadArgPtr != NULL) {
+    if (*threadArgPtr != NULL || tPtr->leafBox == NULL) {
 	return 0;
     }
-    *threadArgPtr = boxPtr;
-    return boxPtr->s.tid;
+    *threadArgPtr = tPtr->leafBox;
+    return tPtr->leafBox->s.tid;
 }
 
 static bool
@@ -266,10 +266,8 @@ LeafMemoryRead(
     Dwarf_Word *result,
     void *dwflArg)
 {
-    StackBox *boxPtr = dwflArg;
-
     (void) dwfl;
-    return CprofRmReadMem(boxPtr->tPtr, (uintptr_t) addr, result,
+    return CprofRmReadMem((Target *) dwflArg, (uintptr_t) addr, result,
 	    sizeof(*result)) != 0;
 }
 
@@ -310,24 +308,42 @@ LeafStep(
 {
     Target *tPtr = boxPtr->tPtr;
     ThreadStack *sPtr = &boxPtr->s;
-    Dwfl *dwfl2 = NULL;
     int ok = 0;
 
     if (boxPtr->numLeafRegs == LEAF_REGS && LeafCaller(tPtr->dwfl,
 	    sPtr->native[0].pc, boxPtr->leafRegs[30])) {
-	dwfl2 = dwfl_begin(tPtr->callbacks);
-    }
-    if (dwfl2 != NULL) {
-	dwfl_report_begin(dwfl2);
-	if ((tPtr->coreElf
-		? dwfl_core_file_report(dwfl2, tPtr->coreElf, tPtr->coreExe)
-		: dwfl_linux_proc_report(dwfl2, tPtr->pid)) >= 0
-		&& dwfl_report_end(dwfl2, NULL, NULL) == 0
-		&& dwfl_attach_state(dwfl2, tPtr->coreElf,
-		    tPtr->pid ? tPtr->pid : sPtr->tid, &leafCallbacks,
-		    boxPtr)) {
+	/*
+	 * The second Dwfl is made once a target (a recording's samples
+	 * reuse it): reporting the modules again reads the process's maps
+	 * and the modules' headers, which the stop should not wait for at
+	 * each sample in a stub.
+	 */
+
+	if (tPtr->leafDwfl == NULL && !tPtr->leafFailed) {
+	    Dwfl *dwfl2 = dwfl_begin(tPtr->callbacks);
+
+	    tPtr->leafFailed = 1;
+	    if (dwfl2 != NULL) {
+		dwfl_report_begin(dwfl2);
+		if ((tPtr->coreElf ? dwfl_core_file_report(dwfl2,
+			tPtr->coreElf, tPtr->coreExe)
+			: dwfl_linux_proc_report(dwfl2, tPtr->pid)) >= 0
+			&& dwfl_report_end(dwfl2, NULL, NULL) == 0
+			&& dwfl_attach_state(dwfl2, tPtr->coreElf,
+			    tPtr->pid ? tPtr->pid : sPtr->tid, &leafCallbacks,
+			    tPtr)) {
+		    tPtr->leafDwfl = dwfl2;
+		    tPtr->leafFailed = 0;
+		} else {
+		    dwfl_end(dwfl2);
+		}
+	    }
+	}
+	if (tPtr->leafDwfl != NULL) {
+	    tPtr->leafBox = boxPtr;
 	    boxPtr->leaf = 2;
-	    dwfl_getthread_frames(dwfl2, sPtr->tid, FrameCb, boxPtr);
+	    dwfl_getthread_frames(tPtr->leafDwfl, sPtr->tid, FrameCb, boxPtr);
+	    tPtr->leafBox = NULL;
 	    ok = sPtr->numNative > 1;
 	}
     }
@@ -335,9 +351,6 @@ LeafStep(
 	sPtr->numNative = 0;
 	boxPtr->leaf = 3;
 	dwfl_thread_getframes(thread, FrameCb, boxPtr);
-    }
-    if (dwfl2 != NULL) {
-	dwfl_end(dwfl2);
     }
 }
 
@@ -821,6 +834,31 @@ CprofRmFreeBoxes(
 	ckfree(boxes[i]);
     }
     ckfree(boxes);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofRmEndDwfl --
+ *
+ *	End a target's Dwfl, and the leaf step's if one was made.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+CprofRmEndDwfl(
+    Target *tPtr)
+{
+    if (tPtr->leafDwfl != NULL) {
+	dwfl_end(tPtr->leafDwfl);
+	tPtr->leafDwfl = NULL;
+    }
+    tPtr->leafFailed = 0;
+    if (tPtr->dwfl != NULL) {
+	dwfl_end(tPtr->dwfl);
+	tPtr->dwfl = NULL;
+    }
 }
 
 #endif /* CPROF_RM_SUPPORTED */

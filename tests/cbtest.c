@@ -110,6 +110,50 @@ ClockSpin(
 }
 
 /*
+ * cbtest::mapsym spin			-- spin forever in code only a mapping
+ *					   symbol names ("$x.spin", nocfi.c;
+ *					   x86-64 and aarch64)
+ * cbtest::mapsym null			-- call through a null function
+ *					   pointer (SIGSEGV at address 0)
+ */
+
+#if defined(__x86_64__) || defined(__aarch64__)
+extern void	cbtest_mapsym_entry(void);
+#endif
+
+static NOTAIL int
+MapsymCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const how[] = {"spin", "null", NULL};
+    void (*volatile fn)(void) = NULL;
+    int i;
+
+    (void) clientData;
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "spin|null");
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIndexFromObj(interp, objv[1], how, "how", 0, &i) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (i == 0) {
+#if defined(__x86_64__) || defined(__aarch64__)
+	fn = cbtest_mapsym_entry;
+#else
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("not on this machine", -1));
+	return TCL_ERROR;
+#endif
+    }
+    fn();
+    Tcl_SetObjResult(interp, Tcl_NewStringObj("returned", -1));
+    return TCL_OK;
+}
+
+/*
  * cbtest::spin ms			-- burn CPU in C
  * cbtest::clockspin ms			-- the same, reading the clock only
  *					   (clientData non-NULL)
@@ -1347,6 +1391,7 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::mapsym", MapsymCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::labelpush", LabelCmd, "push", NULL);
     Tcl_CreateObjCommand(interp, "cbtest::labelpop", LabelCmd, "pop", NULL);
     Tcl_CreateObjCommand(interp, "cbtest::labelget", LabelCmd, "get", NULL);

@@ -41,7 +41,16 @@
 #	   guest's core file (ulimit -c unlimited; qemu_<prog>_<date>_<pid>.core
 #	   in the current directory). The dump, run by the arm64 tclcprof,
 #	   names the signal and shows ::a, ::b, ::c in that order among the
-#	   native frames libdwfl unwinds from the core.
+#	   native frames libdwfl unwinds from the core. The kill lands
+#	   anywhere in exec's C code, a PLT stub included (which has no
+#	   unwind information on aarch64; issue 27): the detail names the
+#	   innermost native frame, its module and pc, so that a failure
+#	   says where the unwind started.
+#	   leaf: the same for a core of a call through a null function
+#	   pointer (cbtest::mapsym null in ::c; SIGSEGV at pc 0, no module
+#	   there, no unwind information): the native stack goes on from
+#	   the link register (remotenative.c's leaf step), so MapsymCmd
+#	   and ::a, ::b, ::c are all there, with native frames outside.
 #
 #	7. live: "tclcprof dump PID" of a running arm64 tclsh cannot work
 #	   under qemu-user (it does not implement ptrace for its guests):
@@ -285,55 +294,116 @@ if {[catch {arm $helpers\n$body} out]} {
 
 # --- 6. a core file: dump CORE ------------------------------------------------
 
-set cdir [file join $work core]
-file mkdir $cdir
-set script [file join $cdir killed.tcl]
-set fd [open $script w]
-puts $fd {
-    proc c {} { exec kill -ABRT [pid]; after 10000 }
-    proc b {} { c }
-    proc a {} { b }
-    a
+# coreOf name body --
+#	Run body (a script; $cbtest is libcbtest.so's path) in the arm64
+#	tclsh in a directory of its own, where it dies of a signal; return
+#	the core qemu wrote, or an error.
+proc coreOf {name body} {
+    global work tclsh build
+    set cdir [file join $work $name]
+    file mkdir $cdir
+    set script [file join $cdir killed.tcl]
+    set fd [open $script w]
+    puts $fd [list set cbtest [file join $build libcbtest.so]]
+    puts $fd $body
+    close $fd
+    # The arm64 tclsh is killed by the signal (a non-zero exit,
+    # expected); qemu writes the guest's core, the host's kernel may
+    # write qemu's own ("core"): removed.
+    catch {run sh -c "cd [list $cdir] && ulimit -c unlimited && exec [list $tclsh] [list $script]"}
+    set cores [glob -nocomplain -directory $cdir qemu_*.core]
+    foreach f [glob -nocomplain -directory $cdir core core.*] {
+	file delete $f
+    }
+    if {[llength $cores] != 1} {
+	return -code error "no core file of the arm64 tclsh in $cdir (qemu writes qemu_<prog>_<date>_<pid>.core): [glob -nocomplain -directory $cdir *]"
+    }
+    return [lindex $cores 0]
 }
-close $fd
-# The arm64 tclsh is killed by the signal (a non-zero exit, expected);
-# qemu writes the guest's core, the host's kernel may write qemu's own
-# ("core"): removed.
-catch {run sh -c "cd [list $cdir] && ulimit -c unlimited && exec [list $tclsh] [list $script]"}
-set cores [glob -nocomplain -directory $cdir qemu_*.core]
-foreach f [glob -nocomplain -directory $cdir core core.*] {
-    file delete $f
+
+# innermost core --
+#	"innermost NAME (MODULE) pc PC": the innermost native frame of the
+#	core's thread that has Tcl frames (tclcprof::attach::Stacks, run
+#	by the arm64 tclsh), where its native unwind started.
+proc innermost {core} {
+    global helpers
+    set body {
+	foreach t [dict get [tclcprof::attach::Stacks $core] threads] {
+	    set fs [dict get $t frames]
+	    if {[lsearch -exact -index 1 $fs tcl] < 0} {
+		continue
+	    }
+	    set c [lindex [lsearch -all -inline -exact -index 1 $fs c] end]
+	    puts "innermost [dict get $c name] ([dict get $c module]) pc [dict get $c pc]"
+	    break
+	}
+    }
+    if {[catch {arm "$helpers[list set core $core]\n$body"} out]} {
+	return "innermost frame unknown: [lindex [split $out \n] 0]"
+    }
+    return [string trim $out]
 }
-if {[llength $cores] != 1} {
-    check core 0 "no core file of the arm64 tclsh in $cdir (qemu writes qemu_<prog>_<date>_<pid>.core): [glob -nocomplain -directory $cdir *]"
-} elseif {[catch {
-    set core [lindex $cores 0]
-    set text [run $tool dump $core 2>@1]
-    set folded [run $tool dump $core -format folded 2>@1]
-} msg]} {
-    check core 0 $msg
-} else {
-    # The main thread's stack (the one with Tcl frames); its Tcl procs in
-    # order, and whether native frames are outside and inside them.
+
+# coreCheck name core text folded ?lastC? --
+#	The check of a core's dump: the signal line of text, ::a ::b ::c in
+#	order in the main thread's folded stack, native frames outside ::a
+#	and inside ::c (the innermost lastC if given).
+proc coreCheck {name core text folded {lastC {}}} {
     set procs {}
     set stack {}
     foreach line [split $folded \n] {
-        if {[regexp {^(.*) [0-9]+$} $line -> st] && [string match *::a* $st]} {
-            set stack [split $st \;]
-        }
+	if {[regexp {^(.*) [0-9]+$} $line -> st] && [string match *::a* $st]} {
+	    set stack [split $st \;]
+	}
     }
     foreach f $stack {
-        if {$f in {::a ::b ::c}} {
-            lappend procs $f
-        }
+	if {$f in {::a ::b ::c}} {
+	    lappend procs $f
+	}
     }
     set ia [lsearch -exact $stack ::a]
     set ic [lsearch -exact $stack ::c]
     set outer [expr {$ia > 0 && [string match {*\[C\]} [lindex $stack 0]]}]
-    set inner [expr {$ic >= 0 && [string match {*\[C\]} [lindex $stack end]]}]
-    set sig [string match {*signal 6 (SIGABRT)*} [lindex [split $text \n] 0]]
-    check core [expr {$procs eq {::a ::b ::c} && $outer && $inner && $sig}] \
-        "[file tail $core]: [lindex [split $text \n] 0]; Tcl procs in order: $procs (known ::a ::b ::c); native frames outside ::a $outer, inside ::c $inner; [llength $stack] frames: [join [lrange $stack [expr {max(0, $ia - 2)}] end] { > }]"
+    set inner [expr {$ic >= 0 && [string match {*\[C\]} [lindex $stack end]]
+	&& ($lastC eq "" || [lrange $stack end-[expr {[llength $lastC] - 1}] end] eq $lastC)}]
+    check $name [expr {$procs eq {::a ::b ::c} && $outer && $inner}] \
+	"[file tail $core]: [lindex [split $text \n] 0]; Tcl procs in order: $procs (known ::a ::b ::c); native frames outside ::a $outer, inside ::c $inner; [innermost $core]; [llength $stack] frames: [join [lrange $stack [expr {max(0, $ia - 2)}] end] { > }]"
+}
+
+if {[catch {
+    set core [coreOf core {
+	proc c {} { exec kill -ABRT [pid]; after 10000 }
+	proc b {} { c }
+	proc a {} { b }
+	a
+    }]
+    set text [run $tool dump $core 2>@1]
+    set folded [run $tool dump $core -format folded 2>@1]
+} msg]} {
+    check core 0 $msg
+} elseif {![string match {*signal 6 (SIGABRT)*} [lindex [split $text \n] 0]]} {
+    check core 0 "[file tail $core]: not killed by SIGABRT: [lindex [split $text \n] 0]"
+} else {
+    coreCheck core $core $text $folded
+}
+
+# leaf: a call through a null function pointer.
+if {[catch {
+    set core [coreOf leaf {
+	load $cbtest Cbtest
+	proc c {} { cbtest::mapsym null }
+	proc b {} { c }
+	proc a {} { b }
+	a
+    }]
+    set text [run $tool dump $core 2>@1]
+    set folded [run $tool dump $core -format folded 2>@1]
+} msg]} {
+    check leaf 0 $msg
+} elseif {![string match {*signal 11 (SIGSEGV)*} [lindex [split $text \n] 0]]} {
+    check leaf 0 "[file tail $core]: not killed by SIGSEGV: [lindex [split $text \n] 0]"
+} else {
+    coreCheck leaf $core $text $folded {cbtest::mapsym {MapsymCmd [C]} {0x0 [C]}}
 }
 
 # --- 7. a live process: the clear error qemu-user leaves -------------------

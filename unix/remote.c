@@ -194,7 +194,7 @@ EndSession(void)
 {
     CprofRmClearNameCache();
     if (sessionPtr && sessionPtr->valid) {
-	dwfl_end(sessionPtr->target.dwfl);
+	CprofRmEndDwfl(&sessionPtr->target);
 	Tcl_DecrRefCount(sessionPtr->maps);
 	sessionPtr->valid = 0;
     }
@@ -240,12 +240,13 @@ PrepareProc(
     tPtr->trampStart = tPtr->tclBase + trampOff;
     tPtr->trampEnd = tPtr->trampStart + trampSize;
     CprofRmScanProcInterps(tPtr);
+    tPtr->callbacks = &procCallbacks;
     tPtr->dwfl = dwfl_begin(&procCallbacks);
     if (tPtr->dwfl == NULL) {
 	return CprofRmError(interp, "DWFL", "libdwfl: %s", dwfl_errmsg(-1));
     }
     if (dwfl_linux_proc_report(tPtr->dwfl, pid) != 0) {
-	dwfl_end(tPtr->dwfl);
+	CprofRmEndDwfl(tPtr);
 	return CprofRmError(interp, "NOPID", "cannot read the modules of "
 		"process %d", pid);
     }
@@ -397,7 +398,7 @@ CprofRemoteStacksObjCmd(
 	if (session) {
 	    EndSession();
 	} else {
-	    dwfl_end(tPtr->dwfl);
+	    CprofRmEndDwfl(tPtr);
 	}
 	Tcl_MutexUnlock(&sessionMutex);
 	return CprofRmError(interp, "DWFL", "libdwfl cannot read process "
@@ -420,7 +421,7 @@ CprofRemoteStacksObjCmd(
 	if (session) {
 	    EndSession();
 	} else {
-	    dwfl_end(tPtr->dwfl);
+	    CprofRmEndDwfl(tPtr);
 	}
 	Tcl_MutexUnlock(&sessionMutex);
 	return TCL_ERROR;
@@ -449,7 +450,7 @@ CprofRemoteStacksObjCmd(
     }
     CprofRmFreeBoxes(boxes);
     if (!session) {
-	dwfl_end(tPtr->dwfl);
+	CprofRmEndDwfl(tPtr);
     }
     Tcl_MutexUnlock(&sessionMutex);
 

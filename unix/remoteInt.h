@@ -132,6 +132,15 @@ typedef struct Target {
     uintptr_t fsBase[MAX_THREADS];	/* The pthread_t of each (its thread
 					 * pointer on x86-64), or 0 when
 					 * unknown. */
+    const Dwfl_Callbacks *callbacks;	/* dwfl's, to report the modules
+					 * again (the leaf step). */
+    const char *coreExe;	/* A core's executable as given to
+				 * dwfl_core_file_report, or NULL. */
+    Dwfl *leafDwfl;		/* The same modules, attached to the leaf
+				 * step's thread callbacks (remotenative.c),
+				 * made at its first use; NULL before. */
+    struct StackBox *leafBox;	/* The stack the leaf step unwinds. */
+    int leafFailed;		/* leafDwfl could not be made. */
 } Target;
 
 typedef struct NFrame {		/* A native frame. */
@@ -165,9 +174,18 @@ typedef struct ThreadStack {
     Tcl_Obj *interps;		/* The paths of its interps, or NULL. */
 } ThreadStack;
 
+#define LEAF_REGS	32	/* aarch64: x0-x30 and sp (DWARF 0-31). */
+
 typedef struct StackBox {	/* A thread's stack and its target. */
     Target *tPtr;
     ThreadStack s;
+    int leaf;			/* Its innermost frame is in code without
+				 * unwind information (remotenative.c's
+				 * leaf step): 1 while its registers are
+				 * taken, 2 while the unwind goes on from
+				 * its caller. */
+    Dwarf_Word leafRegs[LEAF_REGS];	/* That frame's registers. */
+    int numLeafRegs;
 } StackBox;
 
 #define READ(tPtr, addr, var) CprofRmReadMem((tPtr), (uintptr_t) (addr), &(var), sizeof(var))
@@ -227,6 +245,7 @@ MODULE_SCOPE Tcl_Obj *	CprofRmResultObj(Target *tPtr, StackBox **boxes,
 			    double pauseUs);
 MODULE_SCOPE StackBox **CprofRmNewBoxes(Target *tPtr);
 MODULE_SCOPE void	CprofRmFreeBoxes(StackBox **boxes);
+MODULE_SCOPE void	CprofRmEndDwfl(Target *tPtr);
 
 /*
  * remotecore.c

@@ -19,9 +19,7 @@ static void
 CoreCleanup(
     Target *tPtr)
 {
-    if (tPtr->dwfl) {
-	dwfl_end(tPtr->dwfl);
-    }
+    CprofRmEndDwfl(tPtr);
     if (tPtr->coreElf) {
 	elf_end(tPtr->coreElf);
     }
@@ -293,6 +291,8 @@ CprofRmCoreStacks(
 	    exe = psargs;
 	}
     }
+    tPtr->callbacks = &coreCallbacks;
+    tPtr->coreExe = exe;
     tPtr->dwfl = dwfl_begin(&coreCallbacks);
     if (tPtr->dwfl == NULL || dwfl_core_file_report(tPtr->dwfl,
 	    tPtr->coreElf, exe) < 0) {

@@ -1147,6 +1147,39 @@ FindAlias(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofMappingSymbol --
+ *
+ *	Whether a symbol is a mapping symbol: the local, untyped, sizeless
+ *	markers the ARM and AArch64 assemblers put where code or data
+ *	starts ("$x", "$d", AArch32's "$a" and "$t", each also as
+ *	"$x.<anything>"), and RISC-V's "$x<isa>". They name no function:
+ *	a symbolizer that took the nearest symbol below an address would
+ *	call a PLT stub or any code no sized symbol covers "$x" (perf,
+ *	eu-addr2line and gdb skip them; libdwfl skips only "$d"). The
+ *	profiles made in the process name functions by STT_FUNC symbols
+ *	only (SymbolAt), which no mapping symbol is; the attach layer
+ *	(remotenative.c) takes what libdwfl gives and asks this.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofMappingSymbol(
+    const char *name,
+    int type,
+    uint64_t size)
+{
+    if (name == NULL || name[0] != '$' || type != STT_NOTYPE || size != 0
+	    || strchr("adtx", name[1]) == NULL || name[1] == '\0') {
+	return 0;
+    }
+    return name[2] == '\0' || name[2] == '.'
+	    || (name[1] == 'x' && name[2] >= 'a' && name[2] <= 'z');
+}
+
 static const SegResult *
 SymbolAt(
     SymTable *tablePtr,

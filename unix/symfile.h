@@ -79,5 +79,7 @@ MODULE_SCOPE void	CprofSymFileLookup(CprofSymTable *tablePtr,
 			    uint64_t rel, int wantLine,
 			    CprofSymFound *foundPtr);
 MODULE_SCOPE int	CprofSymFileCached(const char *key);
+MODULE_SCOPE int	CprofMappingSymbol(const char *name, int type,
+			    uint64_t size);
 
 #endif /* _SYMFILE_H */

@@ -61,8 +61,9 @@
  *	script evaluated from its string), copied with process_vm_readv, a
  *	system call that fails instead of faulting; and the NRE callback
  *	chain of each context, with the words of the commands C code runs
- *	through Tcl_EvalObjv and the contexts of forwards' calls (see
- *	CollectCalls for why those reads are safe).
+ *	through Tcl_EvalObjv or an alias runs as its target (the elements of
+ *	the list it evaluates) and the contexts of forwards' calls (see
+ *	CollectCalls and ListWords for why those reads are safe).
  *
  *	Why the drain never reads freed memory. A raw reference seen for the
  *	first time is copied with process_vm_readv on the process itself
@@ -139,6 +140,15 @@ static Tcl_NRPostProc *volatile nrCommandCb = NULL;
 
 static Tcl_NRPostProc *volatile objectCallCb = NULL;
 static const Tcl_MethodType *volatile forwardType = NULL;
+
+/*
+ * The list type (Tcl_GetObjType("list")): the words of a command that an
+ * alias runs (AliasNRCmd: Tcl_NREvalObj of its target's words with
+ * TCL_EVAL_INVOKE, which queues no TEOV_Error record) are the elements of
+ * the list its TEOEx_ListCallback record holds (ListWords).
+ */
+
+static const Tcl_ObjType *volatile listType = NULL;
 TCL_DECLARE_MUTEX(probeMutex)
 
 
@@ -420,7 +430,8 @@ BelowFloorCall(
 }
 
 /*
- * Commands run through Tcl_EvalObjv (TEOV_Error's records) in a context's
+ * Commands run through Tcl_EvalObjv (TEOV_Error's records; an alias's
+ * target, by the list record its alias queues: ListWords) in a context's
  * callback chain, innermost first, each with the CmdFrame of the level it
  * runs under: the nearest record below it that names one (a bytecode level
  * invoking a command, a list evaluated directly), or NULL (none: the
@@ -489,6 +500,59 @@ ForwardOf(
     return mPtr;
 }
 
+/*
+ * The words of the command a list evaluated with no CmdFrame of its own
+ * runs (TEOEx_ListCallback's record with data[1] NULL: Tcl_NREvalObj, as
+ * an alias's AliasNRCmd evaluates its target, tclInterp.c:1834, Tcl 9's
+ * 1836): the elements of the record's list (data[0], the copy
+ * TclNREvalObjEx made and holds, whose element array is the objv it
+ * passed on, tclBasic.c:6163-6164). The list and its internal rep are
+ * complete before the record is linked (TclListObjCopy, then the push)
+ * and held by it; only that list's rep is read (checked by its type).
+ * NULL when it is not a list.
+ */
+
+static inline Tcl_Obj *const *
+ListWords(
+    const Tcl_Obj *listPtr,
+    int *objcPtr)
+{
+    const Tcl_ObjType *lType = listType;
+
+    if (listPtr == NULL || lType == NULL || listPtr->typePtr != lType
+	    || listPtr->internalRep.twoPtrValue.ptr1 == NULL) {
+	return NULL;
+    }
+#if TCL_MAJOR_VERSION >= 9
+    {
+	const ListStore *storePtr = (const ListStore *)
+		listPtr->internalRep.twoPtrValue.ptr1;
+	const ListSpan *spanPtr = (const ListSpan *)
+		listPtr->internalRep.twoPtrValue.ptr2;
+	Tcl_Size start = spanPtr ? spanPtr->spanStart : storePtr->firstUsed;
+	Tcl_Size len = spanPtr ? spanPtr->spanLength : storePtr->numUsed;
+
+	if (start < 0 || len <= 0 || start + len > storePtr->numAllocated) {
+	    return NULL;
+	}
+	*objcPtr = (int) len;
+	return &storePtr->slots[start];
+    }
+#else
+    {
+	const List *listRepPtr = (const List *)
+		listPtr->internalRep.twoPtrValue.ptr1;
+
+	if (listRepPtr->elemCount <= 0
+		|| listRepPtr->elemCount > listRepPtr->maxElemCount) {
+	    return NULL;
+	}
+	*objcPtr = listRepPtr->elemCount;
+	return &listRepPtr->elements;
+    }
+#endif
+}
+
 static int
 CollectCalls(
     const ExecEnv *eePtr,
@@ -528,6 +592,38 @@ CollectCalls(
 		    && PTR2INT(cbPtr->data[0]) > 0) {
 		calls[numCalls].objv = (Tcl_Obj *const *) cbPtr->data[1];
 		calls[numCalls].objc = PTR2INT(cbPtr->data[0]);
+		calls[numCalls].done = 0;
+		calls[numCalls].outerPtr = NULL;
+		calls[numCalls].mPtr = NULL;
+		calls[numCalls].nrAt = nrSeen;
+		calls[numCalls].evalsOut = 0;
+		numCalls++;
+		open++;
+	    }
+	    own = 1;
+	    continue;
+	}
+	if (procPtr == lCb && lCb != NULL && cbPtr->data[1] == NULL) {
+	    /*
+	     * A list evaluated with no CmdFrame (an alias's target): a
+	     * command of its own, unless its words are a TEOV_Error
+	     * record's already (evaluated without TCL_EVAL_INVOKE). The
+	     * NRCommand record just outside it is that command's
+	     * (TclMarkTailcall's, deferred to it: tclBasic.c:8342-8352).
+	     */
+
+	    int objc = 0;
+	    Tcl_Obj *const *objv = ListWords(
+		    (const Tcl_Obj *) cbPtr->data[0], &objc);
+
+	    for (i = 0; objv != NULL && i < numCalls; i++) {
+		if (calls[i].objv == objv) {
+		    objv = NULL;
+		}
+	    }
+	    if (objv != NULL && numCalls < MAX_CALLS) {
+		calls[numCalls].objv = objv;
+		calls[numCalls].objc = objc;
 		calls[numCalls].done = 0;
 		calls[numCalls].outerPtr = NULL;
 		calls[numCalls].mPtr = NULL;
@@ -1255,6 +1351,7 @@ ProbeCoroutineCaller(
 	return;
     }
     coroProbed = 1;
+    listType = Tcl_GetObjType("list");
     saved = Tcl_SaveInterpState(interp, TCL_OK);
     Tcl_CreateObjCommand(interp, "::tclcprof::FramesProbe", ProbeCmd, NULL,
 	    NULL);

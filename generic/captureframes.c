@@ -142,6 +142,22 @@ static Tcl_NRPostProc *volatile objectCallCb = NULL;
 static const Tcl_MethodType *volatile forwardType = NULL;
 
 /*
+ * A forward reached through [next] or [nextto] (from a filter too), which
+ * no object's command calls: the record the step along the chain queues
+ * names it (its context and the index it goes on from): FinalizeNext
+ * (tclOO.c:2796, the command; data[0] the context, data[1] the index),
+ * FinalizeOONext and FinalizeOONextFilter (tclExecute.c:5020-5026,
+ * compiled; data[1] the context, data[2] the index). And any forward's
+ * call queues FinalizeForwardCall (tclOOMethod.c:1463, data[0] the words
+ * of the command it runs, which stay while it runs): its target's words.
+ */
+
+static Tcl_NRPostProc *volatile nextCb = NULL;
+static Tcl_NRPostProc *volatile ooNextCb = NULL;
+static Tcl_NRPostProc *volatile ooNextFilterCb = NULL;
+static Tcl_NRPostProc *volatile forwardCallCb = NULL;
+
+/*
  * The list type (Tcl_GetObjType("list")): the words of a command that an
  * alias runs (AliasNRCmd: Tcl_NREvalObj of its target's words with
  * TCL_EVAL_INVOKE, which queues no TEOV_Error record) are the elements of
@@ -430,77 +446,6 @@ BelowFloorCall(
 }
 
 /*
- * Commands run through Tcl_EvalObjv (TEOV_Error's records; an alias's
- * target, by the list record its alias queues: ListWords) in a context's
- * callback chain, innermost first, each with the CmdFrame of the level it
- * runs under: the nearest record below it that names one (a bytecode level
- * invoking a command, a list evaluated directly), or NULL (none: the
- * context's outermost). The walk writes each just before that CmdFrame,
- * then moves it inside the frames of the commands of scripts evaluated
- * from their strings that run it (PlaceCall, by the count of NRCommand
- * records between it and that level).
- *
- * Why reading the chain is safe: a record is linked (TOP_CB(interp) = it,
- * tclInt.h:4953) only after its fields are written, and unlinked before
- * it runs and is freed (TclNRRunCallbacks, tclBasic.c:4496-4502); libtcl
- * is compiled so (an objdump scan of Debian's 8.6.13 libtcl and of the
- * Tcl 9.0.4 build: every push, about 100 in each, stores procPtr and
- * nextPtr before the head), and the thread that links them is the one
- * interrupted. Records are Tcl_Obj cells (TclSmallAllocEx), never given
- * back to the system. A record's objv is its command's words, which its
- * caller keeps while it runs (their Tcl_Obj's string pointer and length
- * are read; the texts are copied with process_vm_readv, TextHead, which
- * fails instead of faulting); a FinalizeObjectCall record's CallContext
- * lives until that record has run, and holds its call chain and methods.
- * The walk is bounded (MAX_CALLBACKS).
- */
-
-#define MAX_CALLBACKS	16384	/* Records visited in one sample. */
-#define MAX_CALLS	16	/* Commands kept per context. */
-
-typedef struct PendingCall {
-    Tcl_Obj *const *objv;	/* NULL: a forward's call. */
-    int objc;
-    int done;			/* Written, or left out. */
-    const CmdFrame *outerPtr;	/* The CmdFrame it runs under, or NULL. */
-    Method *mPtr;		/* A forward called through an object's
-				 * command (the first of its call chain). */
-    int chainFlags;
-    int nrAt;			/* Commands counted when it was met. */
-    int evalsOut;		/* Commands of scripts evaluated from their
-				 * strings that run it (their CmdFrames are
-				 * outside it): the commands (NRCommand
-				 * records, its own left out) between it and
-				 * its level, but that level's own. */
-} PendingCall;
-
-/*
- * A forward's call: the context's method is the first of its chain (one
- * reached by [next] or through a filter would go inside their frames,
- * which this does not place) and a forward.
- */
-
-static inline Method *
-ForwardOf(
-    const CallContext *ctxPtr,
-    int *flagsPtr)
-{
-    const CallChain *chainPtr;
-    Method *mPtr;
-    const Tcl_MethodType *fwdType = forwardType;
-
-    if (ctxPtr == NULL || fwdType == NULL || ctxPtr->index != 0
-	    || (chainPtr = ctxPtr->callPtr) == NULL || chainPtr->numChain < 1
-	    || chainPtr->chain == NULL
-	    || (mPtr = chainPtr->chain[0].mPtr) == NULL
-	    || mPtr->typePtr != fwdType) {
-	return NULL;
-    }
-    *flagsPtr = chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
-    return mPtr;
-}
-
-/*
  * The words of the command a list evaluated with no CmdFrame of its own
  * runs (TEOEx_ListCallback's record with data[1] NULL: Tcl_NREvalObj, as
  * an alias's AliasNRCmd evaluates its target, tclInterp.c:1834, Tcl 9's
@@ -553,18 +498,158 @@ ListWords(
 #endif
 }
 
+/*
+ * Commands run through Tcl_EvalObjv (TEOV_Error's records; an alias's
+ * target, by the list record its alias queues: ListWords) in a context's
+ * callback chain, innermost first, each with the CmdFrame of the level it
+ * runs under: the nearest record below it that names one (a bytecode level
+ * invoking a command, a list evaluated directly), or NULL (none: the
+ * context's outermost). The walk writes each just before that CmdFrame,
+ * then moves it inside the frames of the commands of scripts evaluated
+ * from their strings that run it (PlaceCall, by the count of NRCommand
+ * records between it and that level).
+ *
+ * Why reading the chain is safe: a record is linked (TOP_CB(interp) = it,
+ * tclInt.h:4953) only after its fields are written, and unlinked before
+ * it runs and is freed (TclNRRunCallbacks, tclBasic.c:4496-4502); libtcl
+ * is compiled so (an objdump scan of Debian's 8.6.13 libtcl and of the
+ * Tcl 9.0.4 build: every push, about 100 in each, stores procPtr and
+ * nextPtr before the head), and the thread that links them is the one
+ * interrupted. Records are Tcl_Obj cells (TclSmallAllocEx), never given
+ * back to the system. A record's objv is its command's words, which its
+ * caller keeps while it runs (their Tcl_Obj's string pointer and length
+ * are read; the texts are copied with process_vm_readv, TextHead, which
+ * fails instead of faulting); a FinalizeObjectCall record's CallContext
+ * lives until that record has run, and holds its call chain and methods
+ * (so does the context of a step of [next]'s record, whose call it is
+ * part of; a forward's ForwardMethod and its prefix list are the method's,
+ * held by the chain while it runs); a FinalizeForwardCall record's words
+ * are the array its forward passes to the command it runs, freed by that
+ * record. The walk is bounded (MAX_CALLBACKS).
+ */
+
+#define MAX_CALLBACKS	16384	/* Records visited in one sample. */
+#define MAX_CALLS	16	/* Commands kept per context. */
+
+typedef struct PendingCall {
+    Tcl_Obj *const *objv;	/* NULL: a forward's call. */
+    int objc;
+    int done;			/* Written, or left out. */
+    const CmdFrame *outerPtr;	/* The CmdFrame it runs under, or NULL. */
+    Method *mPtr;		/* A forward called through an object's
+				 * command (the first of its call chain). */
+    int chainFlags;
+    int nrAt;			/* Commands counted when it was met. */
+    int evalsOut;		/* Commands of scripts evaluated from their
+				 * strings that run it (their CmdFrames are
+				 * outside it): the commands (NRCommand
+				 * records, its own left out) between it and
+				 * its level, but that level's own. */
+} PendingCall;
+
+/*
+ * The forward at 'index' of the context's chain, or NULL: the first (its
+ * call, a frame) or one reached by [next] (no frame: its target only).
+ */
+
+static inline Method *
+ForwardOf(
+    const CallContext *ctxPtr,
+    int index,
+    int *flagsPtr)
+{
+    const CallChain *chainPtr;
+    Method *mPtr;
+    const Tcl_MethodType *fwdType = forwardType;
+
+    if (ctxPtr == NULL || fwdType == NULL || index < 0
+	    || (chainPtr = ctxPtr->callPtr) == NULL
+	    || chainPtr->numChain <= index || chainPtr->chain == NULL
+	    || (mPtr = chainPtr->chain[index].mPtr) == NULL
+	    || mPtr->typePtr != fwdType) {
+	return NULL;
+    }
+    *flagsPtr = chainPtr->flags & (CONSTRUCTOR | DESTRUCTOR);
+    return mPtr;
+}
+
+/*
+ * The number of words a forward's target is named from (CPROF_RAW_OBJV
+ * keeps two): its prefix's, which its call's words follow (those are not
+ * counted: how many there are is not recorded). 0: not known.
+ */
+
+static inline int
+ForwardWords(
+    const Method *mPtr)
+{
+    const ForwardMethod *fmPtr = (const ForwardMethod *) mPtr->clientData;
+    int objc = 0;
+
+    if (fmPtr == NULL || ListWords(fmPtr->prefixObj, &objc) == NULL) {
+	return 0;
+    }
+    return (objc > 1) ? 2 : 1;
+}
+
+static inline void
+AddCall(
+    PendingCall *calls,
+    int *numCallsPtr,
+    int *openPtr,
+    Tcl_Obj *const *objv,
+    int objc,
+    Method *mPtr,
+    int chainFlags,
+    int nrAt)
+{
+    PendingCall *callPtr;
+
+    if (*numCallsPtr >= MAX_CALLS) {
+	return;
+    }
+    callPtr = &calls[(*numCallsPtr)++];
+    callPtr->objv = objv;
+    callPtr->objc = objc;
+    callPtr->done = 0;
+    callPtr->outerPtr = NULL;
+    callPtr->mPtr = mPtr;
+    callPtr->chainFlags = chainFlags;
+    callPtr->nrAt = nrAt;
+    callPtr->evalsOut = 0;
+    (*openPtr)++;
+}
+
+/*
+ * The forwards reached through [next] in a context, by their context and
+ * index: the frames of that context are below them.
+ */
+
+#define MAX_NEXT_FORWARDS 8
+
+typedef struct NextForwards {
+    int n;
+    const CallContext *ctxPtr[MAX_NEXT_FORWARDS];
+    int index[MAX_NEXT_FORWARDS];
+} NextForwards;
+
 static int
 CollectCalls(
     const ExecEnv *eePtr,
     PendingCall *calls,
+    NextForwards *nextPtr,
     int *budgetPtr)
 {
     Tcl_NRPostProc *errorCb = teovErrorCb, *resumeCb = tebcResumeCb;
     Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
-    Tcl_NRPostProc *nrCb = nrCommandCb;
+    Tcl_NRPostProc *nrCb = nrCommandCb, *fwdCb = forwardCallCb;
+    Tcl_NRPostProc *nCb = nextCb, *onCb = ooNextCb, *onfCb = ooNextFilterCb;
     const NRE_callback *cbPtr;
     int numCalls = 0, open = 0, flags, nrSeen = 0, own = 0, i;
     Method *mPtr;
+    Tcl_Obj *const *fwdWords = NULL;	/* The words of the forward's
+					 * target met last (FinalizeForwardCall),
+					 * for the record of its call. */
 
     if (errorCb == NULL || resumeCb == NULL || eePtr == NULL) {
 	return 0;
@@ -584,21 +669,15 @@ CollectCalls(
 
 	    nrSeen += !own;
 	    own = 0;
+	    fwdWords = NULL;
 	    continue;
 	}
 	own = 0;
 	if (procPtr == errorCb) {
-	    if (numCalls < MAX_CALLS && cbPtr->data[1] != NULL
-		    && PTR2INT(cbPtr->data[0]) > 0) {
-		calls[numCalls].objv = (Tcl_Obj *const *) cbPtr->data[1];
-		calls[numCalls].objc = PTR2INT(cbPtr->data[0]);
-		calls[numCalls].done = 0;
-		calls[numCalls].outerPtr = NULL;
-		calls[numCalls].mPtr = NULL;
-		calls[numCalls].nrAt = nrSeen;
-		calls[numCalls].evalsOut = 0;
-		numCalls++;
-		open++;
+	    if (cbPtr->data[1] != NULL && PTR2INT(cbPtr->data[0]) > 0) {
+		AddCall(calls, &numCalls, &open,
+			(Tcl_Obj *const *) cbPtr->data[1],
+			PTR2INT(cbPtr->data[0]), NULL, 0, nrSeen);
 	    }
 	    own = 1;
 	    continue;
@@ -621,34 +700,55 @@ CollectCalls(
 		    objv = NULL;
 		}
 	    }
-	    if (objv != NULL && numCalls < MAX_CALLS) {
-		calls[numCalls].objv = objv;
-		calls[numCalls].objc = objc;
-		calls[numCalls].done = 0;
-		calls[numCalls].outerPtr = NULL;
-		calls[numCalls].mPtr = NULL;
-		calls[numCalls].nrAt = nrSeen;
-		calls[numCalls].evalsOut = 0;
-		numCalls++;
-		open++;
+	    if (objv != NULL) {
+		AddCall(calls, &numCalls, &open, objv, objc, NULL, 0, nrSeen);
 	    }
 	    own = 1;
 	    continue;
 	}
+	if (procPtr == fwdCb && fwdCb != NULL) {
+	    fwdWords = (Tcl_Obj *const *) cbPtr->data[0];
+	    continue;
+	}
 	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
-		(const CallContext *) cbPtr->data[0], &flags)) != NULL) {
-	    if (numCalls < MAX_CALLS) {
-		calls[numCalls].objv = NULL;
-		calls[numCalls].objc = 0;
-		calls[numCalls].done = 0;
-		calls[numCalls].outerPtr = NULL;
-		calls[numCalls].mPtr = mPtr;
-		calls[numCalls].chainFlags = flags;
-		calls[numCalls].nrAt = nrSeen;
-		calls[numCalls].evalsOut = 0;
-		numCalls++;
-		open++;
+		(const CallContext *) cbPtr->data[0], 0, &flags)) != NULL) {
+	    /*
+	     * A forward called through its object's command: its target
+	     * (a command of its own, unless a procedure's or method's frame
+	     * shows it), then the forward.
+	     */
+
+	    if (fwdWords != NULL && (i = ForwardWords(mPtr)) > 0) {
+		AddCall(calls, &numCalls, &open, fwdWords, i, NULL, 0, nrSeen);
 	    }
+	    fwdWords = NULL;
+	    AddCall(calls, &numCalls, &open, NULL, 0, mPtr, flags, nrSeen);
+	    continue;
+	}
+	if (procPtr != NULL && (procPtr == nCb || procPtr == onCb
+		|| procPtr == onfCb)) {
+	    /*
+	     * A step along a call chain ([next], [nextto], from a filter
+	     * too): a forward reached so is not a frame (the wrapper, which
+	     * sees only the bodies of methods, shows none), its target is;
+	     * the frames of the context are below the forward's index.
+	     */
+
+	    const CallContext *ctxPtr = (const CallContext *)
+		    cbPtr->data[procPtr == nCb ? 0 : 1];
+	    int index = PTR2INT(cbPtr->data[procPtr == nCb ? 1 : 2]) + 1;
+
+	    if ((mPtr = ForwardOf(ctxPtr, index, &flags)) != NULL) {
+		if (fwdWords != NULL && (i = ForwardWords(mPtr)) > 0) {
+		    AddCall(calls, &numCalls, &open, fwdWords, i, NULL, 0,
+			    nrSeen);
+		}
+		if (nextPtr->n < MAX_NEXT_FORWARDS) {
+		    nextPtr->ctxPtr[nextPtr->n] = ctxPtr;
+		    nextPtr->index[nextPtr->n++] = index;
+		}
+	    }
+	    fwdWords = NULL;
 	    continue;
 	}
 	if (open == 0) {
@@ -837,6 +937,7 @@ ReadInterp(
     ExecEnv *firstEePtr = eePtr;
     Tcl_NRPostProc *callerCb = coroCallerCb;
     PendingCall calls[MAX_CALLS];
+    NextForwards nextFwds;
     int numCalls = 0, budget = MAX_CALLBACKS, i, last;
     const ExecEnv *callsEePtr = NULL;	/* Whose chain calls[] is of. */
 
@@ -851,9 +952,10 @@ ReadInterp(
 	 */
 
 	numCalls = 0;
+	nextFwds.n = 0;
 	if (eePtr != callsEePtr) {
 	    callsEePtr = eePtr;
-	    numCalls = CollectCalls(eePtr, calls, &budget);
+	    numCalls = CollectCalls(eePtr, calls, &nextFwds, &budget);
 	}
 
 	while (framePtr != NULL) {
@@ -951,6 +1053,18 @@ ReadInterp(
 			own2 = 0;
 		    }
 		    callPtr = NULL;
+		    if (own && (*(const unsigned char *) cfPtr->data.tebc.pc
+			    == INST_TCLOO_NEXT
+			    || *(const unsigned char *) cfPtr->data.tebc.pc
+			    == INST_TCLOO_NEXT_CLASS)) {
+			/*
+			 * A compiled [next] or [nextto] that reached a method
+			 * with no frame (a forward): not a frame, as the
+			 * wrapper does not wrap them.
+			 */
+
+			own = 0;
+		    }
 		    if (own) {
 			CprofTclRef *refPtr;
 
@@ -985,6 +1099,20 @@ ReadInterp(
 		CallChain *chainPtr;
 		int index = (ctxPtr != NULL && ctxPtr == lastCtxPtr)
 			? lastIndex - 1 : (ctxPtr ? ctxPtr->index : -1);
+
+		if (ctxPtr != lastCtxPtr) {
+		    /*
+		     * A forward reached through [next] has no frame: the
+		     * context's innermost is the one before it.
+		     */
+
+		    for (i = 0; i < nextFwds.n; i++) {
+			if (nextFwds.ctxPtr[i] == ctxPtr
+				&& nextFwds.index[i] == index) {
+			    index--;
+			}
+		    }
+		}
 
 		if (ctxPtr == NULL || framePtr->procPtr == NULL
 			|| (chainPtr = ctxPtr->callPtr) == NULL
@@ -1233,6 +1361,45 @@ CbProbeCmd(
     Tcl_NRPostProc *errorCb = NULL;
     int i;
 
+    if (objc == 2 && strchr("456", Tcl_GetString(objv[1])[0]) != NULL
+	    && Tcl_GetString(objv[1])[1] == '\0') {
+	/*
+	 * Called by a forward reached through [next] from the method whose
+	 * frame is on top (a forward pushes none): compiled (4), from a
+	 * filter (6), or the command (5). The record of the step holds the
+	 * method's context (and, compiled, its frame) and the index it
+	 * went on from (the context's index less one).
+	 */
+
+	const CallFrame *framePtr = iPtr->framePtr;
+	const CallContext *ctxPtr;
+	char which = Tcl_GetString(objv[1])[0];
+
+	if (framePtr == NULL || !(framePtr->isProcCallFrame & FRAME_IS_METHOD)
+		|| (ctxPtr = (const CallContext *) framePtr->clientData)
+		== NULL || ctxPtr->index < 1) {
+	    return TCL_OK;
+	}
+	for (i = 0; cbPtr != NULL && i < 12; cbPtr = cbPtr->nextPtr, i++) {
+	    if (which == '5' && cbPtr->data[0] == (void *) ctxPtr
+		    && cbPtr->data[1] == INT2PTR(ctxPtr->index - 1)
+		    && cbPtr->data[2] != NULL && cbPtr->data[3] == NULL) {
+		nextCb = cbPtr->procPtr;
+		break;
+	    }
+	    if (which != '5' && cbPtr->data[0] == (void *) framePtr
+		    && cbPtr->data[1] == (void *) ctxPtr
+		    && cbPtr->data[2] == INT2PTR(ctxPtr->index - 1)) {
+		if (which == '4') {
+		    ooNextCb = cbPtr->procPtr;
+		} else if (cbPtr->procPtr != ooNextCb) {
+		    ooNextFilterCb = cbPtr->procPtr;
+		}
+		break;
+	    }
+	}
+	return TCL_OK;
+    }
     if (objc == 2 && strcmp(Tcl_GetString(objv[1]), "3") == 0) {
 	/*
 	 * Called by a forward of clientData's object: the deepest of the
@@ -1256,6 +1423,17 @@ CbProbeCmd(
 	for (numRecs = 0; cbPtr != NULL && numRecs < 12;
 		cbPtr = cbPtr->nextPtr) {
 	    recs[numRecs++] = cbPtr;
+	}
+	for (i = 0; i < numRecs; i++) {
+	    if (recs[i]->data[0] == (void *) objv && recs[i]->data[1] == NULL
+		    && recs[i]->data[2] == NULL && recs[i]->data[3] == NULL) {
+		/*
+		 * FinalizeForwardCall's: the words the forward built.
+		 */
+
+		forwardCallCb = recs[i]->procPtr;
+		break;
+	    }
 	}
 	for (i = 0; i < numRecs && foundPtr == NULL; i++) {
 	    const void *v = recs[i]->data[0];
@@ -1375,6 +1553,31 @@ ProbeCoroutineCaller(
 		" forward fw ::tclcprof::FramesCbProbe 3\n"
 		"::apply {{} {::tclcprof::FramesCbObj fw}}\n"
 		"::tclcprof::FramesCbObj destroy", -1, TCL_EVAL_GLOBAL);
+
+	/*
+	 * Forwards reached through [next]: compiled, the command, from a
+	 * filter.
+	 */
+
+	(void) Tcl_EvalEx(interp, "::oo::class create ::tclcprof::FramesCbB {\n"
+		" forward f4 ::tclcprof::FramesCbProbe 4\n"
+		" forward f5 ::tclcprof::FramesCbProbe 5\n"
+		" forward f6 ::tclcprof::FramesCbProbe 6\n"
+		" method flt {} { next }\n"
+		"}\n"
+		"::oo::class create ::tclcprof::FramesCbS {\n"
+		" superclass ::tclcprof::FramesCbB\n"
+		" method f4 {} { next }\n"
+		" method f5 {} { set n next; $n }\n"
+		"}\n"
+		"::apply {{} {\n"
+		" set o [::tclcprof::FramesCbS new]\n"
+		" $o f4; $o f5\n"
+		" ::oo::objdefine $o filter flt\n"
+		" $o f6\n"
+		"}}", -1, TCL_EVAL_GLOBAL);
+	(void) Tcl_EvalEx(interp, "::tclcprof::FramesCbB destroy", -1,
+		TCL_EVAL_GLOBAL);
 	Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
 	Tcl_DecrRefCount(nameObj);
     }
@@ -1388,6 +1591,7 @@ CprofFramesNew(
     CprofNaming *namingPtr)
 {
     CprofFrames *fPtr = (CprofFrames *) ckalloc(sizeof(CprofFrames));
+    int kind;
 
     ProbeCoroutineCaller(interp);
     (void) CprofFramesCopyMethod(NULL);
@@ -1401,6 +1605,11 @@ CprofFramesNew(
     Tcl_InitHashTable(&fPtr->sites, TCL_ONE_WORD_KEYS);
     fPtr->applyId = NameOfCommand(fPtr, "::apply", &fPtr->applyKind);
     fPtr->staleId = CprofNameIntern("[stale]", -1);
+    fPtr->nextIds[0] = NameOfCommand(fPtr, "::oo::Helpers::next", &kind);
+    fPtr->nextIds[1] = NameOfCommand(fPtr, "::oo::Helpers::nextto", &kind);
+    fPtr->nextIds[2] = CprofNameInternIn(&fPtr->refs, "next", -1);
+    fPtr->nextIds[3] = CprofNameInternIn(&fPtr->refs, "nextto", -1);
+    fPtr->myId = CprofNameInternIn(&fPtr->refs, "my", -1);
     fPtr->interps[0].iPtr = (Interp *) interp;
     fPtr->interps[0].interpId = -1;
     fPtr->numInterps = 1;

@@ -341,6 +341,26 @@ InvokedFrom(
     return 1;
 }
 
+/*
+ * Whether the instruction a bytecode level's CmdFrame is linked for
+ * invokes no command, so that it is no frame (the wrapper sees none): a
+ * compiled [next] or [nextto] that reached a method with no frame (a
+ * forward; the wrapper does not wrap them), a script or an expression
+ * that is not literal evaluated by a compiled command ([catch $script],
+ * [catch [list ...]], [try], [expr $e]: INST_EVAL_STK, INST_EXPR_STK,
+ * tclExecute.c:2998-3027), whose commands are frames of their own level.
+ */
+
+static inline int
+NotInvoking(
+    const CmdFrame *cfPtr)
+{
+    unsigned char inst = *(const unsigned char *) cfPtr->data.tebc.pc;
+
+    return inst == INST_TCLOO_NEXT || inst == INST_TCLOO_NEXT_CLASS
+	    || inst == INST_EVAL_STK || inst == INST_EXPR_STK;
+}
+
 static inline void
 SetSite(
     CprofTclRef *refPtr,
@@ -1053,16 +1073,7 @@ ReadInterp(
 			own2 = 0;
 		    }
 		    callPtr = NULL;
-		    if (own && (*(const unsigned char *) cfPtr->data.tebc.pc
-			    == INST_TCLOO_NEXT
-			    || *(const unsigned char *) cfPtr->data.tebc.pc
-			    == INST_TCLOO_NEXT_CLASS)) {
-			/*
-			 * A compiled [next] or [nextto] that reached a method
-			 * with no frame (a forward): not a frame, as the
-			 * wrapper does not wrap them.
-			 */
-
+		    if (own && NotInvoking(cfPtr)) {
 			own = 0;
 		    }
 		    if (own) {

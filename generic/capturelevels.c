@@ -1231,9 +1231,12 @@ CprofLevelsDropSuspension(
  *	frames, 'entries' outermost first with levels relative to its
  *	resumer, become its suspension record, as if saved at a yield, and
  *	the capture is told of it (it then restores them when the coroutine
- *	is resumed). Only with a capture that hooks resumes and without
- *	timing (the frames were never entered). serials[] gets each frame's
- *	serial (for its pop).
+ *	is resumed). Only with a capture that hooks resumes. With exact
+ *	timing the frames have no node until their resume (they were never
+ *	entered): they are timed from there, nothing of them before the
+ *	start is charged, and their time suspended since the start is
+ *	reported as a yield's is. serials[] gets each frame's serial (for
+ *	its pop).
  *
  * Results:
  *	The number of frames, 0 if none were recorded.
@@ -1253,8 +1256,7 @@ CprofLevelsSeedSuspension(
     CprofSuspension *recPtr;
     int i;
 
-    if (n <= 0 || lvPtr->coroCbPtr == NULL || lvPtr->timing
-	    || lvPtr->quiet) {
+    if (n <= 0 || lvPtr->coroCbPtr == NULL || lvPtr->quiet) {
 	return 0;
     }
     recPtr = (CprofSuspension *) ckalloc(sizeof(CprofSuspension));
@@ -1287,6 +1289,14 @@ CprofLevelsSeedSuspension(
 	serials[i] = framePtr->serial;
     }
     recPtr->count = n;
+    if (lvPtr->timing) {
+	/*
+	 * Timed from their resume (node -1: none yet); their time suspended
+	 * counts from now, the start.
+	 */
+
+	recPtr->suspendNs = lvPtr->hooks->now(lvPtr->hookData);
+    }
     recPtr->nextPtr = lvPtr->suspensions;
     if (lvPtr->suspensions != NULL) {
 	lvPtr->suspensions->prevPtr = recPtr;

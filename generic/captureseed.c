@@ -453,9 +453,10 @@ RunningFrames(
 
 /*
  * The suspended coroutines of the interpreter (made before the run
- * started) under a capture that follows resumes (the wrapper) and without
- * timing: each one's frames become its suspension record, restored above
- * the command that resumes it, as if the wrapper had seen them entered.
+ * started) under a capture that follows resumes (the wrapper), with exact
+ * timing or without: each one's frames become its suspension record,
+ * restored above the command that resumes it, as if the wrapper had seen
+ * them entered (timed from that resume).
  */
 
 static void SeedCoroutinesIn(CprofState *statePtr, Tcl_HashTable *tablePtr,
@@ -586,7 +587,7 @@ CprofSeedCoroutines(
 
     if (capPtr == NULL || capPtr->coverage || nrCommandProc == NULL
 	    || capPtr->kind != CPROF_CAPTURE_WRAP
-	    || statePtr->levels.coroCbPtr == NULL || statePtr->levels.timing
+	    || statePtr->levels.coroCbPtr == NULL
 	    || statePtr->naming.internals == NULL
 	    || statePtr->naming.internals->coroNreProc == NULL) {
 	return 0;

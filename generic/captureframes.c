@@ -653,6 +653,47 @@ typedef struct NextForwards {
     int index[MAX_NEXT_FORWARDS];
 } NextForwards;
 
+/*
+ * The callbacks CollectCalls tells apart, as a filter of 64 bits: bit
+ * (address >> 4) & 63 of each (CbMaskBuild, once the probes have learnt
+ * them). A record whose bit is clear (most of them: InterpProcNR2, the
+ * engine's own) is none of them, at the cost of a shift and a test; one
+ * whose bit is set is compared with each.
+ */
+
+static uint64_t cbMask = 0;
+
+static inline unsigned
+CbBit(
+    Tcl_NRPostProc *procPtr)
+{
+    return (unsigned) (((uintptr_t) procPtr >> 4) & 63);
+}
+
+static void
+CbMaskBuild(void)
+{
+    Tcl_NRPostProc *cbs[9];
+    uint64_t mask = 0;
+    int i;
+
+    cbs[0] = nrCommandCb;
+    cbs[1] = teovErrorCb;
+    cbs[2] = tebcResumeCb;
+    cbs[3] = listCb;
+    cbs[4] = forwardCallCb;
+    cbs[5] = objectCallCb;
+    cbs[6] = nextCb;
+    cbs[7] = ooNextCb;
+    cbs[8] = ooNextFilterCb;
+    for (i = 0; i < 9; i++) {
+	if (cbs[i] != NULL) {
+	    mask |= (uint64_t) 1 << CbBit(cbs[i]);
+	}
+    }
+    cbMask = mask;
+}
+
 static int
 CollectCalls(
     const ExecEnv *eePtr,
@@ -664,8 +705,10 @@ CollectCalls(
     Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
     Tcl_NRPostProc *nrCb = nrCommandCb, *fwdCb = forwardCallCb;
     Tcl_NRPostProc *nCb = nextCb, *onCb = ooNextCb, *onfCb = ooNextFilterCb;
+    const uint64_t mask = cbMask;
     const NRE_callback *cbPtr;
     int numCalls = 0, open = 0, flags, nrSeen = 0, own = 0, i;
+    int budget = *budgetPtr;
     Method *mPtr;
     Tcl_Obj *const *fwdWords = NULL;	/* The words of the forward's
 					 * target met last (FinalizeForwardCall),
@@ -679,7 +722,7 @@ CollectCalls(
 	Tcl_NRPostProc *procPtr = cbPtr->procPtr;
 	const CmdFrame *framePtr = NULL;
 
-	if (--*budgetPtr < 0) {
+	if (--budget < 0) {
 	    break;
 	}
 	if (procPtr == nrCb) {
@@ -693,7 +736,19 @@ CollectCalls(
 	    continue;
 	}
 	own = 0;
-	if (procPtr == errorCb) {
+	if (!((mask >> CbBit(procPtr)) & 1)) {
+	    continue;
+	}
+	if (procPtr == resumeCb) {
+	    if (open == 0 && numCalls >= MAX_CALLS) {
+		break;
+	    }
+	    if (open == 0 || cbPtr->data[0] == NULL) {
+		continue;
+	    }
+	    framePtr = (const CmdFrame *) ((const char *) cbPtr->data[0]
+		    + offsetof(TEBCdata, cmdFrame));
+	} else if (procPtr == errorCb) {
 	    if (cbPtr->data[1] != NULL && PTR2INT(cbPtr->data[0]) > 0) {
 		AddCall(calls, &numCalls, &open,
 			(Tcl_Obj *const *) cbPtr->data[1],
@@ -701,51 +756,57 @@ CollectCalls(
 	    }
 	    own = 1;
 	    continue;
-	}
-	if (procPtr == lCb && lCb != NULL && cbPtr->data[1] == NULL) {
-	    /*
-	     * A list evaluated with no CmdFrame (an alias's target): a
-	     * command of its own, unless its words are a TEOV_Error
-	     * record's already (evaluated without TCL_EVAL_INVOKE). The
-	     * NRCommand record just outside it is that command's
-	     * (TclMarkTailcall's, deferred to it: tclBasic.c:8342-8352).
-	     */
+	} else if (procPtr == lCb && lCb != NULL) {
+	    if (cbPtr->data[1] == NULL) {
+		/*
+		 * A list evaluated with no CmdFrame (an alias's target): a
+		 * command of its own, unless its words are a TEOV_Error
+		 * record's already (evaluated without TCL_EVAL_INVOKE). The
+		 * NRCommand record just outside it is that command's
+		 * (TclMarkTailcall's, deferred to it: tclBasic.c:8342-8352).
+		 */
 
-	    int objc = 0;
-	    Tcl_Obj *const *objv = ListWords(
-		    (const Tcl_Obj *) cbPtr->data[0], &objc);
+		int objc = 0;
+		Tcl_Obj *const *objv = ListWords(
+			(const Tcl_Obj *) cbPtr->data[0], &objc);
 
-	    for (i = 0; objv != NULL && i < numCalls; i++) {
-		if (calls[i].objv == objv) {
-		    objv = NULL;
+		for (i = 0; objv != NULL && i < numCalls; i++) {
+		    if (calls[i].objv == objv) {
+			objv = NULL;
+		    }
 		}
+		if (objv != NULL) {
+		    AddCall(calls, &numCalls, &open, objv, objc, NULL, 0,
+			    nrSeen);
+		}
+		own = 1;
+		continue;
 	    }
-	    if (objv != NULL) {
-		AddCall(calls, &numCalls, &open, objv, objc, NULL, 0, nrSeen);
+	    if (open == 0) {
+		continue;
 	    }
-	    own = 1;
-	    continue;
-	}
-	if (procPtr == fwdCb && fwdCb != NULL) {
+	    framePtr = (const CmdFrame *) cbPtr->data[1];
+	} else if (procPtr == fwdCb && fwdCb != NULL) {
 	    fwdWords = (Tcl_Obj *const *) cbPtr->data[0];
 	    continue;
-	}
-	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
-		(const CallContext *) cbPtr->data[0], 0, &flags)) != NULL) {
-	    /*
-	     * A forward called through its object's command: its target
-	     * (a command of its own, unless a procedure's or method's frame
-	     * shows it), then the forward.
-	     */
+	} else if (procPtr == objCb && objCb != NULL) {
+	    if ((mPtr = ForwardOf((const CallContext *) cbPtr->data[0], 0,
+		    &flags)) != NULL) {
+		/*
+		 * A forward called through its object's command: its target
+		 * (a command of its own, unless a procedure's or method's
+		 * frame shows it), then the forward.
+		 */
 
-	    if (fwdWords != NULL && (i = ForwardWords(mPtr)) > 0) {
-		AddCall(calls, &numCalls, &open, fwdWords, i, NULL, 0, nrSeen);
+		if (fwdWords != NULL && (i = ForwardWords(mPtr)) > 0) {
+		    AddCall(calls, &numCalls, &open, fwdWords, i, NULL, 0,
+			    nrSeen);
+		}
+		AddCall(calls, &numCalls, &open, NULL, 0, mPtr, flags, nrSeen);
 	    }
 	    fwdWords = NULL;
-	    AddCall(calls, &numCalls, &open, NULL, 0, mPtr, flags, nrSeen);
 	    continue;
-	}
-	if (procPtr != NULL && (procPtr == nCb || procPtr == onCb
+	} else if (procPtr != NULL && (procPtr == nCb || procPtr == onCb
 		|| procPtr == onfCb)) {
 	    /*
 	     * A step along a call chain ([next], [nextto], from a filter
@@ -770,19 +831,15 @@ CollectCalls(
 	    }
 	    fwdWords = NULL;
 	    continue;
-	}
-	if (open == 0) {
-	    if (numCalls >= MAX_CALLS) {
-		break;
-	    }
+	} else {
 	    continue;
 	}
-	if (procPtr == resumeCb && cbPtr->data[0] != NULL) {
-	    framePtr = (const CmdFrame *) ((const char *) cbPtr->data[0]
-		    + offsetof(TEBCdata, cmdFrame));
-	} else if (procPtr == lCb && lCb != NULL) {
-	    framePtr = (const CmdFrame *) cbPtr->data[1];
-	}
+
+	/*
+	 * A bytecode level or a list evaluated directly, with calls met
+	 * since the last: they run under it.
+	 */
+
 	if (framePtr != NULL) {
 	    for (i = numCalls - open; i < numCalls; i++) {
 		calls[i].outerPtr = framePtr;
@@ -791,6 +848,7 @@ CollectCalls(
 	    open = 0;
 	}
     }
+    *budgetPtr = budget;
     for (i = numCalls - open; i < numCalls; i++) {
 	calls[i].evalsOut = nrSeen - calls[i].nrAt;
     }
@@ -1593,6 +1651,7 @@ ProbeCoroutineCaller(
 	Tcl_DecrRefCount(nameObj);
     }
     Tcl_RestoreInterpState(interp, saved);
+    CbMaskBuild();
     Tcl_MutexUnlock(&probeMutex);
 }
 

@@ -1309,6 +1309,76 @@ CprofLevelsSeedSuspension(
 /*
  *----------------------------------------------------------------------
  *
+ * CprofLevelsSeedSaved --
+ *
+ *	The same for a level stack that follows coroutines by their
+ *	environments (the trace's: no resume hook): the frames become the
+ *	coroutine's saved frames, restored when the trace first sees a
+ *	command entered inside it after a resume (CprofLevelsEnter).
+ *
+ * Results:
+ *	The number of frames, 0 if none were recorded.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofLevelsSeedSaved(
+    CprofLevels *lvPtr,
+    void *corKey,
+    void *envPtr,
+    const CprofEntry *entries,
+    int n,
+    uint64_t *serials)
+{
+    CprofCoroSaved *savedPtr;
+    int i;
+
+    if (n <= 0 || lvPtr->coroCbPtr != NULL || lvPtr->quiet) {
+	return 0;
+    }
+    savedPtr = RegisterCoroutine(lvPtr, (CoroutineData *) corKey);
+    if (savedPtr == NULL || savedPtr->count > 0) {
+	return 0;
+    }
+    if (savedPtr->capacity < n) {
+	savedPtr->frames = (CprofFrame *) ckrealloc(savedPtr->frames,
+		n * sizeof(CprofFrame));
+	savedPtr->capacity = n;
+    }
+    memset(savedPtr->frames, 0, n * sizeof(CprofFrame));
+    for (i = 0; i < n; i++) {
+	CprofFrame *framePtr = &savedPtr->frames[i];
+
+	framePtr->nameId = entries[i].nameId;
+	framePtr->level = entries[i].level;
+	framePtr->envPtr = envPtr;
+	framePtr->corPtr = corKey;
+	framePtr->token = entries[i].token;
+	framePtr->objKey = entries[i].objKey;
+	framePtr->methodKey = entries[i].methodKey;
+	framePtr->kind = entries[i].kind;
+	framePtr->flags = entries[i].flags;
+	framePtr->serial = ++lvPtr->serial;
+	framePtr->node = -1;
+	framePtr->lineRec = -1;
+	framePtr->eventIndex = -1;
+	if (lvPtr->filtering && lvPtr->hooks->hidden(lvPtr->hookData,
+		framePtr->nameId, framePtr->kind)) {
+	    framePtr->flags |= CPROF_FRAME_HIDDEN;
+	}
+	serials[i] = framePtr->serial;
+    }
+    savedPtr->count = n;
+    if (lvPtr->timing) {
+	savedPtr->suspendNs = lvPtr->hooks->now(lvPtr->hookData);
+    }
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CprofLevelsCoroutineBody --
  *
  *	The name of the outermost frame of a coroutine (the code it was

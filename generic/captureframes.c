@@ -727,10 +727,16 @@ CollectCalls(
 	}
 	if (procPtr == nrCb) {
 	    /*
-	     * (The one just below TEOV_Error's record is its command's.)
+	     * (The one just below TEOV_Error's record is its command's.
+	     * One marked by TclSkipTailcall, tclBasic.c:8355-8362, is that
+	     * of the command an ensemble, an alias, an imported command or
+	     * the unknown handler redirects to: the same command, not
+	     * counted twice.)
 	     */
 
-	    nrSeen += !own;
+	    if (cbPtr->data[1] != INT2PTR(1)) {
+		nrSeen += !own;
+	    }
 	    own = 0;
 	    fwdWords = NULL;
 	    continue;

@@ -302,6 +302,16 @@ CprofCaptureRemove(
     if (!statePtr->deleting) {
 	CprofLevelsCoroutines(&statePtr->levels, DisarmCoroutine,
 		CprofThunkIdentity());
+	if (capPtr->tracedPtr != NULL
+		&& capPtr->tracedPtr != &statePtr->levels) {
+	    /*
+	     * Under check, the trace's: the pops of the frames of a
+	     * coroutine seeded at start (captureseed.c) are on its stack.
+	     */
+
+	    CprofLevelsCoroutines(capPtr->tracedPtr, DisarmCoroutine,
+		    CprofThunkIdentity());
+	}
     }
     if (statePtr->samplerPtr != NULL) {
 	if (capPtr->kind == CPROF_CAPTURE_CHECK) {

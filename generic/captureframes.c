@@ -61,8 +61,9 @@
  *	script evaluated from its string), copied with process_vm_readv, a
  *	system call that fails instead of faulting; and the NRE callback
  *	chain of each context, with the words of the commands C code runs
- *	through Tcl_EvalObjv and the contexts of forwards' calls (see
- *	CollectCalls for why those reads are safe).
+ *	through Tcl_EvalObjv or an alias runs as its target (the elements of
+ *	the list it evaluates) and the contexts of forwards' calls (see
+ *	CollectCalls and ListWords for why those reads are safe).
  *
  *	Why the drain never reads freed memory. A raw reference seen for the
  *	first time is copied with process_vm_readv on the process itself
@@ -139,6 +140,31 @@ static Tcl_NRPostProc *volatile nrCommandCb = NULL;
 
 static Tcl_NRPostProc *volatile objectCallCb = NULL;
 static const Tcl_MethodType *volatile forwardType = NULL;
+
+/*
+ * A forward reached through [next] or [nextto] (from a filter too), which
+ * no object's command calls: the record the step along the chain queues
+ * names it (its context and the index it goes on from): FinalizeNext
+ * (tclOO.c:2796, the command; data[0] the context, data[1] the index),
+ * FinalizeOONext and FinalizeOONextFilter (tclExecute.c:5020-5026,
+ * compiled; data[1] the context, data[2] the index). And any forward's
+ * call queues FinalizeForwardCall (tclOOMethod.c:1463, data[0] the words
+ * of the command it runs, which stay while it runs): its target's words.
+ */
+
+static Tcl_NRPostProc *volatile nextCb = NULL;
+static Tcl_NRPostProc *volatile ooNextCb = NULL;
+static Tcl_NRPostProc *volatile ooNextFilterCb = NULL;
+static Tcl_NRPostProc *volatile forwardCallCb = NULL;
+
+/*
+ * The list type (Tcl_GetObjType("list")): the words of a command that an
+ * alias runs (AliasNRCmd: Tcl_NREvalObj of its target's words with
+ * TCL_EVAL_INVOKE, which queues no TEOV_Error record) are the elements of
+ * the list its TEOEx_ListCallback record holds (ListWords).
+ */
+
+static const Tcl_ObjType *volatile listType = NULL;
 TCL_DECLARE_MUTEX(probeMutex)
 
 
@@ -315,6 +341,26 @@ InvokedFrom(
     return 1;
 }
 
+/*
+ * Whether the instruction a bytecode level's CmdFrame is linked for
+ * invokes no command, so that it is no frame (the wrapper sees none): a
+ * compiled [next] or [nextto] that reached a method with no frame (a
+ * forward; the wrapper does not wrap them), a script or an expression
+ * that is not literal evaluated by a compiled command ([catch $script],
+ * [catch [list ...]], [try], [expr $e]: INST_EVAL_STK, INST_EXPR_STK,
+ * tclExecute.c:2998-3027), whose commands are frames of their own level.
+ */
+
+static inline int
+NotInvoking(
+    const CmdFrame *cfPtr)
+{
+    unsigned char inst = *(const unsigned char *) cfPtr->data.tebc.pc;
+
+    return inst == INST_TCLOO_NEXT || inst == INST_TCLOO_NEXT_CLASS
+	    || inst == INST_EVAL_STK || inst == INST_EXPR_STK;
+}
+
 static inline void
 SetSite(
     CprofTclRef *refPtr,
@@ -420,7 +466,61 @@ BelowFloorCall(
 }
 
 /*
- * Commands run through Tcl_EvalObjv (TEOV_Error's records) in a context's
+ * The words of the command a list evaluated with no CmdFrame of its own
+ * runs (TEOEx_ListCallback's record with data[1] NULL: Tcl_NREvalObj, as
+ * an alias's AliasNRCmd evaluates its target, tclInterp.c:1834, Tcl 9's
+ * 1836): the elements of the record's list (data[0], the copy
+ * TclNREvalObjEx made and holds, whose element array is the objv it
+ * passed on, tclBasic.c:6163-6164). The list and its internal rep are
+ * complete before the record is linked (TclListObjCopy, then the push)
+ * and held by it; only that list's rep is read (checked by its type).
+ * NULL when it is not a list.
+ */
+
+static inline Tcl_Obj *const *
+ListWords(
+    const Tcl_Obj *listPtr,
+    int *objcPtr)
+{
+    const Tcl_ObjType *lType = listType;
+
+    if (listPtr == NULL || lType == NULL || listPtr->typePtr != lType
+	    || listPtr->internalRep.twoPtrValue.ptr1 == NULL) {
+	return NULL;
+    }
+#if TCL_MAJOR_VERSION >= 9
+    {
+	const ListStore *storePtr = (const ListStore *)
+		listPtr->internalRep.twoPtrValue.ptr1;
+	const ListSpan *spanPtr = (const ListSpan *)
+		listPtr->internalRep.twoPtrValue.ptr2;
+	Tcl_Size start = spanPtr ? spanPtr->spanStart : storePtr->firstUsed;
+	Tcl_Size len = spanPtr ? spanPtr->spanLength : storePtr->numUsed;
+
+	if (start < 0 || len <= 0 || start + len > storePtr->numAllocated) {
+	    return NULL;
+	}
+	*objcPtr = (int) len;
+	return &storePtr->slots[start];
+    }
+#else
+    {
+	const List *listRepPtr = (const List *)
+		listPtr->internalRep.twoPtrValue.ptr1;
+
+	if (listRepPtr->elemCount <= 0
+		|| listRepPtr->elemCount > listRepPtr->maxElemCount) {
+	    return NULL;
+	}
+	*objcPtr = listRepPtr->elemCount;
+	return &listRepPtr->elements;
+    }
+#endif
+}
+
+/*
+ * Commands run through Tcl_EvalObjv (TEOV_Error's records; an alias's
+ * target, by the list record its alias queues: ListWords) in a context's
  * callback chain, innermost first, each with the CmdFrame of the level it
  * runs under: the nearest record below it that names one (a bytecode level
  * invoking a command, a list evaluated directly), or NULL (none: the
@@ -440,8 +540,12 @@ BelowFloorCall(
  * caller keeps while it runs (their Tcl_Obj's string pointer and length
  * are read; the texts are copied with process_vm_readv, TextHead, which
  * fails instead of faulting); a FinalizeObjectCall record's CallContext
- * lives until that record has run, and holds its call chain and methods.
- * The walk is bounded (MAX_CALLBACKS).
+ * lives until that record has run, and holds its call chain and methods
+ * (so does the context of a step of [next]'s record, whose call it is
+ * part of; a forward's ForwardMethod and its prefix list are the method's,
+ * held by the chain while it runs); a FinalizeForwardCall record's words
+ * are the array its forward passes to the command it runs, freed by that
+ * record. The walk is bounded (MAX_CALLBACKS).
  */
 
 #define MAX_CALLBACKS	16384	/* Records visited in one sample. */
@@ -464,24 +568,24 @@ typedef struct PendingCall {
 } PendingCall;
 
 /*
- * A forward's call: the context's method is the first of its chain (one
- * reached by [next] or through a filter would go inside their frames,
- * which this does not place) and a forward.
+ * The forward at 'index' of the context's chain, or NULL: the first (its
+ * call, a frame) or one reached by [next] (no frame: its target only).
  */
 
 static inline Method *
 ForwardOf(
     const CallContext *ctxPtr,
+    int index,
     int *flagsPtr)
 {
     const CallChain *chainPtr;
     Method *mPtr;
     const Tcl_MethodType *fwdType = forwardType;
 
-    if (ctxPtr == NULL || fwdType == NULL || ctxPtr->index != 0
-	    || (chainPtr = ctxPtr->callPtr) == NULL || chainPtr->numChain < 1
-	    || chainPtr->chain == NULL
-	    || (mPtr = chainPtr->chain[0].mPtr) == NULL
+    if (ctxPtr == NULL || fwdType == NULL || index < 0
+	    || (chainPtr = ctxPtr->callPtr) == NULL
+	    || chainPtr->numChain <= index || chainPtr->chain == NULL
+	    || (mPtr = chainPtr->chain[index].mPtr) == NULL
 	    || mPtr->typePtr != fwdType) {
 	return NULL;
     }
@@ -489,18 +593,126 @@ ForwardOf(
     return mPtr;
 }
 
+/*
+ * The number of words a forward's target is named from (CPROF_RAW_OBJV
+ * keeps two): its prefix's, which its call's words follow (those are not
+ * counted: how many there are is not recorded). 0: not known.
+ */
+
+static inline int
+ForwardWords(
+    const Method *mPtr)
+{
+    const ForwardMethod *fmPtr = (const ForwardMethod *) mPtr->clientData;
+    int objc = 0;
+
+    if (fmPtr == NULL || ListWords(fmPtr->prefixObj, &objc) == NULL) {
+	return 0;
+    }
+    return (objc > 1) ? 2 : 1;
+}
+
+static inline void
+AddCall(
+    PendingCall *calls,
+    int *numCallsPtr,
+    int *openPtr,
+    Tcl_Obj *const *objv,
+    int objc,
+    Method *mPtr,
+    int chainFlags,
+    int nrAt)
+{
+    PendingCall *callPtr;
+
+    if (*numCallsPtr >= MAX_CALLS) {
+	return;
+    }
+    callPtr = &calls[(*numCallsPtr)++];
+    callPtr->objv = objv;
+    callPtr->objc = objc;
+    callPtr->done = 0;
+    callPtr->outerPtr = NULL;
+    callPtr->mPtr = mPtr;
+    callPtr->chainFlags = chainFlags;
+    callPtr->nrAt = nrAt;
+    callPtr->evalsOut = 0;
+    (*openPtr)++;
+}
+
+/*
+ * The forwards reached through [next] in a context, by their context and
+ * index: the frames of that context are below them.
+ */
+
+#define MAX_NEXT_FORWARDS 8
+
+typedef struct NextForwards {
+    int n;
+    const CallContext *ctxPtr[MAX_NEXT_FORWARDS];
+    int index[MAX_NEXT_FORWARDS];
+} NextForwards;
+
+/*
+ * The callbacks CollectCalls tells apart, as a filter of 64 bits: bit
+ * (address >> 4) & 63 of each (CbMaskBuild, once the probes have learnt
+ * them). A record whose bit is clear (most of them: InterpProcNR2, the
+ * engine's own) is none of them, at the cost of a shift and a test; one
+ * whose bit is set is compared with each.
+ */
+
+static uint64_t cbMask = 0;
+
+static inline unsigned
+CbBit(
+    Tcl_NRPostProc *procPtr)
+{
+    return (unsigned) (((uintptr_t) procPtr >> 4) & 63);
+}
+
+static void
+CbMaskBuild(void)
+{
+    Tcl_NRPostProc *cbs[9];
+    uint64_t mask = 0;
+    int i;
+
+    cbs[0] = nrCommandCb;
+    cbs[1] = teovErrorCb;
+    cbs[2] = tebcResumeCb;
+    cbs[3] = listCb;
+    cbs[4] = forwardCallCb;
+    cbs[5] = objectCallCb;
+    cbs[6] = nextCb;
+    cbs[7] = ooNextCb;
+    cbs[8] = ooNextFilterCb;
+    for (i = 0; i < 9; i++) {
+	if (cbs[i] != NULL) {
+	    mask |= (uint64_t) 1 << CbBit(cbs[i]);
+	}
+    }
+    cbMask = mask;
+}
+
 static int
 CollectCalls(
     const ExecEnv *eePtr,
     PendingCall *calls,
+    NextForwards *nextPtr,
     int *budgetPtr)
 {
     Tcl_NRPostProc *errorCb = teovErrorCb, *resumeCb = tebcResumeCb;
     Tcl_NRPostProc *lCb = listCb, *objCb = objectCallCb;
-    Tcl_NRPostProc *nrCb = nrCommandCb;
+    Tcl_NRPostProc *nrCb = nrCommandCb, *fwdCb = forwardCallCb;
+    Tcl_NRPostProc *nCb = nextCb, *onCb = ooNextCb, *onfCb = ooNextFilterCb;
+    const uint64_t mask = cbMask;
     const NRE_callback *cbPtr;
     int numCalls = 0, open = 0, flags, nrSeen = 0, own = 0, i;
+    int budget = *budgetPtr;
     Method *mPtr;
+    Tcl_Obj *const *fwdWords = NULL;	/* The words of the forward's
+					 * target met last (FinalizeForwardCall),
+					 * for the record of its call. */
 
     if (errorCb == NULL || resumeCb == NULL || eePtr == NULL) {
 	return 0;
@@ -510,63 +722,130 @@ CollectCalls(
 	Tcl_NRPostProc *procPtr = cbPtr->procPtr;
 	const CmdFrame *framePtr = NULL;
 
-	if (--*budgetPtr < 0) {
+	if (--budget < 0) {
 	    break;
 	}
 	if (procPtr == nrCb) {
 	    /*
-	     * (The one just below TEOV_Error's record is its command's.)
+	     * (The one just below TEOV_Error's record is its command's.
+	     * One marked by TclSkipTailcall, tclBasic.c:8355-8362, is that
+	     * of the command an ensemble, an alias, an imported command or
+	     * the unknown handler redirects to: the same command, not
+	     * counted twice.)
 	     */
 
-	    nrSeen += !own;
+	    if (cbPtr->data[1] != INT2PTR(1)) {
+		nrSeen += !own;
+	    }
 	    own = 0;
+	    fwdWords = NULL;
 	    continue;
 	}
 	own = 0;
-	if (procPtr == errorCb) {
-	    if (numCalls < MAX_CALLS && cbPtr->data[1] != NULL
-		    && PTR2INT(cbPtr->data[0]) > 0) {
-		calls[numCalls].objv = (Tcl_Obj *const *) cbPtr->data[1];
-		calls[numCalls].objc = PTR2INT(cbPtr->data[0]);
-		calls[numCalls].done = 0;
-		calls[numCalls].outerPtr = NULL;
-		calls[numCalls].mPtr = NULL;
-		calls[numCalls].nrAt = nrSeen;
-		calls[numCalls].evalsOut = 0;
-		numCalls++;
-		open++;
+	if (!((mask >> CbBit(procPtr)) & 1)) {
+	    continue;
+	}
+	if (procPtr == resumeCb) {
+	    if (open == 0 && numCalls >= MAX_CALLS) {
+		break;
+	    }
+	    if (open == 0 || cbPtr->data[0] == NULL) {
+		continue;
+	    }
+	    framePtr = (const CmdFrame *) ((const char *) cbPtr->data[0]
+		    + offsetof(TEBCdata, cmdFrame));
+	} else if (procPtr == errorCb) {
+	    if (cbPtr->data[1] != NULL && PTR2INT(cbPtr->data[0]) > 0) {
+		AddCall(calls, &numCalls, &open,
+			(Tcl_Obj *const *) cbPtr->data[1],
+			PTR2INT(cbPtr->data[0]), NULL, 0, nrSeen);
 	    }
 	    own = 1;
 	    continue;
-	}
-	if (procPtr == objCb && objCb != NULL && (mPtr = ForwardOf(
-		(const CallContext *) cbPtr->data[0], &flags)) != NULL) {
-	    if (numCalls < MAX_CALLS) {
-		calls[numCalls].objv = NULL;
-		calls[numCalls].objc = 0;
-		calls[numCalls].done = 0;
-		calls[numCalls].outerPtr = NULL;
-		calls[numCalls].mPtr = mPtr;
-		calls[numCalls].chainFlags = flags;
-		calls[numCalls].nrAt = nrSeen;
-		calls[numCalls].evalsOut = 0;
-		numCalls++;
-		open++;
-	    }
-	    continue;
-	}
-	if (open == 0) {
-	    if (numCalls >= MAX_CALLS) {
-		break;
-	    }
-	    continue;
-	}
-	if (procPtr == resumeCb && cbPtr->data[0] != NULL) {
-	    framePtr = (const CmdFrame *) ((const char *) cbPtr->data[0]
-		    + offsetof(TEBCdata, cmdFrame));
 	} else if (procPtr == lCb && lCb != NULL) {
+	    if (cbPtr->data[1] == NULL) {
+		/*
+		 * A list evaluated with no CmdFrame (an alias's target): a
+		 * command of its own, unless its words are a TEOV_Error
+		 * record's already (evaluated without TCL_EVAL_INVOKE). The
+		 * NRCommand record just outside it is that command's
+		 * (TclMarkTailcall's, deferred to it: tclBasic.c:8342-8352).
+		 */
+
+		int objc = 0;
+		Tcl_Obj *const *objv = ListWords(
+			(const Tcl_Obj *) cbPtr->data[0], &objc);
+
+		for (i = 0; objv != NULL && i < numCalls; i++) {
+		    if (calls[i].objv == objv) {
+			objv = NULL;
+		    }
+		}
+		if (objv != NULL) {
+		    AddCall(calls, &numCalls, &open, objv, objc, NULL, 0,
+			    nrSeen);
+		}
+		own = 1;
+		continue;
+	    }
+	    if (open == 0) {
+		continue;
+	    }
 	    framePtr = (const CmdFrame *) cbPtr->data[1];
+	} else if (procPtr == fwdCb && fwdCb != NULL) {
+	    fwdWords = (Tcl_Obj *const *) cbPtr->data[0];
+	    continue;
+	} else if (procPtr == objCb && objCb != NULL) {
+	    if ((mPtr = ForwardOf((const CallContext *) cbPtr->data[0], 0,
+		    &flags)) != NULL) {
+		/*
+		 * A forward called through its object's command: its target
+		 * (a command of its own, unless a procedure's or method's
+		 * frame shows it), then the forward.
+		 */
+
+		if (fwdWords != NULL && (i = ForwardWords(mPtr)) > 0) {
+		    AddCall(calls, &numCalls, &open, fwdWords, i, NULL, 0,
+			    nrSeen);
+		}
+		AddCall(calls, &numCalls, &open, NULL, 0, mPtr, flags, nrSeen);
+	    }
+	    fwdWords = NULL;
+	    continue;
+	} else if (procPtr != NULL && (procPtr == nCb || procPtr == onCb
+		|| procPtr == onfCb)) {
+	    /*
+	     * A step along a call chain ([next], [nextto], from a filter
+	     * too): a forward reached so is not a frame (the wrapper, which
+	     * sees only the bodies of methods, shows none), its target is;
+	     * the frames of the context are below the forward's index.
+	     */
+
+	    const CallContext *ctxPtr = (const CallContext *)
+		    cbPtr->data[procPtr == nCb ? 0 : 1];
+	    int index = PTR2INT(cbPtr->data[procPtr == nCb ? 1 : 2]) + 1;
+
+	    if ((mPtr = ForwardOf(ctxPtr, index, &flags)) != NULL) {
+		if (fwdWords != NULL && (i = ForwardWords(mPtr)) > 0) {
+		    AddCall(calls, &numCalls, &open, fwdWords, i, NULL, 0,
+			    nrSeen);
+		}
+		if (nextPtr->n < MAX_NEXT_FORWARDS) {
+		    nextPtr->ctxPtr[nextPtr->n] = ctxPtr;
+		    nextPtr->index[nextPtr->n++] = index;
+		}
+	    }
+	    fwdWords = NULL;
+	    continue;
+	} else {
+	    continue;
 	}
+
+	/*
+	 * A bytecode level or a list evaluated directly, with calls met
+	 * since the last: they run under it.
+	 */
+
 	if (framePtr != NULL) {
 	    for (i = numCalls - open; i < numCalls; i++) {
 		calls[i].outerPtr = framePtr;
@@ -575,6 +854,7 @@ CollectCalls(
 	    open = 0;
 	}
     }
+    *budgetPtr = budget;
     for (i = numCalls - open; i < numCalls; i++) {
 	calls[i].evalsOut = nrSeen - calls[i].nrAt;
     }
@@ -741,6 +1021,7 @@ ReadInterp(
     ExecEnv *firstEePtr = eePtr;
     Tcl_NRPostProc *callerCb = coroCallerCb;
     PendingCall calls[MAX_CALLS];
+    NextForwards nextFwds;
     int numCalls = 0, budget = MAX_CALLBACKS, i, last;
     const ExecEnv *callsEePtr = NULL;	/* Whose chain calls[] is of. */
 
@@ -755,9 +1036,10 @@ ReadInterp(
 	 */
 
 	numCalls = 0;
+	nextFwds.n = 0;
 	if (eePtr != callsEePtr) {
 	    callsEePtr = eePtr;
-	    numCalls = CollectCalls(eePtr, calls, &budget);
+	    numCalls = CollectCalls(eePtr, calls, &nextFwds, &budget);
 	}
 
 	while (framePtr != NULL) {
@@ -855,6 +1137,9 @@ ReadInterp(
 			own2 = 0;
 		    }
 		    callPtr = NULL;
+		    if (own && NotInvoking(cfPtr)) {
+			own = 0;
+		    }
 		    if (own) {
 			CprofTclRef *refPtr;
 
@@ -889,6 +1174,20 @@ ReadInterp(
 		CallChain *chainPtr;
 		int index = (ctxPtr != NULL && ctxPtr == lastCtxPtr)
 			? lastIndex - 1 : (ctxPtr ? ctxPtr->index : -1);
+
+		if (ctxPtr != lastCtxPtr) {
+		    /*
+		     * A forward reached through [next] has no frame: the
+		     * context's innermost is the one before it.
+		     */
+
+		    for (i = 0; i < nextFwds.n; i++) {
+			if (nextFwds.ctxPtr[i] == ctxPtr
+				&& nextFwds.index[i] == index) {
+			    index--;
+			}
+		    }
+		}
 
 		if (ctxPtr == NULL || framePtr->procPtr == NULL
 			|| (chainPtr = ctxPtr->callPtr) == NULL
@@ -1137,6 +1436,45 @@ CbProbeCmd(
     Tcl_NRPostProc *errorCb = NULL;
     int i;
 
+    if (objc == 2 && strchr("456", Tcl_GetString(objv[1])[0]) != NULL
+	    && Tcl_GetString(objv[1])[1] == '\0') {
+	/*
+	 * Called by a forward reached through [next] from the method whose
+	 * frame is on top (a forward pushes none): compiled (4), from a
+	 * filter (6), or the command (5). The record of the step holds the
+	 * method's context (and, compiled, its frame) and the index it
+	 * went on from (the context's index less one).
+	 */
+
+	const CallFrame *framePtr = iPtr->framePtr;
+	const CallContext *ctxPtr;
+	char which = Tcl_GetString(objv[1])[0];
+
+	if (framePtr == NULL || !(framePtr->isProcCallFrame & FRAME_IS_METHOD)
+		|| (ctxPtr = (const CallContext *) framePtr->clientData)
+		== NULL || ctxPtr->index < 1) {
+	    return TCL_OK;
+	}
+	for (i = 0; cbPtr != NULL && i < 12; cbPtr = cbPtr->nextPtr, i++) {
+	    if (which == '5' && cbPtr->data[0] == (void *) ctxPtr
+		    && cbPtr->data[1] == INT2PTR(ctxPtr->index - 1)
+		    && cbPtr->data[2] != NULL && cbPtr->data[3] == NULL) {
+		nextCb = cbPtr->procPtr;
+		break;
+	    }
+	    if (which != '5' && cbPtr->data[0] == (void *) framePtr
+		    && cbPtr->data[1] == (void *) ctxPtr
+		    && cbPtr->data[2] == INT2PTR(ctxPtr->index - 1)) {
+		if (which == '4') {
+		    ooNextCb = cbPtr->procPtr;
+		} else if (cbPtr->procPtr != ooNextCb) {
+		    ooNextFilterCb = cbPtr->procPtr;
+		}
+		break;
+	    }
+	}
+	return TCL_OK;
+    }
     if (objc == 2 && strcmp(Tcl_GetString(objv[1]), "3") == 0) {
 	/*
 	 * Called by a forward of clientData's object: the deepest of the
@@ -1160,6 +1498,17 @@ CbProbeCmd(
 	for (numRecs = 0; cbPtr != NULL && numRecs < 12;
 		cbPtr = cbPtr->nextPtr) {
 	    recs[numRecs++] = cbPtr;
+	}
+	for (i = 0; i < numRecs; i++) {
+	    if (recs[i]->data[0] == (void *) objv && recs[i]->data[1] == NULL
+		    && recs[i]->data[2] == NULL && recs[i]->data[3] == NULL) {
+		/*
+		 * FinalizeForwardCall's: the words the forward built.
+		 */
+
+		forwardCallCb = recs[i]->procPtr;
+		break;
+	    }
 	}
 	for (i = 0; i < numRecs && foundPtr == NULL; i++) {
 	    const void *v = recs[i]->data[0];
@@ -1255,6 +1604,7 @@ ProbeCoroutineCaller(
 	return;
     }
     coroProbed = 1;
+    listType = Tcl_GetObjType("list");
     saved = Tcl_SaveInterpState(interp, TCL_OK);
     Tcl_CreateObjCommand(interp, "::tclcprof::FramesProbe", ProbeCmd, NULL,
 	    NULL);
@@ -1278,10 +1628,36 @@ ProbeCoroutineCaller(
 		" forward fw ::tclcprof::FramesCbProbe 3\n"
 		"::apply {{} {::tclcprof::FramesCbObj fw}}\n"
 		"::tclcprof::FramesCbObj destroy", -1, TCL_EVAL_GLOBAL);
+
+	/*
+	 * Forwards reached through [next]: compiled, the command, from a
+	 * filter.
+	 */
+
+	(void) Tcl_EvalEx(interp, "::oo::class create ::tclcprof::FramesCbB {\n"
+		" forward f4 ::tclcprof::FramesCbProbe 4\n"
+		" forward f5 ::tclcprof::FramesCbProbe 5\n"
+		" forward f6 ::tclcprof::FramesCbProbe 6\n"
+		" method flt {} { next }\n"
+		"}\n"
+		"::oo::class create ::tclcprof::FramesCbS {\n"
+		" superclass ::tclcprof::FramesCbB\n"
+		" method f4 {} { next }\n"
+		" method f5 {} { set n next; $n }\n"
+		"}\n"
+		"::apply {{} {\n"
+		" set o [::tclcprof::FramesCbS new]\n"
+		" $o f4; $o f5\n"
+		" ::oo::objdefine $o filter flt\n"
+		" $o f6\n"
+		"}}", -1, TCL_EVAL_GLOBAL);
+	(void) Tcl_EvalEx(interp, "::tclcprof::FramesCbB destroy", -1,
+		TCL_EVAL_GLOBAL);
 	Tcl_DeleteCommand(interp, "::tclcprof::FramesCbProbe");
 	Tcl_DecrRefCount(nameObj);
     }
     Tcl_RestoreInterpState(interp, saved);
+    CbMaskBuild();
     Tcl_MutexUnlock(&probeMutex);
 }
 
@@ -1291,6 +1667,7 @@ CprofFramesNew(
     CprofNaming *namingPtr)
 {
     CprofFrames *fPtr = (CprofFrames *) ckalloc(sizeof(CprofFrames));
+    int kind;
 
     ProbeCoroutineCaller(interp);
     (void) CprofFramesCopyMethod(NULL);
@@ -1304,6 +1681,11 @@ CprofFramesNew(
     Tcl_InitHashTable(&fPtr->sites, TCL_ONE_WORD_KEYS);
     fPtr->applyId = NameOfCommand(fPtr, "::apply", &fPtr->applyKind);
     fPtr->staleId = CprofNameIntern("[stale]", -1);
+    fPtr->nextIds[0] = NameOfCommand(fPtr, "::oo::Helpers::next", &kind);
+    fPtr->nextIds[1] = NameOfCommand(fPtr, "::oo::Helpers::nextto", &kind);
+    fPtr->nextIds[2] = CprofNameInternIn(&fPtr->refs, "next", -1);
+    fPtr->nextIds[3] = CprofNameInternIn(&fPtr->refs, "nextto", -1);
+    fPtr->myId = CprofNameInternIn(&fPtr->refs, "my", -1);
     fPtr->interps[0].iPtr = (Interp *) interp;
     fPtr->interps[0].interpId = -1;
     fPtr->numInterps = 1;

@@ -91,6 +91,11 @@ struct CprofFrames {
     CprofNameRefs refs;		/* The names given out, held. */
     int applyId, applyKind;	/* The name of apply's lambda frames. */
     int staleId;		/* "[stale]". */
+    int nextIds[4];		/* TclOO's [next] and [nextto], by their
+				 * commands' names and their words': not
+				 * frames (the wrapper does not wrap them). */
+    int myId;			/* "my" (a method body's [my], whose
+				 * namespace is not resolved). */
     void *libtclBase;		/* Where libtcl is loaded (MethodNests). */
 };
 

@@ -1099,6 +1099,31 @@ CprofFramesSetHandlers(
     fPtr->handlerProc = proc;
 }
 
+/*
+ * Whether a command frame is TclOO's [next] or [nextto], which the
+ * wrapper leaves unwrapped (the method they reach has its frame): left
+ * out.
+ */
+
+static inline int
+IsNext(
+    const CprofFrames *fPtr,
+    int nameId,
+    int kind)
+{
+    int i;
+
+    if (kind != CPROF_KIND_CMD) {
+	return 0;
+    }
+    for (i = 0; i < 4; i++) {
+	if (fPtr->nextIds[i] == nameId) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
 static int
 Resolve(
     CprofFrames *fPtr,
@@ -1203,9 +1228,20 @@ Resolve(
 		fPtr->counters.unnamed++;
 		continue;
 	    }
+	    if (IsNext(fPtr, nameId, kind)) {
+		continue;
+	    }
 	    break;
 	case CPROF_RAW_CMD:
 	    nameId = CommandName(fPtr, refPtr, &kind, &nests);
+	    if (nameId >= 0 && IsNext(fPtr, nameId, kind)) {
+		/*
+		 * [next] or [nextto] that reached a method with no frame
+		 * (a forward), or called by a word that is not literal.
+		 */
+
+		continue;
+	    }
 	    if (nameId == -1 && (nameId = OoFallbackName(fPtr, refPtr,
 		    i + 1 < nIn ? &in[i + 1] : NULL)) >= 0) {
 		kind = CPROF_KIND_METHOD;
@@ -1277,6 +1313,17 @@ Resolve(
 	     */
 
 	    continue;
+	}
+	if (refPtr->kind == CPROF_RAW_METHOD
+		&& (refPtr->node & CPROF_RAW_METHOD_FORWARD) && n > 0
+		&& lastRaw == CPROF_RAW_CMD && out[n - 1].nameId == fPtr->myId
+		&& out[n - 1].interpId == refPtr->interpId) {
+	    /*
+	     * A forward called by [my] from a method's body: its call site,
+	     * which the wrapper names by the forward.
+	     */
+
+	    n--;
 	}
 	if ((eventId = HandlerOfRef(fPtr, refPtr, lastCode)) >= 0) {
 	    AddBefore(out, &n, room, nest, refPtr, eventId, CPROF_KIND_EVENT);

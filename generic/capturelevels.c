@@ -1231,9 +1231,12 @@ CprofLevelsDropSuspension(
  *	frames, 'entries' outermost first with levels relative to its
  *	resumer, become its suspension record, as if saved at a yield, and
  *	the capture is told of it (it then restores them when the coroutine
- *	is resumed). Only with a capture that hooks resumes and without
- *	timing (the frames were never entered). serials[] gets each frame's
- *	serial (for its pop).
+ *	is resumed). Only with a capture that hooks resumes. With exact
+ *	timing the frames have no node until their resume (they were never
+ *	entered): they are timed from there, nothing of them before the
+ *	start is charged, and their time suspended since the start is
+ *	reported as a yield's is. serials[] gets each frame's serial (for
+ *	its pop).
  *
  * Results:
  *	The number of frames, 0 if none were recorded.
@@ -1253,8 +1256,7 @@ CprofLevelsSeedSuspension(
     CprofSuspension *recPtr;
     int i;
 
-    if (n <= 0 || lvPtr->coroCbPtr == NULL || lvPtr->timing
-	    || lvPtr->quiet) {
+    if (n <= 0 || lvPtr->coroCbPtr == NULL || lvPtr->quiet) {
 	return 0;
     }
     recPtr = (CprofSuspension *) ckalloc(sizeof(CprofSuspension));
@@ -1287,12 +1289,90 @@ CprofLevelsSeedSuspension(
 	serials[i] = framePtr->serial;
     }
     recPtr->count = n;
+    if (lvPtr->timing) {
+	/*
+	 * Timed from their resume (node -1: none yet); their time suspended
+	 * counts from now, the start.
+	 */
+
+	recPtr->suspendNs = lvPtr->hooks->now(lvPtr->hookData);
+    }
     recPtr->nextPtr = lvPtr->suspensions;
     if (lvPtr->suspensions != NULL) {
 	lvPtr->suspensions->prevPtr = recPtr;
     }
     lvPtr->suspensions = recPtr;
     lvPtr->coroCbPtr->suspended(lvPtr->coroData, recPtr, corKey);
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofLevelsSeedSaved --
+ *
+ *	The same for a level stack that follows coroutines by their
+ *	environments (the trace's: no resume hook): the frames become the
+ *	coroutine's saved frames, restored when the trace first sees a
+ *	command entered inside it after a resume (CprofLevelsEnter).
+ *
+ * Results:
+ *	The number of frames, 0 if none were recorded.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofLevelsSeedSaved(
+    CprofLevels *lvPtr,
+    void *corKey,
+    void *envPtr,
+    const CprofEntry *entries,
+    int n,
+    uint64_t *serials)
+{
+    CprofCoroSaved *savedPtr;
+    int i;
+
+    if (n <= 0 || lvPtr->coroCbPtr != NULL || lvPtr->quiet) {
+	return 0;
+    }
+    savedPtr = RegisterCoroutine(lvPtr, (CoroutineData *) corKey);
+    if (savedPtr == NULL || savedPtr->count > 0) {
+	return 0;
+    }
+    if (savedPtr->capacity < n) {
+	savedPtr->frames = (CprofFrame *) ckrealloc(savedPtr->frames,
+		n * sizeof(CprofFrame));
+	savedPtr->capacity = n;
+    }
+    memset(savedPtr->frames, 0, n * sizeof(CprofFrame));
+    for (i = 0; i < n; i++) {
+	CprofFrame *framePtr = &savedPtr->frames[i];
+
+	framePtr->nameId = entries[i].nameId;
+	framePtr->level = entries[i].level;
+	framePtr->envPtr = envPtr;
+	framePtr->corPtr = corKey;
+	framePtr->token = entries[i].token;
+	framePtr->objKey = entries[i].objKey;
+	framePtr->methodKey = entries[i].methodKey;
+	framePtr->kind = entries[i].kind;
+	framePtr->flags = entries[i].flags;
+	framePtr->serial = ++lvPtr->serial;
+	framePtr->node = -1;
+	framePtr->lineRec = -1;
+	framePtr->eventIndex = -1;
+	if (lvPtr->filtering && lvPtr->hooks->hidden(lvPtr->hookData,
+		framePtr->nameId, framePtr->kind)) {
+	    framePtr->flags |= CPROF_FRAME_HIDDEN;
+	}
+	serials[i] = framePtr->serial;
+    }
+    savedPtr->count = n;
+    if (lvPtr->timing) {
+	savedPtr->suspendNs = lvPtr->hooks->now(lvPtr->hookData);
+    }
     return n;
 }
 

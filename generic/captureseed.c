@@ -347,6 +347,7 @@ SeedName(
  *	Called at start, from start's own command, after the capture is
  *	installed. Nothing is seeded inside a coroutine (its frames end at
  *	its creation; its resumer's chain is elsewhere), nor in coverage.
+ *	(Coroutines suspended at start: CprofSeedCoroutines, every capture.)
  *
  * Results:
  *	The number of frames seeded.
@@ -453,9 +454,11 @@ RunningFrames(
 
 /*
  * The suspended coroutines of the interpreter (made before the run
- * started) under a capture that follows resumes (the wrapper) and without
- * timing: each one's frames become its suspension record, restored above
- * the command that resumes it, as if the wrapper had seen them entered.
+ * started), in every capture, with exact timing or without: each one's
+ * frames become its suspension record (the wrapper's, which its resume
+ * hook restores) or its saved frames (the trace's, restored at the first
+ * command it sees inside the coroutine), above the command that resumes
+ * it, as if the capture had seen them entered (timed from that resume).
  */
 
 static void SeedCoroutinesIn(CprofState *statePtr, Tcl_HashTable *tablePtr,
@@ -476,12 +479,14 @@ SeedCoroutine(
     CprofEntry entries[SEED_MAX];
     uint64_t serials[SEED_MAX];
     NRE_callback *pops[SEED_MAX];
-    int n, k, m = 0;
+    int n, k, m = 0, s;
     ExecEnv *savedEnvPtr;
+    CprofCapture *capPtr = statePtr->capturePtr;
+    CprofLevels *stacks[2];
 
     if (corPtr == NULL || corPtr->eePtr == NULL || corPtr->eePtr->rewind
 	    || !COR_IS_SUSPENDED(corPtr) || (cmdPtr->flags & CMD_IS_DELETED)
-	    || (lvPtr->coroCbPtr->find != NULL
+	    || (lvPtr->coroCbPtr != NULL && lvPtr->coroCbPtr->find != NULL
 	    && lvPtr->coroCbPtr->find(lvPtr->coroData, corPtr) != NULL)) {
 	return;
     }
@@ -516,23 +521,43 @@ SeedCoroutine(
 	pops[m] = below[k];
 	m++;
     }
-    if (CprofLevelsSeedSuspension(lvPtr, corPtr, corPtr->eePtr, entries, m,
-	    serials) == 0) {
-	return;
-    }
+    stacks[0] = lvPtr;
+    stacks[1] = (capPtr->tracedPtr != NULL && capPtr->tracedPtr != lvPtr)
+	    ? capPtr->tracedPtr : NULL;
+    for (s = 0; s < 2; s++) {
+	if (stacks[s] == NULL) {
+	    continue;
+	}
 
-    /*
-     * Each frame's pop above its command's NRCommand in the coroutine's
-     * own chain (below the resume callback just queued on its top).
-     */
+	/*
+	 * The wrapper's stack keeps them as a suspension record its resume
+	 * hook restores, the trace's as the coroutine's saved frames.
+	 */
 
-    savedEnvPtr = iPtr->execEnvPtr;
-    iPtr->execEnvPtr = corPtr->eePtr;
-    for (k = 0; k < m; k++) {
-	(void) LinkPop(statePtr, lvPtr, serials[k], pops[k]);
+	if ((stacks[s]->coroCbPtr != NULL
+		? CprofLevelsSeedSuspension(stacks[s], corPtr, corPtr->eePtr,
+		entries, m, serials)
+		: CprofLevelsSeedSaved(stacks[s], corPtr, corPtr->eePtr,
+		entries, m, serials)) == 0) {
+	    continue;
+	}
+
+	/*
+	 * Each frame's pop above its command's NRCommand in the
+	 * coroutine's own chain (below the resume callback just queued on
+	 * its top).
+	 */
+
+	savedEnvPtr = iPtr->execEnvPtr;
+	iPtr->execEnvPtr = corPtr->eePtr;
+	for (k = 0; k < m; k++) {
+	    (void) LinkPop(statePtr, stacks[s], serials[k], pops[k]);
+	}
+	iPtr->execEnvPtr = savedEnvPtr;
+	if (s == 0) {
+	    (*countPtr) += m;
+	}
     }
-    iPtr->execEnvPtr = savedEnvPtr;
-    (*countPtr) += m;
 }
 
 static void
@@ -585,8 +610,6 @@ CprofSeedCoroutines(
     int count = 0;
 
     if (capPtr == NULL || capPtr->coverage || nrCommandProc == NULL
-	    || capPtr->kind != CPROF_CAPTURE_WRAP
-	    || statePtr->levels.coroCbPtr == NULL || statePtr->levels.timing
 	    || statePtr->naming.internals == NULL
 	    || statePtr->naming.internals->coroNreProc == NULL) {
 	return 0;

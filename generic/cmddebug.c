@@ -209,8 +209,9 @@ DebugAggregate(
 /*
  * tclcprof::debug frames: Tcl's frames read here as the signal handler of
  * -capture frames reads them (captureframes.c), named as the drain names them,
- * outermost first ("name/kind"), without this command's own frame; and
- * what the read and the naming counted.
+ * outermost first ("name/kind"), all of them (a sample keeps the innermost
+ * CPROF_TCL_MAX: CprofFramesStack reads again with more room), without
+ * this command's own frame; and what the read and the naming counted.
  */
 
 static int
@@ -219,9 +220,8 @@ DebugFrames(
     CprofState *statePtr)
 {
     CprofFrames *fPtr = statePtr->framesPtr;
-    CprofTclRef raw[CPROF_TCL_MAX], named[CPROF_TCL_MAX];
+    CprofTclRef *named;
     CprofFramesCounters before, after;
-    uint32_t flags = 0;
     Tcl_Obj *listObj = Tcl_NewObj(), *resultObj = Tcl_NewDictObj();
     int n, i, own = (fPtr == NULL);
 
@@ -229,8 +229,7 @@ DebugFrames(
 	fPtr = CprofFramesNew(interp, &statePtr->naming);
     }
     CprofFramesCounts(fPtr, &before);
-    n = CprofFramesRead(fPtr, raw, CPROF_TCL_MAX, &flags);
-    n = CprofFramesResolve(fPtr, raw, n, NULL, named);
+    n = CprofFramesStack(fPtr, &named);
     CprofFramesCounts(fPtr, &after);
     if (n > 0) {
 	const char *last = CprofNameString(named[n - 1].nameId);
@@ -258,6 +257,7 @@ DebugFrames(
     FRAMES_PUT("unnamed", Tcl_NewWideIntObj(
 	    (Tcl_WideInt) (after.unnamed - before.unnamed)));
 #undef FRAMES_PUT
+    ckfree(named);
     if (own) {
 	CprofFramesFree(fPtr);
     }

@@ -1566,6 +1566,14 @@ CprofExactDropSuspended(
 	if (framePtr->flags & CPROF_FRAME_HIDDEN) {
 	    continue;
 	}
+	if (framePtr->node < 0) {
+	    /*
+	     * A frame of a coroutine suspended since before the start
+	     * (captureseed.c) never resumed: never timed, not unfinished.
+	     */
+
+	    continue;
+	}
 	if (!charged && framePtr->node > 0
 		&& framePtr->node < exactPtr->numNodes) {
 	    exactPtr->nodes[framePtr->node].suspendedNs += suspendedNs;

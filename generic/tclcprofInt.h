@@ -624,6 +624,10 @@ MODULE_SCOPE int	CprofLevelsSeedSuspension(CprofLevels *lvPtr,
 			    void *corKey, void *envPtr,
 			    const CprofEntry *entries, int n,
 			    uint64_t *serials);
+MODULE_SCOPE int	CprofLevelsSeedSaved(CprofLevels *lvPtr,
+			    void *corKey, void *envPtr,
+			    const CprofEntry *entries, int n,
+			    uint64_t *serials);
 MODULE_SCOPE void **	CprofSuspensionData(CprofSuspension *recPtr);
 MODULE_SCOPE int	CprofLevelsCoroutineBody(CprofLevels *lvPtr,
 			    void *corKey, CprofSuspension *recPtr);

@@ -1507,6 +1507,28 @@ FreeTable(
 }
 
 /*
+ * The table of a key, with a reference taken, or NULL. Under tableMutex.
+ */
+
+static SymTable *
+RefTableLocked(
+    const char *key)
+{
+    SymTable *tablePtr;
+
+    for (tablePtr = tableList; tablePtr != NULL;
+	    tablePtr = tablePtr->nextPtr) {
+	if (strcmp(tablePtr->key, key) == 0) {
+	    if (tablePtr->refCount++ == 0) {
+		idleTables--;
+	    }
+	    break;
+	}
+    }
+    return tablePtr;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofSymFileAcquire, CprofSymFileRelease --
@@ -1543,15 +1565,10 @@ CprofSymFileAcquire(
 	elf_version(EV_CURRENT);
 	elfReady = 1;
     }
-    for (tablePtr = tableList; tablePtr != NULL;
-	    tablePtr = tablePtr->nextPtr) {
-	if (strcmp(tablePtr->key, key) == 0) {
-	    if (tablePtr->refCount++ == 0) {
-		idleTables--;
-	    }
-	    Tcl_MutexUnlock(&tableMutex);
-	    return tablePtr;
-	}
+    tablePtr = RefTableLocked(key);
+    if (tablePtr != NULL) {
+	Tcl_MutexUnlock(&tableMutex);
+	return tablePtr;
     }
     Tcl_MutexUnlock(&tableMutex);
 
@@ -1562,16 +1579,11 @@ CprofSymFileAcquire(
     LoadTable(newPtr, path, idPtr, image, imageSize);
 
     Tcl_MutexLock(&tableMutex);
-    for (tablePtr = tableList; tablePtr != NULL;
-	    tablePtr = tablePtr->nextPtr) {
-	if (strcmp(tablePtr->key, key) == 0) {
-	    if (tablePtr->refCount++ == 0) {
-		idleTables--;
-	    }
-	    Tcl_MutexUnlock(&tableMutex);
-	    FreeTable(newPtr);
-	    return tablePtr;
-	}
+    tablePtr = RefTableLocked(key);
+    if (tablePtr != NULL) {
+	Tcl_MutexUnlock(&tableMutex);
+	FreeTable(newPtr);
+	return tablePtr;
     }
     newPtr->refCount = 1;
     newPtr->nextPtr = tableList;

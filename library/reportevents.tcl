@@ -48,11 +48,7 @@ proc ::tclcprof::reportlib::Events {o profile} {
     foreach r $rows {
 	incr whole [dict get $r total_ns]
     }
-    set focus [dict get $o -focus]
-    set focusOn [dict get $o focusOn]
-    set hide [dict get $o -hide]
-    set sort [dict get $o -sort]
-    set minWeight [expr {[dict get $o -min] * $whole}]
+    RowFilters $o $whole
     set items {}
     set out {}
     set matched 0

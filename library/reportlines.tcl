@@ -11,6 +11,22 @@
 
 namespace eval ::tclcprof::reportlib {}
 
+# RowFilters --
+#
+#	The row filters of a table view (lines, events), set in the caller's
+#	variables focus, focusOn, hide, sort and minWeight (-min as a share
+#	of whole).
+
+proc ::tclcprof::reportlib::RowFilters {o whole} {
+    upvar 1 focus focus focusOn focusOn hide hide sort sort \
+	    minWeight minWeight
+    set focus [dict get $o -focus]
+    set focusOn [dict get $o focusOn]
+    set hide [dict get $o -hide]
+    set sort [dict get $o -sort]
+    set minWeight [expr {[dict get $o -min] * $whole}]
+}
+
 # Lines --
 #
 #	-type lines: the call sites of the profile's lines (-lines 1), one
@@ -36,11 +52,7 @@ proc ::tclcprof::reportlib::Lines {o profile} {
 	    break
 	}
     }
-    set focus [dict get $o -focus]
-    set focusOn [dict get $o focusOn]
-    set hide [dict get $o -hide]
-    set sort [dict get $o -sort]
-    set minWeight [expr {[dict get $o -min] * $whole}]
+    RowFilters $o $whole
     set items {}
     set kept {}
     set matched 0

@@ -54,13 +54,8 @@ proc ::tclcprof::reportlib::Events {o profile} {
     set matched 0
     foreach r $rows {
 	set origin [dict get $r origin]
-	if {$focusOn && ![string match $focus $origin]} {
-	    continue
-	}
-	set matched 1
-	set skip [Hidden $hide $origin]
 	set t [dict get $r total_ns]
-	if {$skip || $t * 100.0 < $minWeight} {
+	if {![RowShown $origin "" $t]} {
 	    continue
 	}
 	set count [dict get $r count]

@@ -177,6 +177,23 @@ Current(
 }
 
 /*
+ * The profiler of an interpreter that is a running member of the session,
+ * or NULL: a child it creates joins the session.
+ */
+
+static CprofInterp *
+RunningMember(
+    Tcl_Interp *interp,
+    CprofSession *sPtr)
+{
+    CprofInterp *ciPtr = (CprofInterp *) Tcl_GetAssocData(interp,
+	    CPROF_ASSOC, NULL);
+
+    return (ciPtr != NULL && ciPtr->sessionPtr == sPtr
+	    && ciPtr->state.running) ? ciPtr : NULL;
+}
+
+/*
  * CprofScopeHideThread --
  *
  *	The calling thread is the profiler's own (cmdserve.c): the
@@ -215,10 +232,8 @@ HookCreateSlave(
 
     if (child != NULL && !hiddenThread
 	    && (sPtr = Current(CPROF_SCOPE_TREE)) != NULL) {
-	parentPtr = (CprofInterp *) Tcl_GetAssocData(parent, CPROF_ASSOC,
-		NULL);
-	if (parentPtr != NULL && parentPtr->sessionPtr == sPtr
-		&& parentPtr->state.running) {
+	parentPtr = RunningMember(parent, sPtr);
+	if (parentPtr != NULL) {
 	    Attach(child, sPtr, parentPtr);
 	}
 	Unref(sPtr);
@@ -579,9 +594,7 @@ InterpDone(
     CprofInterp *ciPtr;
 
     if (result == TCL_OK && !sPtr->stopping
-	    && (ciPtr = (CprofInterp *) Tcl_GetAssocData(interp, CPROF_ASSOC,
-	    NULL)) != NULL && ciPtr->sessionPtr == sPtr
-	    && ciPtr->state.running) {
+	    && (ciPtr = RunningMember(interp, sPtr)) != NULL) {
 	Tcl_Interp *child = Tcl_GetSlave(interp,
 		Tcl_GetString(Tcl_GetObjResult(interp)));
 

@@ -95,6 +95,7 @@ struct CprofCapture {
 MODULE_SCOPE void	CprofSchedulePop(CprofState *statePtr,
 			    CprofLevels *lvPtr, uint64_t serial);
 MODULE_SCOPE int	CprofIsPopCallback(Tcl_NRPostProc *procPtr);
+MODULE_SCOPE Tcl_NRPostProc CprofPopCallback;
 MODULE_SCOPE void	CprofCheckStacks(CprofCapture *capPtr, int place);
 MODULE_SCOPE CprofState *CprofStateOfInterp(Tcl_Interp *interp);
 MODULE_SCOPE int	CprofCoverageOf(CprofState *statePtr,
@@ -155,6 +156,25 @@ MODULE_SCOPE void	CprofEventsBefore(CprofState *statePtr, int level,
 MODULE_SCOPE void	CprofEventsBeforeResume(CprofState *statePtr,
 			    int level, uintptr_t anchor, void *envPtr,
 			    void *cfPtr);
+
+/*
+ * A frame's call site, known only to an exact run with -lines (naming.c's
+ * CprofSiteKey); CPROF_SITE_NONE otherwise.
+ */
+
+static inline void
+CprofEntrySite(
+    CprofState *statePtr,
+    CprofLevels *lvPtr,
+    Tcl_Interp *interp,
+    CprofEntry *entryPtr)
+{
+    entryPtr->siteKind = CPROF_SITE_NONE;
+    if (lvPtr->timing && statePtr->exact.lines) {
+	entryPtr->siteKind = CprofSiteKey(interp, &entryPtr->sitePtr,
+		&entryPtr->siteOffset);
+    }
+}
 
 static inline int
 CprofEventsMayStart(

@@ -86,17 +86,18 @@ CprofCaptureForgetState(
 /*
  *----------------------------------------------------------------------
  *
- * CprofSchedulePop, PopCallback --
+ * CprofSchedulePop, CprofPopCallback --
  *
  *	Queue, on the current NRE stack, the pop of the frame with 'serial':
  *	it runs when what was queued after it (the command's own NRE work)
- *	has completed.
+ *	has completed. A loop's pop (captureevents.c) ends its loop, then
+ *	pops the same way.
  *
  *----------------------------------------------------------------------
  */
 
-static int
-PopCallback(
+int
+CprofPopCallback(
     ClientData data[],
     Tcl_Interp *interp,
     int result)
@@ -118,7 +119,7 @@ CprofSchedulePop(
     CprofLevels *lvPtr,
     uint64_t serial)
 {
-    Tcl_NRAddCallback(statePtr->interp, PopCallback, statePtr, lvPtr,
+    Tcl_NRAddCallback(statePtr->interp, CprofPopCallback, statePtr, lvPtr,
 	    (ClientData) (uintptr_t) serial, NULL);
 }
 
@@ -126,7 +127,7 @@ int
 CprofIsPopCallback(
     Tcl_NRPostProc *procPtr)
 {
-    return procPtr == PopCallback;
+    return procPtr == CprofPopCallback;
 }
 
 /*

@@ -452,17 +452,12 @@ LoopPopCallback(
     int result)
 {
     CprofState *statePtr = (CprofState *) data[0];
-    CprofLevels *lvPtr = (CprofLevels *) data[1];
-    uint64_t serial = (uint64_t) (uintptr_t) data[2];
 
-    if (statePtr->capturePtr == NULL) {
-	return result;
-    }
-    if (lvPtr == &statePtr->levels) {
+    if (statePtr->capturePtr != NULL
+	    && (CprofLevels *) data[1] == &statePtr->levels) {
 	CprofEventsLoopEnd(statePtr, PTR2INT(data[3]));
     }
-    CprofLevelsLeaveTop(lvPtr, serial);
-    return result;
+    return CprofPopCallback(data, interp, result);
 }
 
 void

@@ -520,11 +520,7 @@ PreCall(
     entry.objKey = ctxPtr->oPtr;
     entry.methodKey = NULL;
     entry.envPtr = NULL;
-    entry.siteKind = CPROF_SITE_NONE;
-    if (lvPtr->timing && statePtr->exact.lines) {
-	entry.siteKind = CprofSiteKey(interp, &entry.sitePtr,
-		&entry.siteOffset);
-    }
+    CprofEntrySite(statePtr, lvPtr, interp, &entry);
     framePtr = CprofLevelsEnter(lvPtr, &entry);
     if (framePtr != NULL) {
 	lvPtr->counters.methodFrames++;

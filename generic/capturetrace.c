@@ -189,11 +189,7 @@ TraceEnter(
     }
     entry.token = (Tcl_Command) cmdPtr;
     entry.envPtr = NULL;
-    entry.siteKind = CPROF_SITE_NONE;
-    if (lvPtr->timing && statePtr->exact.lines) {
-	entry.siteKind = CprofSiteKey((Tcl_Interp *) iPtr, &entry.sitePtr,
-		&entry.siteOffset);
-    }
+    CprofEntrySite(statePtr, lvPtr, (Tcl_Interp *) iPtr, &entry);
     framePtr = CprofLevelsEnter(lvPtr, &entry);
 
     /*

@@ -784,11 +784,7 @@ WrapPush(
     entry.anchor = capPtr->anchored ? cfa + capPtr->wrapOffset : 0;
     entry.token = (Tcl_Command) recPtr->cmdPtr;
     entry.envPtr = NULL;
-    entry.siteKind = CPROF_SITE_NONE;
-    if (lvPtr->timing && statePtr->exact.lines) {
-	entry.siteKind = CprofSiteKey(interp, &entry.sitePtr,
-		&entry.siteOffset);
-    }
+    CprofEntrySite(statePtr, lvPtr, interp, &entry);
     framePtr = CprofLevelsEnter(lvPtr, &entry);
     if (framePtr != NULL && (framePtr->flags & CPROF_FRAME_LOOP)) {
 	CprofEventsSchedulePop(statePtr, lvPtr, framePtr);

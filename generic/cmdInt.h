@@ -253,6 +253,10 @@ MODULE_SCOPE Tcl_Obj *	CprofDictGet(Tcl_Obj *dictObj, const char *key);
 MODULE_SCOPE Tcl_WideInt CprofDictGetWide(Tcl_Obj *dictObj, const char *key);
 MODULE_SCOPE int	CprofStateError(Tcl_Interp *interp,
 			    const char *message, const char *what);
+MODULE_SCOPE int	CprofOptionIndex(Tcl_Interp *interp,
+			    Tcl_Obj *nameObj, const char *const *table,
+			    int *indexPtr);
+MODULE_SCOPE int	CprofNoData(Tcl_Interp *interp);
 MODULE_SCOPE int	CprofBadValue(Tcl_Interp *interp, const char *option,
 			    Tcl_Obj *valueObj, const char *what);
 

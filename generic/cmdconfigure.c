@@ -45,10 +45,8 @@ CprofConfigureObjCmd(
 	return TCL_OK;
     }
     if (objc == 2) {
-	if (Tcl_GetIndexFromObj(interp, objv[1], cprofOptionNames, "option", 0,
-		&index) != TCL_OK) {
-	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
-		    Tcl_GetString(objv[1]), NULL);
+	if (CprofOptionIndex(interp, objv[1], cprofOptionNames, &index)
+		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
 	Tcl_SetObjResult(interp, CprofOptionValue(ciPtr, index));

@@ -87,10 +87,8 @@ CprofParseOptions(
     CprofOptions before = *optsPtr;
 
     for (i = 0; i < objc; i += 2) {
-	if (Tcl_GetIndexFromObj(interp, objv[i], cprofOptionNames, "option", 0,
-		&index) != TCL_OK) {
-	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
-		    Tcl_GetString(objv[i]), NULL);
+	if (CprofOptionIndex(interp, objv[i], cprofOptionNames, &index)
+		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
 	if (i + 1 >= objc) {

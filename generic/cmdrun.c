@@ -1560,6 +1560,37 @@ CprofRunStop(
     }
 }
 
+/*
+ * tclcprof::stop, pause and resume take no argument and need a run; pause
+ * one that is not paused (PAUSE_NOT), resume one that is (PAUSE_IS).
+ */
+
+enum { PAUSE_ANY, PAUSE_NOT, PAUSE_IS };
+
+static int
+CheckRunning(
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[],
+    CprofState *statePtr,
+    int pause)
+{
+    if (objc != 1) {
+	CprofWrongArgs(interp, 1, objv, NULL);
+	return TCL_ERROR;
+    }
+    if (!statePtr->running) {
+	return CprofStateError(interp, "profiling is not running", "STOPPED");
+    }
+    if (pause == PAUSE_NOT && statePtr->paused) {
+	return CprofStateError(interp, "profiling is already paused", "PAUSED");
+    }
+    if (pause == PAUSE_IS && !statePtr->paused) {
+	return CprofStateError(interp, "profiling is not paused", "NOTPAUSED");
+    }
+    return TCL_OK;
+}
+
 int
 CprofStopObjCmd(
     ClientData clientData,
@@ -1569,12 +1600,8 @@ CprofStopObjCmd(
 {
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
 
-    if (objc != 1) {
-	CprofWrongArgs(interp, 1, objv, NULL);
+    if (CheckRunning(interp, objc, objv, statePtr, PAUSE_ANY) != TCL_OK) {
 	return TCL_ERROR;
-    }
-    if (!statePtr->running) {
-	return CprofStateError(interp, "profiling is not running", "STOPPED");
     }
     if (((CprofInterp *) clientData)->member) {
 	/*
@@ -1606,15 +1633,8 @@ CprofPauseObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int held;
 
-    if (objc != 1) {
-	CprofWrongArgs(interp, 1, objv, NULL);
+    if (CheckRunning(interp, objc, objv, statePtr, PAUSE_NOT) != TCL_OK) {
 	return TCL_ERROR;
-    }
-    if (!statePtr->running) {
-	return CprofStateError(interp, "profiling is not running", "STOPPED");
-    }
-    if (statePtr->paused) {
-	return CprofStateError(interp, "profiling is already paused", "PAUSED");
     }
     held = CprofSamplerOwn(statePtr->samplerPtr);
     CprofExactCloseAll(statePtr);
@@ -1639,15 +1659,8 @@ CprofResumeObjCmd(
     CprofState *statePtr = &((CprofInterp *) clientData)->state;
     int held;
 
-    if (objc != 1) {
-	CprofWrongArgs(interp, 1, objv, NULL);
+    if (CheckRunning(interp, objc, objv, statePtr, PAUSE_IS) != TCL_OK) {
 	return TCL_ERROR;
-    }
-    if (!statePtr->running) {
-	return CprofStateError(interp, "profiling is not running", "STOPPED");
-    }
-    if (!statePtr->paused) {
-	return CprofStateError(interp, "profiling is not paused", "NOTPAUSED");
     }
     if (statePtr->deadlineNs != 0
 	    && (uint64_t) statePtr->pauseStartNs >= statePtr->deadlineNs) {

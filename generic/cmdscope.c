@@ -177,6 +177,23 @@ Current(
 }
 
 /*
+ * The profiler of an interpreter that is a running member of the session,
+ * or NULL: a child it creates joins the session.
+ */
+
+static CprofInterp *
+RunningMember(
+    Tcl_Interp *interp,
+    CprofSession *sPtr)
+{
+    CprofInterp *ciPtr = (CprofInterp *) Tcl_GetAssocData(interp,
+	    CPROF_ASSOC, NULL);
+
+    return (ciPtr != NULL && ciPtr->sessionPtr == sPtr
+	    && ciPtr->state.running) ? ciPtr : NULL;
+}
+
+/*
  * CprofScopeHideThread --
  *
  *	The calling thread is the profiler's own (cmdserve.c): the
@@ -215,10 +232,8 @@ HookCreateSlave(
 
     if (child != NULL && !hiddenThread
 	    && (sPtr = Current(CPROF_SCOPE_TREE)) != NULL) {
-	parentPtr = (CprofInterp *) Tcl_GetAssocData(parent, CPROF_ASSOC,
-		NULL);
-	if (parentPtr != NULL && parentPtr->sessionPtr == sPtr
-		&& parentPtr->state.running) {
+	parentPtr = RunningMember(parent, sPtr);
+	if (parentPtr != NULL) {
 	    Attach(child, sPtr, parentPtr);
 	}
 	Unref(sPtr);
@@ -579,9 +594,7 @@ InterpDone(
     CprofInterp *ciPtr;
 
     if (result == TCL_OK && !sPtr->stopping
-	    && (ciPtr = (CprofInterp *) Tcl_GetAssocData(interp, CPROF_ASSOC,
-	    NULL)) != NULL && ciPtr->sessionPtr == sPtr
-	    && ciPtr->state.running) {
+	    && (ciPtr = RunningMember(interp, sPtr)) != NULL) {
 	Tcl_Interp *child = Tcl_GetSlave(interp,
 		Tcl_GetString(Tcl_GetObjResult(interp)));
 
@@ -671,6 +684,54 @@ PartEpoch(
 	    : sPtr->epoch;
 }
 
+/*
+ * A member's figures from the meta of its profile value: samples, weight,
+ * calls.
+ */
+
+static void
+MetaFigures(
+    Tcl_Obj *valueObj,
+    Tcl_WideInt figs[3])
+{
+    Tcl_Obj *metaObj = CprofDictGet(valueObj, "meta");
+
+    figs[0] = CprofDictGetWide(metaObj, "samples");
+    figs[1] = CprofDictGetWide(metaObj, "weight");
+    figs[2] = CprofDictGetWide(metaObj, "calls");
+}
+
+/*
+ * A member's published profile becomes a part of the session. Under
+ * cprofScopeMutex.
+ */
+
+static Part *
+AddPart(
+    CprofSession *sPtr,
+    CprofInterp *ciPtr,
+    ThreadRec *tPtr,
+    int primary,
+    char *value,
+    const Tcl_WideInt figs[3])
+{
+    Part *partPtr = (Part *) ckalloc(sizeof(Part));
+
+    partPtr->threadPtr = tPtr;
+    partPtr->primary = primary;
+    partPtr->value = value;
+    partPtr->samples = figs[0];
+    partPtr->weight = figs[1];
+    partPtr->calls = figs[2];
+    partPtr->interpId = ciPtr->interpId;
+    partPtr->startNs = ciPtr->state.exact.runStartMonoNs;
+    partPtr->startTicks = ciPtr->state.exact.runStartNs;
+    partPtr->epoch = PartEpoch(sPtr, ciPtr);
+    partPtr->nextPtr = sPtr->parts;
+    sPtr->parts = partPtr;
+    return partPtr;
+}
+
 void
 CprofScopeMemberGone(
     CprofInterp *ciPtr)
@@ -678,7 +739,6 @@ CprofScopeMemberGone(
     CprofSession *sPtr = ciPtr->sessionPtr;
     CprofInterp **linkPtr;
     ThreadRec *tPtr;
-    Part *partPtr;
     char *value = NULL;
     Tcl_WideInt figs[3] = {0, 0, 0};
     int primary;
@@ -699,13 +759,10 @@ CprofScopeMemberGone(
      */
 
     if (ciPtr->state.startNs != 0) {
-	Tcl_Obj *valueObj = CprofProfileValue(ciPtr, -1, 0), *metaObj;
+	Tcl_Obj *valueObj = CprofProfileValue(ciPtr, -1, 0);
 
 	Tcl_IncrRefCount(valueObj);
-	metaObj = CprofDictGet(valueObj, "meta");
-	figs[0] = CprofDictGetWide(metaObj, "samples");
-	figs[1] = CprofDictGetWide(metaObj, "weight");
-	figs[2] = CprofDictGetWide(metaObj, "calls");
+	MetaFigures(valueObj, figs);
 	value = Publish(valueObj);
 	Tcl_DecrRefCount(valueObj);
     }
@@ -733,19 +790,7 @@ CprofScopeMemberGone(
 	tPtr->state = ciPtr->state.deleting ? THREAD_EXITED : THREAD_STOPPED;
     }
     if (value != NULL && tPtr != NULL) {
-	partPtr = (Part *) ckalloc(sizeof(Part));
-	partPtr->threadPtr = tPtr;
-	partPtr->primary = primary;
-	partPtr->value = value;
-	partPtr->samples = figs[0];
-	partPtr->weight = figs[1];
-	partPtr->calls = figs[2];
-	partPtr->interpId = ciPtr->interpId;
-	partPtr->startNs = ciPtr->state.exact.runStartMonoNs;
-	partPtr->startTicks = ciPtr->state.exact.runStartNs;
-	partPtr->epoch = PartEpoch(sPtr, ciPtr);
-	partPtr->nextPtr = sPtr->parts;
-	sPtr->parts = partPtr;
+	AddPart(sPtr, ciPtr, tPtr, primary, value, figs);
 	value = NULL;
     }
     ciPtr->sessionPtr = NULL;
@@ -962,6 +1007,31 @@ QueueStop(
 }
 
 /*
+ * The next running member of the calling thread; with 'publish', the next
+ * of those that have not published the current interval yet (and can).
+ */
+
+static CprofInterp *
+NextOfThisThread(
+    CprofSession *sPtr,
+    int publish)
+{
+    Tcl_ThreadId self = Tcl_GetCurrentThread();
+    CprofInterp *mPtr;
+
+    Tcl_MutexLock(&cprofScopeMutex);
+    for (mPtr = sPtr->members; mPtr != NULL; mPtr = mPtr->nextMemberPtr) {
+	if (mPtr->thread == self && mPtr->state.running && (!publish
+		|| (mPtr->memberEpoch != sPtr->epoch
+		&& mPtr->state.pollProc != NULL))) {
+	    break;
+	}
+    }
+    Tcl_MutexUnlock(&cprofScopeMutex);
+    return mPtr;
+}
+
+/*
  * The members of the calling thread stop, one at a time (stopping one
  * stops those it hosts).
  */
@@ -970,21 +1040,9 @@ static void
 StopThisThread(
     CprofSession *sPtr)
 {
-    Tcl_ThreadId self = Tcl_GetCurrentThread();
+    CprofInterp *mPtr;
 
-    for (;;) {
-	CprofInterp *mPtr;
-
-	Tcl_MutexLock(&cprofScopeMutex);
-	for (mPtr = sPtr->members; mPtr != NULL; mPtr = mPtr->nextMemberPtr) {
-	    if (mPtr->thread == self && mPtr->state.running) {
-		break;
-	    }
-	}
-	Tcl_MutexUnlock(&cprofScopeMutex);
-	if (mPtr == NULL) {
-	    return;
-	}
+    while ((mPtr = NextOfThisThread(sPtr, 0)) != NULL) {
 	CprofCmdHooksGet()->stopMember(mPtr);
     }
 }
@@ -1159,7 +1217,7 @@ CprofScopePublishInterval(
 {
     CprofSession *sPtr = ciPtr->sessionPtr;
     ThreadRec *tPtr;
-    Tcl_Obj *valueObj, *metaObj;
+    Tcl_Obj *valueObj;
     Part *partPtr;
 
     if (sPtr == NULL || !ciPtr->member) {
@@ -1173,20 +1231,11 @@ CprofScopePublishInterval(
     Tcl_MutexLock(&cprofScopeMutex);
     tPtr = FindThread(sPtr, ciPtr->thread);
     if (valueObj != NULL && tPtr != NULL) {
-	metaObj = CprofDictGet(valueObj, "meta");
-	partPtr = (Part *) ckalloc(sizeof(Part));
-	partPtr->threadPtr = tPtr;
-	partPtr->primary = (tPtr->primaryPtr == ciPtr);
-	partPtr->samples = CprofDictGetWide(metaObj, "samples");
-	partPtr->weight = CprofDictGetWide(metaObj, "weight");
-	partPtr->calls = CprofDictGetWide(metaObj, "calls");
-	partPtr->value = Publish(valueObj);
-	partPtr->interpId = ciPtr->interpId;
-	partPtr->startNs = ciPtr->state.exact.runStartMonoNs;
-	partPtr->startTicks = ciPtr->state.exact.runStartNs;
-	partPtr->epoch = PartEpoch(sPtr, ciPtr);
-	partPtr->nextPtr = sPtr->parts;
-	sPtr->parts = partPtr;
+	Tcl_WideInt figs[3];
+
+	MetaFigures(valueObj, figs);
+	partPtr = AddPart(sPtr, ciPtr, tPtr, tPtr->primaryPtr == ciPtr,
+		Publish(valueObj), figs);
 	if (partPtr->primary) {
 	    tPtr->cpuNs = CprofScopeThreadCpuNs() - tPtr->cpuStartNs;
 	}
@@ -1208,23 +1257,9 @@ static void
 PublishThisThread(
     CprofSession *sPtr)
 {
-    Tcl_ThreadId self = Tcl_GetCurrentThread();
+    CprofInterp *mPtr;
 
-    for (;;) {
-	CprofInterp *mPtr;
-
-	Tcl_MutexLock(&cprofScopeMutex);
-	for (mPtr = sPtr->members; mPtr != NULL; mPtr = mPtr->nextMemberPtr) {
-	    if (mPtr->thread == self && mPtr->state.running
-		    && mPtr->memberEpoch != sPtr->epoch
-		    && mPtr->state.pollProc != NULL) {
-		break;
-	    }
-	}
-	Tcl_MutexUnlock(&cprofScopeMutex);
-	if (mPtr == NULL) {
-	    return;
-	}
+    while ((mPtr = NextOfThisThread(sPtr, 1)) != NULL) {
 	mPtr->state.pollProc(&mPtr->state);
 	if (mPtr->memberEpoch != sPtr->epoch) {
 	    /*

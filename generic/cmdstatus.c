@@ -162,6 +162,24 @@ CprofStatusObjCmd(
  */
 
 
+/*
+ * tclcprof::data -view or -count asked of a profile that is not of -mode
+ * memory.
+ */
+
+static int
+MemoryOnly(
+    Tcl_Interp *interp,
+    Tcl_Obj *viewObj)
+{
+    const char *option = viewObj != NULL ? "-view" : "-count";
+
+    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+	    "%s applies to profiles of -mode memory", option));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE", option, NULL);
+    return TCL_ERROR;
+}
+
 int
 CprofDataObjCmd(
     ClientData clientData,
@@ -185,10 +203,8 @@ CprofDataObjCmd(
 	return TCL_ERROR;
     }
     for (i = 1; i < objc; i += 2) {
-	if (Tcl_GetIndexFromObj(interp, objv[i], dataOptions, "option", 0,
-		&index) != TCL_OK) {
-	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
-		    Tcl_GetString(objv[i]), NULL);
+	if (CprofOptionIndex(interp, objv[i], dataOptions, &index)
+		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
 	if (index == 0) {
@@ -260,11 +276,7 @@ CprofDataObjCmd(
 	Tcl_Obj *keptObj = CprofServeAsideGet(ciPtr, "data");
 
 	if (keptObj == NULL) {
-	    Tcl_SetObjResult(interp, Tcl_NewStringObj(
-		    "no profile data: start profiling with tclcprof::start",
-		    -1));
-	    Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
-	    return TCL_ERROR;
+	    return CprofNoData(interp);
 	}
 	if (viewObj != NULL || count) {
 	    Tcl_Obj *viewsObj = CprofServeAsideGet(ciPtr, "views");
@@ -279,12 +291,7 @@ CprofDataObjCmd(
 	    }
 	    Tcl_DecrRefCount(keyObj);
 	    if (keptObj == NULL) {
-		Tcl_SetObjResult(interp, Tcl_ObjPrintf(
-			"%s applies to profiles of -mode memory",
-			viewObj != NULL ? "-view" : "-count"));
-		Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE",
-			viewObj != NULL ? "-view" : "-count", NULL);
-		return TCL_ERROR;
+		return MemoryOnly(interp, viewObj);
 	    }
 	}
 	Tcl_SetObjResult(interp, keptObj);
@@ -299,18 +306,10 @@ CprofDataObjCmd(
 	CprofDrain(statePtr);
     }
     if (statePtr->startNs == 0 || mode == CPROF_MODE_STACK) {
-	Tcl_SetObjResult(interp, Tcl_NewStringObj(
-		"no profile data: start profiling with tclcprof::start", -1));
-	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
-	return TCL_ERROR;
+	return CprofNoData(interp);
     }
     if ((viewObj != NULL || count) && !statePtr->options.memory) {
-	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
-		"%s applies to profiles of -mode memory",
-		viewObj != NULL ? "-view" : "-count"));
-	Tcl_SetErrorCode(interp, "TCLCPROF", "VALUE",
-		viewObj != NULL ? "-view" : "-count", NULL);
-	return TCL_ERROR;
+	return MemoryOnly(interp, viewObj);
     }
     Tcl_SetObjResult(interp, CprofScopeProfile(ciPtr,
 	    CprofProfileValue(ciPtr, viewObj != NULL ? view : -1, count)));
@@ -359,10 +358,8 @@ CprofSaveObjCmd(
     }
     objs[OBJ_DB] = objv[1];
     for (i = 2; i < objc; i += 2) {
-	if (Tcl_GetIndexFromObj(interp, objv[i], saveOptions, "option", 0,
-		&index) != TCL_OK) {
-	    Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION",
-		    Tcl_GetString(objv[i]), NULL);
+	if (CprofOptionIndex(interp, objv[i], saveOptions, &index)
+		!= TCL_OK) {
 	    return TCL_ERROR;
 	}
 	if (index == 0) {
@@ -390,11 +387,7 @@ CprofSaveObjCmd(
 	Tcl_Obj *stObj;
 
 	if (keptObj == NULL) {
-	    Tcl_SetObjResult(interp, Tcl_NewStringObj(
-		    "no profile data: start profiling with tclcprof::start",
-		    -1));
-	    Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
-	    return TCL_ERROR;
+	    return CprofNoData(interp);
 	}
 	code = CprofStoreSaveData(interp, objv[1], keptObj, labelObj);
 	if (code == TCL_OK) {
@@ -424,10 +417,7 @@ CprofSaveObjCmd(
 	CprofDrain(statePtr);
     }
     if (statePtr->startNs == 0 || statePtr->options.mode == CPROF_MODE_STACK) {
-	Tcl_SetObjResult(interp, Tcl_NewStringObj(
-		"no profile data: start profiling with tclcprof::start", -1));
-	Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
-	return TCL_ERROR;
+	return CprofNoData(interp);
     }
     if (CprofStoreOpen(interp, objv[1], 0, &storePtr) != TCL_OK) {
 	return TCL_ERROR;
@@ -471,10 +461,7 @@ CprofRunsObjCmd(
 	CprofWrongArgs(interp, 1, objv, "-db file");
 	return TCL_ERROR;
     }
-    if (Tcl_GetIndexFromObj(interp, objv[1], runsOptions, "option", 0,
-	    &index) != TCL_OK) {
-	Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION", Tcl_GetString(objv[1]),
-		NULL);
+    if (CprofOptionIndex(interp, objv[1], runsOptions, &index) != TCL_OK) {
 	return TCL_ERROR;
     }
     listObj = CprofStoreRuns(interp, objv[2]);

@@ -74,6 +74,41 @@ CprofStateError(
 }
 
 /*
+ * The index of an option in a table, or a Tcl error with the code
+ * TCLCPROF OPTION name.
+ */
+
+int
+CprofOptionIndex(
+    Tcl_Interp *interp,
+    Tcl_Obj *nameObj,
+    const char *const *table,
+    int *indexPtr)
+{
+    if (Tcl_GetIndexFromObj(interp, nameObj, table, "option", 0,
+	    indexPtr) != TCL_OK) {
+	Tcl_SetErrorCode(interp, "TCLCPROF", "OPTION", Tcl_GetString(nameObj),
+		NULL);
+	return TCL_ERROR;
+    }
+    return TCL_OK;
+}
+
+/*
+ * No profile to give or write: TCLCPROF NODATA.
+ */
+
+int
+CprofNoData(
+    Tcl_Interp *interp)
+{
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+	    "no profile data: start profiling with tclcprof::start", -1));
+    Tcl_SetErrorCode(interp, "TCLCPROF", "NODATA", NULL);
+    return TCL_ERROR;
+}
+
+/*
  * A bad value of an option: the value, the option and what was expected.
  */
 

@@ -242,21 +242,17 @@ HoldLocked(
     }
 }
 
+/*
+ * The id of a name, made if new: pinned (CprofNameIntern, or a NULL
+ * holder), or held by a holder (CprofNameInternIn).
+ */
+
 int
 CprofNameIntern(
     const char *name,
     int length)
 {
-    int id;
-
-    if (length < 0) {
-	length = (int) strlen(name);
-    }
-    Tcl_MutexLock(&nameMutex);
-    id = Lookup(name, length);
-    nameTable.entries[id].pinned = 1;
-    Tcl_MutexUnlock(&nameMutex);
-    return id;
+    return CprofNameInternIn(NULL, name, length);
 }
 
 int
@@ -272,7 +268,11 @@ CprofNameInternIn(
     }
     Tcl_MutexLock(&nameMutex);
     id = Lookup(name, length);
-    HoldLocked(refsPtr, id);
+    if (refsPtr == NULL) {
+	nameTable.entries[id].pinned = 1;
+    } else {
+	HoldLocked(refsPtr, id);
+    }
     Tcl_MutexUnlock(&nameMutex);
     return id;
 }

@@ -928,7 +928,6 @@ ScriptNameId(
 {
     struct CprofSubFront *frontPtr = SubFrontSlot(nPtr, baseId, fileObj);
     const char *file, *tail;
-    Tcl_DString ds;
     int id;
     Tcl_Size len;
 
@@ -941,13 +940,7 @@ ScriptNameId(
     if (*tail == '\0' || strlen(tail) > 200) {
 	return baseId;
     }
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, "<script ", -1);
-    Tcl_DStringAppend(&ds, tail, -1);
-    Tcl_DStringAppend(&ds, ">", 1);
-    id = CprofNameInternIn(&nPtr->refs, Tcl_DStringValue(&ds),
-	    Tcl_DStringLength(&ds));
-    Tcl_DStringFree(&ds);
+    id = CprofNameScript(nPtr, tail);
     return SubFrontFill(frontPtr, baseId, fileObj, file, len, id);
 }
 

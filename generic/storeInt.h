@@ -154,6 +154,9 @@ MODULE_SCOPE void	CprofDbBindNumber(sqlite3_stmt *stmt, int index,
 MODULE_SCOPE int	CprofDbExec(sqlite3_stmt *stmt);
 MODULE_SCOPE int	CprofDbWriteTimeline(CprofStore *storePtr, int tree,
 			    Tcl_Obj *timelineObj, Tcl_Obj *nodeTimesObj);
+MODULE_SCOPE int	CprofDbFrameRow(CprofStore *storePtr,
+			    const char *const cols[5], const char *labels,
+			    int64_t *idPtr);
 MODULE_SCOPE int	CprofDbLabelRows(CprofStore *storePtr, int64_t frameId,
 			    const char *set);
 

@@ -100,10 +100,9 @@ DataFrameId(
     Tcl_Obj *dictObj,
     int64_t *idPtr)
 {
-    CprofStore *storePtr = wPtr->storePtr;
     Tcl_Obj *parts[5], *keyObj;
+    const char *cols[5];
     Tcl_HashEntry *hPtr;
-    sqlite3_stmt *stmt;
     int i, isNew, rc, isTcl = (strcmp(kind, "tcl") == 0);
 
     parts[0] = Tcl_NewStringObj(kind, -1);
@@ -133,30 +132,11 @@ DataFrameId(
 	Tcl_DecrRefCount(keyObj);
 	return SQLITE_OK;
     }
-    stmt = storePtr->stmts[ST_FRAME_GET];
     for (i = 0; i < 5; i++) {
-	CprofDbBindObj(stmt, i + 1, parts[i]);
+	cols[i] = Tcl_GetString(parts[i]);
     }
-    rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-	*idPtr = sqlite3_column_int64(stmt, 0);
-	rc = SQLITE_OK;
-    } else if (rc == SQLITE_DONE) {
-	sqlite3_reset(stmt);
-	stmt = storePtr->stmts[ST_FRAME_PUT];
-	for (i = 0; i < 5; i++) {
-	    CprofDbBindObj(stmt, i + 1, parts[i]);
-	}
-	rc = CprofDbExec(stmt);
-	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
-	stmt = storePtr->stmts[ST_FRAME_GET];
-	if (rc == SQLITE_OK && strcmp(kind, "labels") == 0) {
-	    rc = CprofDbLabelRows(storePtr, *idPtr,
-		    Tcl_GetString(parts[1]));
-	}
-    }
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt);
+    rc = CprofDbFrameRow(wPtr->storePtr, cols,
+	    strcmp(kind, "labels") == 0 ? cols[1] : NULL, idPtr);
     Tcl_DecrRefCount(keyObj);
     if (rc != SQLITE_OK) {
 	Tcl_DeleteHashEntry(hPtr);

@@ -57,8 +57,8 @@ FrameId(
 {
     int key[4], isNew, rc;
     Tcl_HashEntry *hPtr;
-    sqlite3_stmt *stmt;
     const char *name, *module = "", *tclkind = "", *interpName = "";
+    const char *cols[5];
     const char *kind = isC == CPROF_FD_THREAD ? "thread"
 	    : isC == CPROF_FD_LABELS ? "labels" : isC ? "c" : "tcl";
 
@@ -97,12 +97,52 @@ FrameId(
     if (interpName == NULL) {
 	interpName = "";
     }
-    stmt = storePtr->stmts[ST_FRAME_GET];
-    CprofDbBindText(stmt, 1, kind);
-    CprofDbBindText(stmt, 2, name ? name : "?");
-    CprofDbBindText(stmt, 3, tclkind);
-    CprofDbBindText(stmt, 4, module);
-    CprofDbBindText(stmt, 5, interpName);
+    cols[0] = kind;
+    cols[1] = name ? name : "?";
+    cols[2] = tclkind;
+    cols[3] = module;
+    cols[4] = interpName;
+    rc = CprofDbFrameRow(storePtr, cols, isC == CPROF_FD_LABELS
+	    ? (name ? name : "") : NULL, idPtr);
+    if (rc != SQLITE_OK) {
+	Tcl_DeleteHashEntry(hPtr);
+	return rc;
+    }
+    Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) *idPtr);
+    return SQLITE_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CprofDbFrameRow --
+ *
+ *	The id of the frames row of five columns (kind, name, tclkind,
+ *	module, interp), added if there is none; a new frame of kind labels
+ *	gets the frame_labels rows of 'labels' (its label set), if not NULL.
+ *
+ * Results:
+ *	An SQLite code; the id in *idPtr.
+ *
+ * Side effects:
+ *	May add rows.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+CprofDbFrameRow(
+    CprofStore *storePtr,
+    const char *const cols[5],
+    const char *labels,
+    int64_t *idPtr)
+{
+    sqlite3_stmt *stmt = storePtr->stmts[ST_FRAME_GET];
+    int i, rc;
+
+    for (i = 0; i < 5; i++) {
+	CprofDbBindText(stmt, i + 1, cols[i]);
+    }
     rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) {
 	*idPtr = sqlite3_column_int64(stmt, 0);
@@ -110,26 +150,19 @@ FrameId(
     } else if (rc == SQLITE_DONE) {
 	sqlite3_reset(stmt);
 	stmt = storePtr->stmts[ST_FRAME_PUT];
-	CprofDbBindText(stmt, 1, kind);
-	CprofDbBindText(stmt, 2, name ? name : "?");
-	CprofDbBindText(stmt, 3, tclkind);
-	CprofDbBindText(stmt, 4, module);
-	CprofDbBindText(stmt, 5, interpName);
+	for (i = 0; i < 5; i++) {
+	    CprofDbBindText(stmt, i + 1, cols[i]);
+	}
 	rc = CprofDbExec(stmt);
 	*idPtr = sqlite3_last_insert_rowid(storePtr->db);
 	stmt = storePtr->stmts[ST_FRAME_GET];
-	if (rc == SQLITE_OK && isC == CPROF_FD_LABELS) {
-	    rc = CprofDbLabelRows(storePtr, *idPtr, name ? name : "");
+	if (rc == SQLITE_OK && labels != NULL) {
+	    rc = CprofDbLabelRows(storePtr, *idPtr, labels);
 	}
     }
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);
-    if (rc != SQLITE_OK) {
-	Tcl_DeleteHashEntry(hPtr);
-	return rc;
-    }
-    Tcl_SetHashValue(hPtr, (ClientData) (intptr_t) *idPtr);
-    return SQLITE_OK;
+    return rc;
 }
 
 /*

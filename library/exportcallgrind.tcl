@@ -20,14 +20,7 @@ namespace eval ::tclcprof::exportlib {}
 #	and the "calls" of a callee are the samples that saw the call.
 
 proc ::tclcprof::exportlib::Callgrind {t profile} {
-    set meta [dict get $t meta]
-    set exact [dict get $t exact]
-    set fid [dict get $t fid]
-    set self [dict get $t self]
-    set total [dict get $t total]
-    set fig [dict get $t fig]
-    set fname [dict get $t fname]
-    set fkind [dict get $t fkind]
+    Unpack $t meta exact fid self total fig fname fkind
     set nf [llength $fname]
 
     # Self cost per frame, and the calls between frames: for each

@@ -66,14 +66,7 @@ proc ::tclcprof::exportlib::DotGroup {t f} {
 #	A "digraph" in the dot language.
 
 proc ::tclcprof::exportlib::Dot {t minPct} {
-    set exact [dict get $t exact]
-    set fid [dict get $t fid]
-    set self [dict get $t self]
-    set total [dict get $t total]
-    set kids [dict get $t kids]
-    set fig [dict get $t fig]
-    set fname [dict get $t fname]
-    set fkind [dict get $t fkind]
+    Unpack $t exact fid self total kids fig fname fkind
     set nf [llength $fname]
     set whole [lindex $total 0]
     set div [expr {$whole > 0 ? double($whole) : 1.0}]

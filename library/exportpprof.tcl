@@ -81,14 +81,7 @@ proc ::tclcprof::exportlib::CLoc {f file line} {
 #	as Go's /debug/pprof/allocs; inuse_space otherwise, as Go's heap.
 
 proc ::tclcprof::exportlib::Pprof {t profile {memView {}}} {
-    set meta [dict get $t meta]
-    set exact [dict get $t exact]
-    set fid [dict get $t fid]
-    set fname [dict get $t fname]
-    set fkind [dict get $t fkind]
-    set self [dict get $t self]
-    set fig [dict get $t fig]
-    set kids [dict get $t kids]
+    Unpack $t meta exact fid fname fkind self fig kids
 
     set strings [dict create "" 0]
     set str [list apply {{s} {

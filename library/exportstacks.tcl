@@ -54,6 +54,16 @@ proc ::tclcprof::exportlib::Load {profile treeKey} {
 	    fkind $fkind fnode $fnode
 }
 
+# Unpack --
+#	Keys of a Load dict t, each set in the caller's variable of its name.
+
+proc ::tclcprof::exportlib::Unpack {t args} {
+    foreach key $args {
+	upvar 1 $key value
+	set value [dict get $t $key]
+    }
+}
+
 # FrameAttr --
 #	A key of a frame's first node (module, tclkind, file, line), or "".
 

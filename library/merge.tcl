@@ -727,10 +727,7 @@ proc ::tclcprof::mergelib::TreeDict {T} {
 	if {$p < 0} {
 	    return $node
 	}
-	set kids [lindex $pending $p]
-	lset pending $p {}
-	lappend kids $node
-	lset pending $p $kids
+	::tclcprof::reportlib::ToParent pending $p $node
     }
 }
 

@@ -48,23 +48,14 @@ proc ::tclcprof::reportlib::Events {o profile} {
     foreach r $rows {
 	incr whole [dict get $r total_ns]
     }
-    set focus [dict get $o -focus]
-    set focusOn [dict get $o focusOn]
-    set hide [dict get $o -hide]
-    set sort [dict get $o -sort]
-    set minWeight [expr {[dict get $o -min] * $whole}]
+    RowFilters $o $whole
     set items {}
     set out {}
     set matched 0
     foreach r $rows {
 	set origin [dict get $r origin]
-	if {$focusOn && ![string match $focus $origin]} {
-	    continue
-	}
-	set matched 1
-	set skip [Hidden $hide $origin]
 	set t [dict get $r total_ns]
-	if {$skip || $t * 100.0 < $minWeight} {
+	if {![RowShown $origin "" $t]} {
 	    continue
 	}
 	set count [dict get $r count]

@@ -11,6 +11,41 @@
 
 namespace eval ::tclcprof::reportlib {}
 
+# RowFilters --
+#
+#	The row filters of a table view (lines, events), set in the caller's
+#	variables focus, focusOn, hide, sort and minWeight (-min as a share
+#	of whole).
+
+proc ::tclcprof::reportlib::RowFilters {o whole} {
+    upvar 1 focus focus focusOn focusOn hide hide sort sort \
+	    minWeight minWeight
+    set focus [dict get $o -focus]
+    set focusOn [dict get $o focusOn]
+    set hide [dict get $o -hide]
+    set sort [dict get $o -sort]
+    set minWeight [expr {[dict get $o -min] * $whole}]
+}
+
+# RowShown --
+#
+#	Whether a row of a table view is shown: its name matches -focus (as
+#	a frame of that kind, FocusMatch; a kind "" as a glob pattern), it is
+#	not hidden and its weight t is -min at least. Reads the caller's
+#	RowFilters variables; sets its variable matched to 1 for a row -focus
+#	keeps.
+
+proc ::tclcprof::reportlib::RowShown {name kind t} {
+    upvar 1 focus focus focusOn focusOn hide hide minWeight minWeight \
+	    matched matched
+    if {$focusOn && !($kind eq "" ? [string match $focus $name]
+	    : [FocusMatch $focus $name $kind])} {
+	return 0
+    }
+    set matched 1
+    expr {![Hidden $hide $name] && $t * 100.0 >= $minWeight}
+}
+
 # Lines --
 #
 #	-type lines: the call sites of the profile's lines (-lines 1), one
@@ -36,23 +71,14 @@ proc ::tclcprof::reportlib::Lines {o profile} {
 	    break
 	}
     }
-    set focus [dict get $o -focus]
-    set focusOn [dict get $o focusOn]
-    set hide [dict get $o -hide]
-    set sort [dict get $o -sort]
-    set minWeight [expr {[dict get $o -min] * $whole}]
+    RowFilters $o $whole
     set items {}
     set kept {}
     set matched 0
     foreach r $rows {
 	set name [dict get $r name]
-	if {$focusOn && ![FocusMatch $focus $name tcl]} {
-	    continue
-	}
-	set matched 1
-	set skip [Hidden $hide $name]
 	set t [dict get $r total_ns]
-	if {$skip || $t * 100.0 < $minWeight} {
+	if {![RowShown $name tcl $t]} {
 	    continue
 	}
 	set calls [dict get $r calls]
@@ -225,12 +251,7 @@ proc ::tclcprof::reportlib::SampledLines {o profile} {
     set kinds {}
     dict for {key t} $rowTotal {
 	lassign $key name module file line kind
-	if {$focusOn && ![FocusMatch $focus $name $kind]} {
-	    continue
-	}
-	set matched 1
-	set skip [Hidden $hide $name]
-	if {$skip || $t * 100.0 < $minWeight} {
+	if {![RowShown $name $kind $t]} {
 	    continue
 	}
 	set s [dict get $rowSelf $key]

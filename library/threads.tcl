@@ -306,11 +306,22 @@ proc ::tclcprof::reportlib::InterpRename {root} {
 	if {$p < 0} {
 	    return $node
 	}
-	set kids [lindex $pending $p]
-	lset pending $p {}
-	lappend kids $node
-	lset pending $p $kids
+	ToParent pending $p $node
     }
+}
+
+# ToParent --
+#
+#	A tree built from its last node back to its root (InterpRename,
+#	mergelib's trees): a node made joins the children its parent (index
+#	p) has waiting in the list of the caller's variable pendingVar.
+
+proc ::tclcprof::reportlib::ToParent {pendingVar p node} {
+    upvar 1 $pendingVar pending
+    set kids [lindex $pending $p]
+    lset pending $p {}
+    lappend kids $node
+    lset pending $p $kids
 }
 
 # Bare --

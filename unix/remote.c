@@ -201,6 +201,28 @@ EndSession(void)
 }
 
 /*
+ * The end of a read of stacks, under sessionMutex, which it lets go: the
+ * boxes go, a one-off target's libdwfl handle too, and a session whose
+ * read failed.
+ */
+
+static void
+EndStacks(
+    Target *tPtr,
+    StackBox **boxes,
+    int session,
+    int failed)
+{
+    CprofRmFreeBoxes(boxes);
+    if (!session) {
+	CprofRmEndDwfl(tPtr);
+    } else if (failed) {
+	EndSession();
+    }
+    Tcl_MutexUnlock(&sessionMutex);
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * PrepareProc --
@@ -394,13 +416,7 @@ CprofRemoteStacksObjCmd(
 	}
     }
     if (code != 0) {
-	CprofRmFreeBoxes(boxes);
-	if (session) {
-	    EndSession();
-	} else {
-	    CprofRmEndDwfl(tPtr);
-	}
-	Tcl_MutexUnlock(&sessionMutex);
+	EndStacks(tPtr, boxes, session, 1);
 	return CprofRmError(interp, "DWFL", "libdwfl cannot read process "
 		"%d: %s", pid, dwfl_errmsg(-1));
     }
@@ -417,13 +433,7 @@ CprofRemoteStacksObjCmd(
     t0 = NowUs();
     if (CprofRmStopAll(interp, tPtr) != TCL_OK) {
 	Unboost(&boost);
-	CprofRmFreeBoxes(boxes);
-	if (session) {
-	    EndSession();
-	} else {
-	    CprofRmEndDwfl(tPtr);
-	}
-	Tcl_MutexUnlock(&sessionMutex);
+	EndStacks(tPtr, boxes, session, 1);
 	return TCL_ERROR;
     }
     if (holdMs > 0) {
@@ -448,11 +458,7 @@ CprofRemoteStacksObjCmd(
 	resObj = CprofRmResultObj(tPtr, boxes, t1 - t0);
 	cprofRmNameCache = saved;
     }
-    CprofRmFreeBoxes(boxes);
-    if (!session) {
-	CprofRmEndDwfl(tPtr);
-    }
-    Tcl_MutexUnlock(&sessionMutex);
+    EndStacks(tPtr, boxes, session, 0);
 
     /*
      * Each thread's CPU time (after the resume: /proc reads are slow).

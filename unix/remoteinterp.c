@@ -107,6 +107,48 @@ SameBuildId(
 }
 
 /*
+ * The mappings of a live process, one line of /proc/PID/maps at a time:
+ * OpenMaps (NULL if there is no such process), then NextMap until it
+ * returns 0 (lines it cannot read are passed over).
+ */
+
+typedef struct MapLine {
+    unsigned long lo, hi;	/* Its addresses. */
+    unsigned long off;		/* Its file offset. */
+    unsigned long inode;	/* 0: not a file's. */
+    char perms[8];		/* "rwxp" and the like. */
+    char file[768];		/* Its file, "" if none. */
+} MapLine;
+
+static FILE *
+OpenMaps(
+    pid_t pid)
+{
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+    return fopen(path, "r");
+}
+
+static int
+NextMap(
+    FILE *f,
+    MapLine *mapPtr)
+{
+    char line[1024], dev[16];
+
+    while (fgets(line, sizeof(line), f)) {
+	mapPtr->file[0] = 0;
+	if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %767s", &mapPtr->lo,
+		&mapPtr->hi, mapPtr->perms, &mapPtr->off, dev, &mapPtr->inode,
+		mapPtr->file) >= 6) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofRmFindProcLibtcl --
@@ -123,8 +165,8 @@ CprofRmFindProcLibtcl(
     Target *tPtr,
     const char *ownPath)
 {
-    char path[64], line[1024];
     FILE *f;
+    MapLine map;
     struct stat own, their;
     int found = 0, sameFile = 0, i, n = 0, chosen = -1;
     struct {
@@ -134,8 +176,7 @@ CprofRmFindProcLibtcl(
     unsigned long exec[8][2];	/* Its executable mappings: start, offset. */
     int nExec = 0;
 
-    snprintf(path, sizeof(path), "/proc/%d/maps", (int) tPtr->pid);
-    f = fopen(path, "r");
+    f = OpenMaps(tPtr->pid);
     if (f == NULL) {
 	return CprofRmError(interp, "NOPID", "no such process: %d",
 		(int) tPtr->pid);
@@ -145,28 +186,20 @@ CprofRmFindProcLibtcl(
 	return CprofRmError(interp, "LAYOUT", "cannot find this process's "
 		"libtcl (%s)", ownPath);
     }
-    while (fgets(line, sizeof(line), f)) {
-	unsigned long lo, hi, off, inode;
-	char perms[8], dev[16], file[768];
-
-	file[0] = 0;
-	if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %767s", &lo, &hi, perms,
-		&off, dev, &inode, file) < 6) {
-	    continue;
-	}
-	if (strstr(file, "/libtcl8.") == NULL
-		&& strstr(file, "/libtcl9.") == NULL) {
+    while (NextMap(f, &map)) {
+	if (strstr(map.file, "/libtcl8.") == NULL
+		&& strstr(map.file, "/libtcl9.") == NULL) {
 	    continue;		/* (Not libtcl9tclcprof0.1.so, tclcprof's
 				 * own library built for Tcl 9.) */
 	}
-	if (off == 0 && n < 8) {
-	    cand[n].lo = lo;
-	    cand[n].hi = hi;
-	    memcpy(cand[n].file, file, sizeof(file));
+	if (map.off == 0 && n < 8) {
+	    cand[n].lo = map.lo;
+	    cand[n].hi = map.hi;
+	    memcpy(cand[n].file, map.file, sizeof(map.file));
 	    n++;
-	} else if (perms[2] == 'x' && nExec < 8) {
-	    exec[nExec][0] = lo;
-	    exec[nExec][1] = off;
+	} else if (map.perms[2] == 'x' && nExec < 8) {
+	    exec[nExec][0] = map.lo;
+	    exec[nExec][1] = map.off;
 	    nExec++;
 	}
     }
@@ -321,28 +354,18 @@ void
 CprofRmScanProcInterps(
     Target *tPtr)
 {
-    char path[64], line[1024];
-    FILE *f;
+    FILE *f = OpenMaps(tPtr->pid);
+    MapLine map;
 
-    snprintf(path, sizeof(path), "/proc/%d/maps", (int) tPtr->pid);
-    f = fopen(path, "r");
     if (f == NULL) {
 	return;
     }
-    while (fgets(line, sizeof(line), f)) {
-	unsigned long lo, hi, off, inode;
-	char perms[8], dev[16], file[768];
-
-	file[0] = 0;
-	if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %767s", &lo, &hi, perms,
-		&off, dev, &inode, file) < 6) {
+    while (NextMap(f, &map)) {
+	if (map.perms[0] != 'r' || map.perms[1] != 'w' || map.inode != 0
+		|| (map.file[0] && strcmp(map.file, "[heap]") != 0)) {
 	    continue;
 	}
-	if (perms[0] != 'r' || perms[1] != 'w' || inode != 0
-		|| (file[0] && strcmp(file, "[heap]") != 0)) {
-	    continue;
-	}
-	CprofRmScanRegion(tPtr, lo, hi, NULL);
+	CprofRmScanRegion(tPtr, map.lo, map.hi, NULL);
     }
     fclose(f);
 }

@@ -1540,6 +1540,28 @@ FreeTable(
 }
 
 /*
+ * The table of a key, with a reference taken, or NULL. Under tableMutex.
+ */
+
+static SymTable *
+RefTableLocked(
+    const char *key)
+{
+    SymTable *tablePtr;
+
+    for (tablePtr = tableList; tablePtr != NULL;
+	    tablePtr = tablePtr->nextPtr) {
+	if (strcmp(tablePtr->key, key) == 0) {
+	    if (tablePtr->refCount++ == 0) {
+		idleTables--;
+	    }
+	    break;
+	}
+    }
+    return tablePtr;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofSymFileAcquire, CprofSymFileRelease --
@@ -1576,15 +1598,10 @@ CprofSymFileAcquire(
 	elf_version(EV_CURRENT);
 	elfReady = 1;
     }
-    for (tablePtr = tableList; tablePtr != NULL;
-	    tablePtr = tablePtr->nextPtr) {
-	if (strcmp(tablePtr->key, key) == 0) {
-	    if (tablePtr->refCount++ == 0) {
-		idleTables--;
-	    }
-	    Tcl_MutexUnlock(&tableMutex);
-	    return tablePtr;
-	}
+    tablePtr = RefTableLocked(key);
+    if (tablePtr != NULL) {
+	Tcl_MutexUnlock(&tableMutex);
+	return tablePtr;
     }
     Tcl_MutexUnlock(&tableMutex);
 
@@ -1595,16 +1612,11 @@ CprofSymFileAcquire(
     LoadTable(newPtr, path, idPtr, image, imageSize);
 
     Tcl_MutexLock(&tableMutex);
-    for (tablePtr = tableList; tablePtr != NULL;
-	    tablePtr = tablePtr->nextPtr) {
-	if (strcmp(tablePtr->key, key) == 0) {
-	    if (tablePtr->refCount++ == 0) {
-		idleTables--;
-	    }
-	    Tcl_MutexUnlock(&tableMutex);
-	    FreeTable(newPtr);
-	    return tablePtr;
-	}
+    tablePtr = RefTableLocked(key);
+    if (tablePtr != NULL) {
+	Tcl_MutexUnlock(&tableMutex);
+	FreeTable(newPtr);
+	return tablePtr;
     }
     newPtr->refCount = 1;
     newPtr->nextPtr = tableList;

@@ -438,15 +438,11 @@ CprofSymTableAcquire(
     const unsigned char *image,
     size_t imageSize)
 {
-    SymCall call;
+    SymCall call = {
+	.op = CALL_ACQUIRE, .key = key, .path = path, .idPtr = idPtr,
+	.image = image, .imageSize = imageSize
+    };
 
-    memset(&call, 0, sizeof(call));
-    call.op = CALL_ACQUIRE;
-    call.key = key;
-    call.path = path;
-    call.idPtr = idPtr;
-    call.image = image;
-    call.imageSize = imageSize;
     Submit(&call);
     return call.result;
 }
@@ -455,11 +451,8 @@ void
 CprofSymTableRelease(
     CprofSymTable *tablePtr)
 {
-    SymCall call;
+    SymCall call = {.op = CALL_RELEASE, .tablePtr = tablePtr};
 
-    memset(&call, 0, sizeof(call));
-    call.op = CALL_RELEASE;
-    call.tablePtr = tablePtr;
     Submit(&call);
 }
 
@@ -470,14 +463,11 @@ CprofSymTableLookup(
     int wantLine,
     CprofSymFound *foundPtr)
 {
-    SymCall call;
+    SymCall call = {
+	.op = CALL_LOOKUP, .tablePtr = tablePtr, .rel = rel,
+	.wantLine = wantLine, .foundPtr = foundPtr
+    };
 
-    memset(&call, 0, sizeof(call));
-    call.op = CALL_LOOKUP;
-    call.tablePtr = tablePtr;
-    call.rel = rel;
-    call.wantLine = wantLine;
-    call.foundPtr = foundPtr;
     Submit(&call);
 }
 

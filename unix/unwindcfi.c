@@ -826,6 +826,34 @@ StackWord(
     return 1;
 }
 
+/*
+ * A frame of the walk: its pc and sp; while 'follow', the first frame in
+ * the marked range is the mark, with the registers there. Returns whether
+ * to look for the mark further.
+ */
+
+static inline int
+RecordFrame(
+    CprofCfiStart *startPtr,
+    uintptr_t *ip,
+    uintptr_t *cfa,
+    int n,
+    uintptr_t pc,
+    uintptr_t sp,
+    uintptr_t look,
+    const uintptr_t regs[CPROF_CFI_SAVED],
+    int follow)
+{
+    ip[n] = pc;
+    cfa[n] = sp;
+    if (follow && look >= startPtr->markLo && look < startPtr->markHi) {
+	startPtr->mark = n;
+	memcpy(startPtr->markRegs, regs, CPROF_CFI_SAVED * sizeof(uintptr_t));
+	return 0;
+    }
+    return follow;
+}
+
 int
 CprofCfiWalkFrom(
     CprofCfiStart *startPtr,
@@ -876,12 +904,7 @@ CprofCfiWalkFrom(
 	    if (n == 0) {
 		return -1;
 	    }
-	    ip[n] = pc;
-	    cfa[n] = sp;
-	    if (follow && look >= startPtr->markLo && look < startPtr->markHi) {
-		startPtr->mark = n;
-		memcpy(startPtr->markRegs, regs, sizeof(regs));
-	    }
+	    RecordFrame(startPtr, ip, cfa, n, pc, sp, look, regs, follow);
 	    n++;
 	    break;
 	}
@@ -894,13 +917,7 @@ CprofCfiWalkFrom(
 		|| (frameCfa & 7)) {
 	    return -1;
 	}
-	ip[n] = pc;
-	cfa[n] = sp;
-	if (follow && look >= startPtr->markLo && look < startPtr->markHi) {
-	    startPtr->mark = n;
-	    memcpy(startPtr->markRegs, regs, sizeof(regs));
-	    follow = 0;
-	}
+	follow = RecordFrame(startPtr, ip, cfa, n, pc, sp, look, regs, follow);
 	n++;
 
 	/*

@@ -1223,6 +1223,48 @@ CprofLevelsDropSuspension(
 }
 
 /*
+ * A suspended coroutine's frames from the seed's entries (outermost
+ * first): never entered under this run (no node, no line, no event), each
+ * with a serial of this stack (serials[] gets them, for their pops).
+ */
+
+static void
+SeedFrames(
+    CprofLevels *lvPtr,
+    CprofFrame *frames,
+    void *corKey,
+    void *envPtr,
+    const CprofEntry *entries,
+    int n,
+    uint64_t *serials)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+	CprofFrame *framePtr = &frames[i];
+
+	framePtr->nameId = entries[i].nameId;
+	framePtr->level = entries[i].level;
+	framePtr->envPtr = envPtr;
+	framePtr->corPtr = corKey;
+	framePtr->token = entries[i].token;
+	framePtr->objKey = entries[i].objKey;
+	framePtr->methodKey = entries[i].methodKey;
+	framePtr->kind = entries[i].kind;
+	framePtr->flags = entries[i].flags;
+	framePtr->serial = ++lvPtr->serial;
+	framePtr->node = -1;
+	framePtr->lineRec = -1;
+	framePtr->eventIndex = -1;
+	if (lvPtr->filtering && lvPtr->hooks->hidden(lvPtr->hookData,
+		framePtr->nameId, framePtr->kind)) {
+	    framePtr->flags |= CPROF_FRAME_HIDDEN;
+	}
+	serials[i] = framePtr->serial;
+    }
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * CprofLevelsSeedSuspension --
@@ -1254,7 +1296,6 @@ CprofLevelsSeedSuspension(
     uint64_t *serials)
 {
     CprofSuspension *recPtr;
-    int i;
 
     if (n <= 0 || lvPtr->coroCbPtr == NULL || lvPtr->quiet) {
 	return 0;
@@ -1266,28 +1307,7 @@ CprofLevelsSeedSuspension(
     recPtr->frames = (CprofFrame *) ckalloc(n * sizeof(CprofFrame));
     recPtr->capacity = n;
     memset(recPtr->frames, 0, n * sizeof(CprofFrame));
-    for (i = 0; i < n; i++) {
-	CprofFrame *framePtr = &recPtr->frames[i];
-
-	framePtr->nameId = entries[i].nameId;
-	framePtr->level = entries[i].level;
-	framePtr->envPtr = envPtr;
-	framePtr->corPtr = corKey;
-	framePtr->token = entries[i].token;
-	framePtr->objKey = entries[i].objKey;
-	framePtr->methodKey = entries[i].methodKey;
-	framePtr->kind = entries[i].kind;
-	framePtr->flags = entries[i].flags;
-	framePtr->serial = ++lvPtr->serial;
-	framePtr->node = -1;
-	framePtr->lineRec = -1;
-	framePtr->eventIndex = -1;
-	if (lvPtr->filtering && lvPtr->hooks->hidden(lvPtr->hookData,
-		framePtr->nameId, framePtr->kind)) {
-	    framePtr->flags |= CPROF_FRAME_HIDDEN;
-	}
-	serials[i] = framePtr->serial;
-    }
+    SeedFrames(lvPtr, recPtr->frames, corKey, envPtr, entries, n, serials);
     recPtr->count = n;
     if (lvPtr->timing) {
 	/*
@@ -1332,7 +1352,6 @@ CprofLevelsSeedSaved(
     uint64_t *serials)
 {
     CprofCoroSaved *savedPtr;
-    int i;
 
     if (n <= 0 || lvPtr->coroCbPtr != NULL || lvPtr->quiet) {
 	return 0;
@@ -1347,28 +1366,8 @@ CprofLevelsSeedSaved(
 	savedPtr->capacity = n;
     }
     memset(savedPtr->frames, 0, n * sizeof(CprofFrame));
-    for (i = 0; i < n; i++) {
-	CprofFrame *framePtr = &savedPtr->frames[i];
-
-	framePtr->nameId = entries[i].nameId;
-	framePtr->level = entries[i].level;
-	framePtr->envPtr = envPtr;
-	framePtr->corPtr = corKey;
-	framePtr->token = entries[i].token;
-	framePtr->objKey = entries[i].objKey;
-	framePtr->methodKey = entries[i].methodKey;
-	framePtr->kind = entries[i].kind;
-	framePtr->flags = entries[i].flags;
-	framePtr->serial = ++lvPtr->serial;
-	framePtr->node = -1;
-	framePtr->lineRec = -1;
-	framePtr->eventIndex = -1;
-	if (lvPtr->filtering && lvPtr->hooks->hidden(lvPtr->hookData,
-		framePtr->nameId, framePtr->kind)) {
-	    framePtr->flags |= CPROF_FRAME_HIDDEN;
-	}
-	serials[i] = framePtr->serial;
-    }
+    SeedFrames(lvPtr, savedPtr->frames, corKey, envPtr, entries, n,
+	    serials);
     savedPtr->count = n;
     if (lvPtr->timing) {
 	savedPtr->suspendNs = lvPtr->hooks->now(lvPtr->hookData);

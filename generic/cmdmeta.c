@@ -85,7 +85,8 @@ CprofSamplingDict(
     PUT(dictObj, "clock_seconds",
 	    Tcl_NewDoubleObj(((Tcl_WideInt) (secs * 1e6 + 0.5)) / 1e6));
     PUT(dictObj, "signals", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->signals));
-    PUT(dictObj, "samples", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->samples));
+    PUT(dictObj, "samples", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->samples
+	    - statePtr->ownLeafCount));
     PUT(dictObj, "weight", Tcl_NewWideIntObj((Tcl_WideInt) cPtr->weight));
     PUT(dictObj, "aggregated",
 	    Tcl_NewWideIntObj((Tcl_WideInt) statePtr->tree.weight));

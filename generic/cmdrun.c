@@ -488,6 +488,7 @@ ClearData(
     statePtr->shortSamples = 0;
     CprofUnsplicedLogFree(statePtr);
     statePtr->ownLeafWeight = 0;
+    statePtr->ownLeafCount = 0;
     statePtr->drainsPutOff = 0;
     statePtr->putOffSinceNs = 0;
     statePtr->hasData = 0;

@@ -355,6 +355,7 @@ CprofAddSample(
 {
     if (CprofDrainOwnLeaf(statePtr, samplePtr)) {
 	statePtr->ownLeafWeight += samplePtr->weight;
+	statePtr->ownLeafCount += samplePtr->count;
 	return;
     }
     CprofAddSampleTo(statePtr, &statePtr->tree, samplePtr);

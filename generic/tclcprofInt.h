@@ -1561,8 +1561,9 @@ typedef struct CprofState {
 				 * beyond the native stack: the unwind
 				 * stopped early. */
     Tcl_WideInt ownLeafWeight;	/* Time samples in the profiler's own code
-				 * (CprofDrainOwnLeaf): left out, counted
-				 * with drops profiler. */
+				 * (CprofDrainOwnLeaf), their weight and */
+    Tcl_WideInt ownLeafCount;	/* count: left out, the weight counted with
+				 * drops profiler, not among samples. */
     struct CprofUnsplicedLog *unsplicedLog;
 				/* The last unspliced samples, raw, for
 				 * tclcprof::debug unspliced (drainsplice.c);

@@ -1219,6 +1219,19 @@ CheckWalk(
 
     cPtr->flags = 0;
     LibgccStack(sPtr, cPtr, ucPtr);
+    if (cPtr->nNative > 0 && cPtr->nNative < slotPtr->nNative
+	    && CprofThunkContains(cPtr->ip[cPtr->nNative - 1])
+	    && !memcmp(cPtr->ip, slotPtr->ip, cPtr->nNative * sizeof(uintptr_t))
+	    && !memcmp(cPtr->cfa, slotPtr->cfa,
+		    cPtr->nNative * sizeof(uintptr_t))) {
+	/*
+	 * libgcc's walk ends in a command's thunk (no call frame
+	 * information); the cached one goes on to its caller
+	 * (unwindcfi.c). Not a comparison.
+	 */
+
+	return;
+    }
     differ = (cPtr->nNative != slotPtr->nNative
 	    || memcmp(cPtr->ip, slotPtr->ip, cPtr->nNative * sizeof(uintptr_t))
 	    || memcmp(cPtr->cfa, slotPtr->cfa,

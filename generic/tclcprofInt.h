@@ -1316,6 +1316,11 @@ typedef struct CprofSampler {
 				 * the signal blocked across fork through:
 				 * its return address, where the handler's
 				 * walk starts (sampler.c). */
+    int weighClock;		/* The timer's clock (a clockid_t), and */
+    uint64_t weighFirstNs;	/* its reading at the first expiration, */
+    uint64_t weighIntervalNs;	/* the interval, and how many expirations
+				 * the samples taken since the arm stand */
+    uint64_t weighed;		/* for (TimerWeight, sampler.c). */
     uint32_t tailWeight;	/* At disarm: the weight of the timer's
 				 * signal still queued (its expirations
 				 * since the last one handled), for the

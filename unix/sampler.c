@@ -110,6 +110,8 @@ static void		SignalHandler(int signo, siginfo_t *infoPtr,
  *----------------------------------------------------------------------
  */
 
+static inline uint32_t	TimerWeight(CprofSampler *sPtr, int take);
+
 static void
 AtforkPrepare(void)
 {
@@ -465,6 +467,11 @@ CprofSamplerArm(
     its.it_value.tv_nsec = first % 1000000000u;
     sPtr->startCpuNs = CprofClockNs(CLOCK_THREAD_CPUTIME_ID);
     sPtr->startWallNs = CprofClockNs(CLOCK_MONOTONIC);
+    sPtr->weighClock = (int) clockId;
+    sPtr->weighFirstNs = (clockId == CLOCK_THREAD_CPUTIME_ID
+	    ? sPtr->startCpuNs : sPtr->startWallNs) + first;
+    sPtr->weighIntervalNs = interval;
+    sPtr->weighed = 0;
     if (timer_settime(timer, 0, &its, NULL) != 0) {
 	int err = errno;
 
@@ -520,11 +527,17 @@ CprofSamplerDisarm(
 	sPtr->cpuNs += CprofClockNs(CLOCK_THREAD_CPUTIME_ID) - sPtr->startCpuNs;
 	sPtr->wallNs += CprofClockNs(CLOCK_MONOTONIC) - sPtr->startWallNs;
 	if (sPtr->signo > 0) {
+	    /*
+	     * The expirations due that no sample stood for (a signal still
+	     * queued, or ones the kernel had not noticed yet), then the
+	     * queued signal itself, which stands for nothing more.
+	     */
+
+	    if (sPtr->armed) {
+		sPtr->tailWeight += TimerWeight(sPtr, 0);
+	    }
 	    while (sigtimedwait(&set, &info, &zero) > 0) {
-		if (info.si_code == SI_TIMER && sPtr->armed) {
-		    sPtr->tailWeight += 1 + (info.si_overrun > 0
-			    ? (uint32_t) info.si_overrun : 0);
-		}
+		/* Its expirations are counted above. */
 	    }
 	    pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
@@ -1298,6 +1311,49 @@ CprofSamplerModules(void)
     CprofCfiModules();
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * TimerWeight --
+ *
+ *	How many of the timer's expirations a signal stands for: those due
+ *	by the timer's clock now that no sample taken since the arm stood
+ *	for yet, at least 1. Not the signal's si_overrun: beside busy
+ *	processes the kernel notices a thread's CPU-clock expirations at the
+ *	ticks it runs in and, for a signal not yet taken, counts the ones
+ *	missed meanwhile only in the next signal's overrun, or not at all;
+ *	a thread that burned 300 ms of CPU at 250 Hz got signals worth 36 of
+ *	its 75 expirations (a bare C program, beside four busy loops), and
+ *	a test thread once 3. Reading the clock (a system call for a
+ *	thread's CPU clock, about 0.2 us) gives every expiration to some
+ *	sample. Async-signal-safe; the thread's own sampler only. With
+ *	'take' 0 the count is only looked at (the disarm's tail).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline uint32_t
+TimerWeight(
+    CprofSampler *sPtr,
+    int take)
+{
+    uint64_t now = CprofClockNs((clockid_t) sPtr->weighClock), due, w;
+
+    due = (now < sPtr->weighFirstNs || sPtr->weighIntervalNs == 0) ? 0
+	    : (now - sPtr->weighFirstNs) / sPtr->weighIntervalNs + 1;
+    w = due > sPtr->weighed ? due - sPtr->weighed : 0;
+    if (take) {
+	if (w == 0) {
+	    w = 1;
+	}
+	if (w > UINT32_MAX / 2) {
+	    w = UINT32_MAX / 2;
+	}
+	sPtr->weighed += w;
+    }
+    return (uint32_t) w;
+}
+
 static void
 SignalHandler(
     int signo,
@@ -1320,8 +1376,7 @@ SignalHandler(
 	 * (the forking thread has the signal blocked: AtforkParent).
 	 */
 
-	weight = 1 + (infoPtr->si_overrun > 0 ? (uint32_t) infoPtr->si_overrun
-		: 0);
+	weight = TimerWeight(sPtr, 1);
 	sPtr->counters.signals++;
 	sPtr->counters.weight += weight;
 	sPtr->counters.dropsFork += weight;
@@ -1339,10 +1394,7 @@ SignalHandler(
 	errno = savedErrno;
 	return;
     }
-    weight = 1;
-    if (infoPtr->si_overrun > 0) {
-	weight += (uint32_t) infoPtr->si_overrun;
-    }
+    weight = TimerWeight(sPtr, 1);
     sPtr->counters.signals++;
     sPtr->counters.weight += weight;
     if (sPtr->busy) {

@@ -22,6 +22,7 @@
 #endif
 #include "drainInt.h"
 #include <dlfcn.h>
+#include <link.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -352,6 +353,60 @@ Put(
  *----------------------------------------------------------------------
  */
 
+/*
+ * The executable part of tclcprof's own library, found once: for runs with
+ * -native none, whose drain looks up no symbol (CprofDrainOwnLeaf then
+ * tests the innermost frame's address against it, without the symbol
+ * tables a lookup would read).
+ */
+
+static uintptr_t ownTextLo, ownTextHi;
+static int ownTextKnown;
+
+static int
+OwnTextOf(
+    struct dl_phdr_info *info,
+    size_t size,
+    void *clientData)
+{
+    uintptr_t base = (uintptr_t) clientData;
+    int k;
+
+    if ((uintptr_t) info->dlpi_addr != base) {
+	return 0;
+    }
+    for (k = 0; k < info->dlpi_phnum; k++) {
+	const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+
+	if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+	    uintptr_t lo = base + ph->p_vaddr, hi = lo + ph->p_memsz;
+
+	    if (ownTextLo == 0 || lo < ownTextLo) {
+		ownTextLo = lo;
+	    }
+	    if (hi > ownTextHi) {
+		ownTextHi = hi;
+	    }
+	}
+    }
+    return 1;
+}
+
+static int
+InOwnText(
+    uintptr_t addr)
+{
+    if (!ownTextKnown) {
+	Dl_info info;
+
+	ownTextKnown = 1;
+	if (dladdr((void *) CprofDrainOwnLeaf, &info) && info.dli_fbase) {
+	    dl_iterate_phdr(OwnTextOf, info.dli_fbase);
+	}
+    }
+    return addr >= ownTextLo && addr < ownTextHi;
+}
+
 int
 CprofDrainOwnLeaf(
     CprofState *statePtr,
@@ -359,6 +414,15 @@ CprofDrainOwnLeaf(
 {
     int i;
 
+    if (statePtr->options.native == CPROF_NATIVE_NONE) {
+	/*
+	 * No symbol is looked up for these runs: the innermost frame only,
+	 * by address (the wrapper's own code; not the clock it reads).
+	 */
+
+	return samplePtr->nNative > 0 && (InOwnText(samplePtr->ip[0])
+		|| CprofThunkContains(samplePtr->ip[0]));
+    }
     for (i = 0; i < samplePtr->nNative; i++) {
 	uintptr_t addr = (i == 0) ? samplePtr->ip[0] : samplePtr->ip[i] - 1;
 	CprofSymInfo info;

@@ -269,11 +269,12 @@ LogUnspliced(
     if (logPtr->count < UNSPLICED_KEEP) {
 	logPtr->count++;
     }
-    ePtr->nNative = samplePtr->nNative;
+    ePtr->nNative = samplePtr->nNative < CPROF_NATIVE_MAX
+	    ? samplePtr->nNative : CPROF_NATIVE_MAX;
     memcpy(ePtr->ip, samplePtr->ip, ePtr->nNative * sizeof(uintptr_t));
     memcpy(ePtr->cfa, samplePtr->cfa, ePtr->nNative * sizeof(uintptr_t));
-    ePtr->nTcl = nTcl;
-    for (i = 0; i < nTcl; i++) {
+    ePtr->nTcl = nTcl < CPROF_TCL_MAX ? nTcl : CPROF_TCL_MAX;
+    for (i = 0; i < ePtr->nTcl; i++) {
 	ePtr->anchor[i] = tcl[i].anchor;
 	ePtr->nameId[i] = tcl[i].nameId;
     }

@@ -29,8 +29,7 @@
 /*
  * Whether a module is tclcprof's own library: its frames (the trace
  * callback, a drain) are the profiler's work inside Tcl's and are shown
- * with Tcl's internals. So are the commands' thunks (hookthunk.c: code
- * of no module, CprofThunkContains).
+ * with Tcl's internals.
  */
 
 static int
@@ -543,8 +542,7 @@ CprofDrainResolve(
 		    || info.nameId == ids.libcStart[1]
 		    || info.nameId == ids.libcStart[2]);
 	    if (native == CPROF_NATIVE_USER) {
-		if (info.inTcl || IsOwnModule(info.moduleId)
-			|| (info.moduleId < 0 && CprofThunkContains(addr))) {
+		if (info.inTcl || IsOwnModule(info.moduleId)) {
 		    startup = 0;
 		    afterTcl = 1;
 		    continue;

@@ -300,7 +300,7 @@ CprofUnsplicedLogObj(
     CprofUnsplicedLog *logPtr = statePtr->unsplicedLog;
     Tcl_Obj *listObj = Tcl_NewObj();
     CprofSymbolizer *symPtr;
-    int k, i, j;
+    int k, i;
 
     if (logPtr == NULL || logPtr->count == 0) {
 	return listObj;
@@ -332,17 +332,12 @@ CprofUnsplicedLogObj(
 	}
 	for (i = 0; i < ePtr->nTcl; i++) {
 	    const char *name = CprofNameString(ePtr->nameId[i]);
-	    int matched = 0;
 
-	    for (j = 0; j < ePtr->nNative; j++) {
-		if (ePtr->cfa[j] == ePtr->anchor[i] && InTrampoline(ePtr->ip,
-			j, logPtr->trampStart, logPtr->trampEnd)) {
-		    matched = 1;
-		}
-	    }
 	    Tcl_ListObjAppendElement(NULL, tclObj, Tcl_ObjPrintf(
 		    "{%s} 0x%lx %d", name ? name : "",
-		    (unsigned long) ePtr->anchor[i], matched));
+		    (unsigned long) ePtr->anchor[i], FindAnchor(ePtr->ip,
+		    ePtr->cfa, ePtr->nNative - 1, ePtr->anchor[i],
+		    logPtr->trampStart, logPtr->trampEnd) >= 0));
 	}
 	Tcl_DictObjPut(NULL, dictObj, Tcl_NewStringObj("native", -1),
 		nativeObj);

@@ -10,7 +10,11 @@
 #	    trace, in sample and exact mode), all
 #	    interleaved round by round (the order rotating), so that machine
 #	    noise hits all of them alike; the figure is the median over the
-#	    rounds of time / unprofiled time of the same round. tcllib's
+#	    rounds of time / unprofiled time of the same round. Time is the
+#	    process's CPU time (every thread's: the profiler's own included)
+#	    of the run and its stop (which drains what the run left), not
+#	    its start: what a process pays once (symbol tables) is paid by a
+#	    warm-up before the rounds. tcllib's
 #	    profiler, the usual pure-Tcl profiler, is the peer: it redefines
 #	    proc for good, so it runs in child processes, with and without
 #	    it, at 1/-peerdiv of the size.
@@ -114,6 +118,18 @@ proc timeit {script} {
     set t0 [clock microseconds]
     uplevel #0 $script
     expr {([clock microseconds] - $t0) / 1e6}
+}
+
+# cputime script -- the process's CPU time (every thread's, the
+# profiler's included) taken by script, in seconds; its wall time where
+# the test extension (cbtest::cputime) is not built.
+proc cputime {script} {
+    if {![llength [info commands cbtest::cputime]]} {
+	return [timeit $script]
+    }
+    set t0 [cbtest::cputime process]
+    uplevel #0 $script
+    expr {([cbtest::cputime process] - $t0) / 1e6}
 }
 
 proc loadavg {} {
@@ -325,7 +341,8 @@ try {
 set wresults {}
 if {"workloads" in $sections} {
     heading "1. Slowdown: median over $rounds rounds of (time / unprofiled time of\
-	the same round)"
+	the same round);\n   time: the process's CPU time (every thread's) of the run\
+	and its stop[expr {$haveCb ? {} : { (wall time here: no cbtest)}}]"
     set rows {}
     set costRows {}
     set dbRows {}
@@ -357,7 +374,7 @@ if {"workloads" in $sections} {
 		set i [expr {3 * (($k + $r) % $ncfg)}]
 		lassign [lrange $cfgs $i $i+2] cname on off
 		uplevel #0 $on
-		set t [timeit [list $wproc $n]]
+		set t [cputime [list $wproc $n]]
 		if {$cname in {exact exact-trace}} {
 		    set node [findNode [dict get [tclcprof::data] tree] ::$wproc]
 		    if {$node ne ""} {
@@ -365,8 +382,10 @@ if {"workloads" in $sections} {
 			    [list [dict get $node total_ns] $r]
 		    }
 		}
-		dict lappend stops $cname [timeit $off]
-		dict lappend times $cname $t
+		# The stop's work (the samples not yet drained) counts.
+		set stop [cputime $off]
+		dict lappend stops $cname $stop
+		dict lappend times $cname [expr {$t + $stop}]
 	    }
 	    if {$havePeer && $r < [dict get $opts -peerrounds]} {
 		set pn [sized $wname $wsize [expr {$scale / [dict get $opts -peerdiv]}]]
@@ -453,7 +472,7 @@ if {"workloads" in $sections} {
     }
     lappend header {tcllib profiler}
     table [linsert $rows 0 $header]
-    puts "  base s: unprofiled seconds (median); traced: commands the level stack\
+    puts "  base s: unprofiled CPU seconds (median); traced: commands the level stack\
 	sees per run;"
     puts "  empty trace: an empty Tcl_CreateObjTrace with tclcprof's flags (the\
 	floor of -capture"
@@ -818,15 +837,20 @@ proc target {name limit measured {note ""}} {
 	pass $pass note $note]
 }
 
-foreach {wname limit} {calls-loop 1.05 calls-rec 1.05 builtin 1.03
-	c-heavy 1.03 coro 1.10 oo 1.10 events 1.10} {
+# Issue 26's targets: sample mode (the frames capture, nothing per
+# command) within 2% everywhere but the command churn, exact mode (the
+# wrapper) within 25% on calls, 50% on coroutines and TclOO.
+foreach {wname limit} {calls-loop 1.02 calls-rec 1.02 builtin 1.02
+	c-heavy 1.02 events 1.02 coro 1.02 oo 1.02 churn 1.05} {
     set m [wratio $wname sample]
     target "sample <= ${limit}x on $wname" $limit \
-	[expr {$m eq "" ? "" : [format %.2f $m]}]
+	[expr {$m eq "" ? "" : [format %.3f $m]}]
 }
-foreach wname {calls-loop calls-rec} {
+foreach {wname limit} {calls-loop 1.25 calls-rec 1.25 coro 1.5 oo 1.5
+	churn 1.3} {
     set m [wratio $wname exact]
-    target "exact <= 1.3x on $wname" 1.3 [expr {$m eq "" ? "" : [format %.2f $m]}]
+    target "exact <= ${limit}x on $wname" $limit \
+	[expr {$m eq "" ? "" : [format %.2f $m]}]
 }
 if {[dict exists $results workloads]} {
     dict for {wname w} [dict get $results workloads] {
@@ -842,13 +866,14 @@ foreach cname {sample both} {
 	set m [format %.1f [expr {abs([dict get $results distortion $cname]
 	    - [dict get $results distortion plain])}]]
     }
-    target "distortion: $cname Tcl share within 3 points" 3 $m
+    set limit [expr {$cname eq "sample" ? 2 : 3}]
+    target "distortion: $cname Tcl share within $limit points" $limit $m
 }
 set h60 ""
 if {[dict exists $results handler]} {
     set h60 [format %.1f [dict get [lindex [dict get $results handler] end] median_us]]
 }
-target "handler median <= 10 us at native depth ~60" 10 $h60
+target "handler median <= 5 us at native depth ~60" 5 $h60
 set mem ""
 set memNote ""
 if {[dict exists $results memory]} {

@@ -211,7 +211,8 @@ if {![string is integer -strict $::tclcprof_alltests::jobs]
 namespace eval ::tclcprof_alltests::jobs {
     # The files that take longest, first (their order in a loaded run).
     variable slow {
-	deep.test export.test regress.test stress.test attach.test serve.test
+	deep.test deepmodes.test export.test regress.test stress.test attach.test
+	serve.test
 	sample.test store.test frames.test history.test events.test
 	exact.test memory.test scope.test badinput.test capture.test
     }

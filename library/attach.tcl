@@ -584,6 +584,11 @@ proc ::tclcprof::cli::Record {args} {
 	    [dict get $m stopped_by] [dict get $i start_stall_ms] \
 	    [expr {[dict exists $i stop_stall_ms] ? [format ", %.2f ms to stop" \
 		[dict get $i stop_stall_ms]] : ""}]]
+	if {[dict exists $i stop_timeout]} {
+	    puts stderr "tclcprof: process $pid reached no safe point to stop\
+		the run, which goes on there until its exit (written then);\
+		this is what it had written so far"
+	}
 	return 0
     }
     puts stderr [format "tclcprof: %d samples of process %s over %.2f s\

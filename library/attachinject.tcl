@@ -73,7 +73,9 @@ proc ::tclcprof::attach::Injected {request} {
 #	The profile as tclcprof::data -db reads it, its meta with attach
 #	injected (stored too) and, not stored, injection: the stall and
 #	wait of the start's injection (start_stall_ms, start_wait_ms) and
-#	of the stop's (stop_stall_ms, stop_wait_ms) when one was made.
+#	of the stop's (stop_stall_ms, stop_wait_ms) when one was made, or
+#	stop_timeout 1 when the process reached no safe point for the stop
+#	(the run goes on there; the profile is what its last flush wrote).
 
 proc ::tclcprof::attach::RecordInjected {pid mode o} {
     if {![string is integer -strict $pid] || $pid <= 0} {
@@ -190,6 +192,11 @@ proc ::tclcprof::attach::RecordInjected {pid mode o} {
 		}
 	    } trap {TCLCPROF ATTACH EXITED} {} - trap {TCLCPROF ATTACH NOPID} {} {
 		set stoppedBy exit
+	    } trap {TCLCPROF ATTACH TIMEOUT} {} {
+		# Idle (Tcl 8.6's event loop, a blocking read): the run goes
+		# on in the process; what its last flush wrote is read (it
+		# flushes from the event loop when the program waits).
+		dict set injection stop_timeout 1
 	    }
 	}
 	if {$stoppedBy eq "exit"} {
@@ -199,6 +206,13 @@ proc ::tclcprof::attach::RecordInjected {pid mode o} {
 	if {[catch {::tclcprof::data -db $db -run $run} profile opts]} {
 	    return -code error -errorcode {TCLCPROF ATTACH NODATA} \
 		"the run of process $pid could not be read from $db: $profile"
+	}
+	if {![dict exists $profile meta mode]} {
+	    # A run that had written nothing yet (its first flush comes
+	    # 5 s after its start): an empty profile of its mode.
+	    dict set profile meta [dict merge [dict create mode $mode \
+		clock wall elapsed 0 label [dict get $o -label] running 1 \
+		stopped_by {}] [dict get $profile meta]]
 	}
 	dict set profile meta injection $injection
 	if {[dict get $o -file] ne ""} {

@@ -41,7 +41,10 @@
  *	  that a stopped thread holds. Their signals are passed on; a hit
  *	  by another thread (its own flag set) is stepped over (the byte
  *	  put back, one single step, the int3 again) and the flag set once
- *	  more.
+ *	  more. A hit in the interp's thread while another of its interps
+ *	  runs (a child's bytecode: the flag is the thread's) is taken: the
+ *	  chosen interp is then inside a command (the one that runs the
+ *	  child), where an alias's target could be evaluated as well.
  *	- The call: the breakpoint is removed first (left in place, the
  *	  target died in an earlier trial); the thread's general and
  *	  floating-point registers are saved; below its stack pointer,

@@ -187,6 +187,14 @@ InjectAsync(
 		    "libtclcprof was loaded from", -1));
 	    rc = TCL_ERROR;
 	} else {
+	    /*
+	     * A TCLCPROF variable in the process's environment (one that
+	     * never loaded the package) is not acted on: the request says
+	     * what to start.
+	     */
+
+	    Tcl_EvalEx(interp, "namespace eval ::tclcprof {variable noEnv 1}",
+		    -1, TCL_EVAL_GLOBAL);
 	    cmdObj = Tcl_NewListObj(0, NULL);
 	    Tcl_IncrRefCount(cmdObj);
 	    Tcl_ListObjAppendElement(NULL, cmdObj,

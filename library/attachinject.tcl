@@ -72,7 +72,9 @@ proc ::tclcprof::attach::Injected {request} {
 # Results:
 #	The profile as tclcprof::data -db reads it, its meta with attach
 #	injected (stored too) and, not stored, injection: the stall and
-#	wait of the start's injection (start_stall_ms, start_wait_ms) and
+#	wait of the start's injection (start_stall_ms, start_wait_ms; and
+#	start_insert_ms, start_stepped: the breakpoint's hits by other
+#	threads stepped over) and
 #	of the stop's (stop_stall_ms, stop_wait_ms) when one was made, or
 #	stop_timeout 1 when the process reached no safe point for the stop
 #	(the run goes on there; the profile is what its last flush wrote).
@@ -130,6 +132,7 @@ proc ::tclcprof::attach::RecordInjected {pid mode o} {
 	dict set injection start_stall_ms [dict get $r stall_ms]
 	dict set injection start_wait_ms [dict get $r wait_ms]
 	dict set injection start_insert_ms [dict get $r insert_ms]
+	dict set injection start_stepped [dict get $r stepped]
 	if {[dict get $r status] ne "ok"} {
 	    set code [dict get $r errorcode]
 	    if {[lrange $code 0 1] ne {TCLCPROF ATTACH}} {

@@ -314,6 +314,7 @@ typedef struct Inj {
     int bpEver;			/* It was (traps of it may be pending). */
     uintptr_t flagAddr;		/* The interp's thread's async flag. */
     int gone;			/* The process has exited. */
+    int stepped;		/* Hits of other threads stepped over. */
 } Inj;
 
 static double
@@ -984,7 +985,8 @@ TclcprofMapped(
  *	wait_ms (from then to the safe point), held_ms (the thread held by
  *	the tracer there: the two calls), call_ms, stall_ms (from the safe
  *	point to the answer: the time the thread did none of the program's
- *	work, the handler's included). Errors
+ *	work, the handler's included), stepped (hits of other threads
+ *	stepped over). Errors
  *	TCLCPROF ATTACH NOPID, PERM, PTRACE, LAYOUT, NOTCL, NOINTERP, LOADED
  *	(another tclcprof in the process), TIMEOUT, EXITED, INJECT,
  *	PLATFORM.
@@ -1258,6 +1260,7 @@ CprofRemoteInjectObjCmd(
 		(void *) jPtr->origWord);
 	jPtr->bpIn = 0;
 	stepSig = 0;
+	jPtr->stepped++;
 	if (ptrace(PTRACE_SINGLESTEP, jPtr->tids[idx], NULL, NULL) == 0) {
 	    jPtr->state[idx] = T_RUNNING;
 	    while (waitpid(jPtr->tids[idx], &status, __WALL) < 0
@@ -1423,6 +1426,8 @@ CprofRemoteInjectObjCmd(
 		Tcl_NewDoubleObj((tCalled - tHit) / 1e3));
 	Tcl_DictObjPut(NULL, resObj, Tcl_NewStringObj("stall_ms", -1),
 		Tcl_NewDoubleObj((tEnd - tHit) / 1e3));
+	Tcl_DictObjPut(NULL, resObj, Tcl_NewStringObj("stepped", -1),
+		Tcl_NewIntObj(jPtr->stepped));
 	Tcl_SetObjResult(interp, resObj);
 	ckfree(answer);
     }

@@ -15,8 +15,8 @@
  *	  holds asyncReadyPtr, the address of its thread's "async ready"
  *	  flag (tclAsync.c, 8.6 and 9.0); the bytecode engine looks at it
  *	  every 64 instructions (tclExecute.c, at cleanup0), the evaluator
- *	  after every command (tclBasic.c, TEOV_RunLeaveTraces' neighbour
- *	  TclNRCommand's end), the event loop at the top of each
+ *	  after every command (tclBasic.c, NRCommand, the callback that
+ *	  ends each command), the event loop at the top of each
  *	  Tcl_DoOneEvent and "after ms", and each calls the exported
  *	  Tcl_AsyncInvoke when it is set: the very point where an async
  *	  handler may evaluate a script in the interp (with interp NULL in

@@ -26,6 +26,14 @@
 #include <string.h>
 #include <stdio.h>
 
+/*
+ * Set while an injection's request runs (unix/remoteinject.c): a start
+ * then is marked "attach injected" (cmdrun.c) and seeds the running
+ * frames from the trampoline outside its own (captureseed.c).
+ */
+
+int cprofInjecting = 0;
+
 static const char *const captureNames[] = {
     "wrap", "trace", "check", "frames", NULL
 };

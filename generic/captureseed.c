@@ -645,10 +645,18 @@ CprofSeedFrames(
     }
     if (statePtr->calib.state == CPROF_CALIB_OK) {
 	uintptr_t sps[64];
+	int numTramps = CprofNativeTrampolines(statePtr->calib.trampStart,
+		statePtr->calib.trampEnd, sps, 64);
 
-	if (CprofNativeTrampolines(statePtr->calib.trampStart,
-		statePtr->calib.trampEnd, sps, 64) > 0) {
-	    anchor = sps[0];
+	/*
+	 * A start by injection (unix/remoteinject.c) runs in a script that
+	 * Tcl_AsyncInvoke's handler evaluates, in a trampoline of its own
+	 * inside the one that runs the program's frames: theirs is the
+	 * next one out.
+	 */
+
+	if (numTramps > 0) {
+	    anchor = sps[(cprofInjecting && numTramps > 1) ? 1 : 0];
 	}
     }
 

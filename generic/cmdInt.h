@@ -205,6 +205,9 @@ typedef struct CprofInterp {
 				 * the program's next start or reset. */
     int asideBypass;		/* The server's own reads (Aside bypass):
 				 * the collector's, not the aside. */
+    int injected;		/* The run was started by an injection
+				 * (unix/remoteinject.c): meta "attach
+				 * injected". */
 } CprofInterp;
 
 /*
@@ -289,6 +292,7 @@ MODULE_SCOPE Tcl_ObjCmdProc CprofStartObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofTopScriptObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofRemoteStacksObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofRemoteInterruptObjCmd;
+MODULE_SCOPE Tcl_ObjCmdProc CprofRemoteInjectObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofStopObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofPauseObjCmd;
 MODULE_SCOPE Tcl_ObjCmdProc CprofResumeObjCmd;

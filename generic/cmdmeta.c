@@ -240,6 +240,13 @@ CprofMetaDict(
     PUT(metaObj, "stopped_by", Tcl_NewStringObj(statePtr->stoppedBy
 	    ? statePtr->stoppedBy : "", -1));
     PUT(metaObj, "subcommands", ciPtr->objs[OBJ_SUBCOMMANDS]);
+    if (ciPtr->injected) {
+	/*
+	 * Started in a running process by "record -pid" (injection).
+	 */
+
+	PUT(metaObj, "attach", Tcl_NewStringObj("injected", -1));
+    }
     if (statePtr->captureNote[0] != '\0') {
 	/*
 	 * The capture asked for is not the one used (status's capture

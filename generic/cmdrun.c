@@ -1314,6 +1314,7 @@ DoStartRun(
     statePtr->startNs = CprofMonoNs();
     statePtr->stopNs = 0;
     ciPtr->startWall = startWall;
+    ciPtr->injected = cprofInjecting;
     ciPtr->unsaved = 1;
     statePtr->pollProc = Poll;
     CprofRunSetDeadline(ciPtr, statePtr->options.duration,
@@ -1612,6 +1613,13 @@ CprofStopObjCmd(
 
 	CprofScopeEnd((CprofInterp *) clientData);
 	return TCL_OK;
+    }
+    if (cprofInjecting) {
+	/*
+	 * The stop of "record -pid" (Ctrl-C or SIGTERM), by injection.
+	 */
+
+	statePtr->stoppedBy = "interrupt";
     }
     CprofRunStop(statePtr);
 

@@ -365,6 +365,8 @@ CreateCommands(
 	    CprofRemoteStacksObjCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "::tclcprof::attach::Interrupt",
 	    CprofRemoteInterruptObjCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclcprof::attach::Inject",
+	    CprofRemoteInjectObjCmd, NULL, NULL);
     ensemble = Tcl_FindEnsemble(interp, Tcl_NewStringObj("::tclcprof", -1),
 	    0);
     if (ensemble == NULL) {

@@ -252,6 +252,13 @@ typedef struct CprofNameRefs {
 MODULE_SCOPE void	CprofNameHoldSlow(CprofNameRefs *refsPtr, int id);
 
 /*
+ * Set while an injection (unix/remoteinject.c, Tclcprof_Inject) evaluates
+ * its request: a run started then is marked "attach injected".
+ */
+
+MODULE_SCOPE int	cprofInjecting;
+
+/*
  * Take an id (a no-op for an id held already, or -1).
  */
 

@@ -200,7 +200,11 @@ proc ::tclcprof::attach::JsonString {s} {
 #
 #	tclcprof::attach::record pid ?-duration S? ?-rate HZ? ?-clock cpu|wall?
 #	    ?-samples N? ?-label L? ?-db FILE | -file FILE -format F?
+#	tclcprof::attach::record pid -mode memory|exact|both ?-duration S?
+#	    ?-memrate B? ?-rate HZ? ?-timeout S? ?-label L? ?-db FILE | ...?
 #
+#	The second form loads tclcprof into the process and starts a run
+#	there (attachinject.tcl, RecordInjected). The first:
 #	Sample process pid from outside: every 1/HZ s its threads are
 #	stopped, their stacks read and the threads resumed (unix/remote.c,
 #	with what does not change kept between samples). With the cpu clock
@@ -216,7 +220,9 @@ proc ::tclcprof::attach::JsonString {s} {
 
 proc ::tclcprof::attach::record {pid args} {
     set o [dict create -duration {} -rate 100 -clock cpu -label {} -db {} \
-	-file {} -format {} -samples 0]
+	-file {} -format {} -samples 0 -timeout 5 -memrate {}]
+    set mode sample
+    set rateGiven 0
     if {[llength $args] % 2} {
 	return -code error -errorcode {TCLCPROF USAGE} \
 	    "option \"[lindex $args end]\" has no value"
@@ -224,27 +230,21 @@ proc ::tclcprof::attach::record {pid args} {
     foreach {opt value} $args {
 	if {![dict exists $o $opt] || $opt eq "-mode"} {
 	    if {$opt eq "-mode"} {
-		if {$value in {memory exact both}} {
-		    # Memory and exact profiles are made by hooks in the
-		    # process (its allocator's calls, every command's entry
-		    # and exit), which reading it from outside cannot see.
-		    return -code error -errorcode {TCLCPROF ATTACH MODE} \
-			"-mode $value cannot be recorded from outside the\
-			process: it needs tclcprof loaded in it (tclcprof\
-			run, the TCLCPROF environment variable, or the\
-			preload library); a recording from outside samples\
-			(-mode sample)"
-		}
-		if {$value ne "sample"} {
+		if {$value ni {sample memory exact both}} {
 		    return -code error -errorcode {TCLCPROF USAGE} \
-			"bad mode \"$value\": a recording from outside\
-			samples (-mode sample)"
+			"bad mode \"$value\": must be sample, memory, exact or\
+			both"
 		}
+		set mode $value
 		continue
 	    }
 	    return -code error -errorcode {TCLCPROF USAGE} \
 		"bad option \"$opt\": must be -clock, -db, -duration,\
-		-file, -format, -label, -mode, -rate or -samples"
+		-file, -format, -label, -memrate, -mode, -rate, -samples or\
+		-timeout"
+	}
+	if {$opt eq "-rate"} {
+	    set rateGiven 1
 	}
 	dict set o $opt $value
     }
@@ -273,6 +273,18 @@ proc ::tclcprof::attach::record {pid args} {
 	    "-file and -format go together"
     }
 
+    if {$mode ne "sample"} {
+	# Memory and exact profiles are made by hooks in the process (its
+	# allocator's calls, every command's entry and exit), which reading
+	# it from outside cannot see: tclcprof is loaded into it
+	# (attachinject.tcl).
+	dict set o -rateGiven $rateGiven
+	return [RecordInjected $pid $mode $o]
+    }
+    if {[dict get $o -memrate] ne ""} {
+	return -code error -errorcode {TCLCPROF USAGE} \
+	    "-memrate is for -mode memory or both"
+    }
     # The first read checks the process (errors are the caller's).
     set wall [expr {[dict get $o -clock] eq "wall"}]
     set r [Stacks $pid 0 1]
@@ -540,7 +552,7 @@ proc ::tclcprof::cli::Dump {args} {
 #	(-db tclcprof.db when neither -db nor -o is given).
 
 dict set ::tclcprof::cli::commands record \
-    {Record "record -pid pid ?-duration S? ?-samples N? ?-rate HZ? ?-mode sample? ?-clock cpu|wall? ?-db file | -o file -format format?"}
+    {Record "record -pid pid ?-duration S? ?-samples N? ?-rate HZ? ?-mode sample|memory|exact|both? ?-clock cpu|wall? ?-timeout S? ?-db file | -o file -format format?"}
 
 proc ::tclcprof::cli::Record {args} {
     variable defaultDb
@@ -564,6 +576,21 @@ proc ::tclcprof::cli::Record {args} {
     }
     set p [::tclcprof::attach::record $pid {*}$opts]
     set m [dict get $p meta]
+    if {[dict exists $m injection]} {
+	set i [dict get $m injection]
+	puts stderr [format "tclcprof: %s profile of process %s over %.2f s\
+	    (%s), tclcprof loaded into it: stopped %.2f ms to start%s" \
+	    [dict get $m mode] $pid [dict get $m elapsed] \
+	    [dict get $m stopped_by] [dict get $i start_stall_ms] \
+	    [expr {[dict exists $i stop_stall_ms] ? [format ", %.2f ms to stop" \
+		[dict get $i stop_stall_ms]] : ""}]]
+	if {[dict exists $i stop_timeout]} {
+	    puts stderr "tclcprof: process $pid reached no safe point to stop\
+		the run, which goes on there until its exit (written then);\
+		this is what it had written so far"
+	}
+	return 0
+    }
     puts stderr [format "tclcprof: %d samples of process %s over %.2f s\
 	(%s), stopped %.2f ms a sample (median; 90th percentile %.2f ms)" \
 	[dict get $m samples] $pid [dict get $m elapsed] \

@@ -79,12 +79,16 @@ namespace eval ::tclcprof::reportlib {
     variable controlRE {[\x00-\x1f\x7f-\x9f\u2028\u2029]}
     variable escapeMap [list \n {\n} \r {\r} \t {\t} \u2028 {\u2028} \
 	    \u2029 {\u2029}]
-    for {set i 0} {$i < 0xa0} {incr i} {
-	if {($i < 0x20 || $i >= 0x7f) && $i ni {9 10 13}} {
-	    lappend escapeMap [format %c $i] [format {\x%02x} $i]
+    # (In a lambda: a plain i here would be the global i of a program
+    # that loads the package while it has one, "namespace eval"'s lookup.)
+    apply {{} {
+	variable escapeMap
+	for {set i 0} {$i < 0xa0} {incr i} {
+	    if {($i < 0x20 || $i >= 0x7f) && $i ni {9 10 13}} {
+		lappend escapeMap [format %c $i] [format {\x%02x} $i]
+	    }
 	}
-    }
-    unset i
+    } ::tclcprof::reportlib}
 }
 
 # ::tclcprof::report --

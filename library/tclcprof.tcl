@@ -43,6 +43,7 @@ source -encoding utf-8 [file join [file dirname [info script]] diff.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] serve.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] merge.tcl]
 source -encoding utf-8 [file join [file dirname [info script]] attach.tcl]
+source -encoding utf-8 [file join [file dirname [info script]] attachinject.tcl]
 
 # An unknown subcommand of the ensemble is a TCLCPROF error too, with
 # Tcl's message.

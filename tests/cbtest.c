@@ -154,6 +154,59 @@ MapsymCmd(
 }
 
 /*
+ * cbtest::asyncloop			-- forever: mark an async handler of
+ *					   this thread and evaluate a command,
+ *					   after which Tcl runs the handler
+ *					   (Tcl_AsyncInvoke), which counts
+ * cbtest::asynccount			-- the handler's runs, all threads
+ *
+ * A thread whose Tcl_AsyncInvoke is called all the time (attachinject.test:
+ * an injection into another thread steps over its hits).
+ */
+
+static volatile long asyncRuns = 0;
+
+static int
+AsyncCounted(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int code)
+{
+    __atomic_add_fetch(&asyncRuns, 1, __ATOMIC_RELAXED);
+    return code;
+}
+
+static int
+AsyncLoopCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_AsyncHandler h = Tcl_AsyncCreate(AsyncCounted, NULL);
+
+    for (;;) {
+	Tcl_AsyncMark(h);
+	if (Tcl_EvalEx(interp, "incr ::asyncLoop", -1, 0) != TCL_OK) {
+	    Tcl_AsyncDelete(h);
+	    return TCL_ERROR;
+	}
+    }
+}
+
+static int
+AsyncCountCmd(
+    ClientData clientData,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_SetObjResult(interp, Tcl_NewWideIntObj(
+	    __atomic_load_n(&asyncRuns, __ATOMIC_RELAXED)));
+    return TCL_OK;
+}
+
+/*
  * cbtest::spin ms			-- burn CPU in C
  * cbtest::clockspin ms			-- the same, reading the clock only
  *					   (clientData non-NULL)
@@ -1402,6 +1455,10 @@ Cbtest_Init(
     Tcl_CreateObjCommand(interp, "cbtest::emptytrace", EmptyTraceCmd, NULL,
 	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::spin", SpinCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::asyncloop", AsyncLoopCmd, NULL,
+	    NULL);
+    Tcl_CreateObjCommand(interp, "cbtest::asynccount", AsyncCountCmd, NULL,
+	    NULL);
     Tcl_CreateObjCommand(interp, "cbtest::mapsym", MapsymCmd, NULL, NULL);
     Tcl_CreateObjCommand(interp, "cbtest::labelpush", LabelCmd, "push", NULL);
     Tcl_CreateObjCommand(interp, "cbtest::labelpop", LabelCmd, "pop", NULL);

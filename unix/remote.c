@@ -225,7 +225,7 @@ EndStacks(
 /*
  *----------------------------------------------------------------------
  *
- * PrepareProc --
+ * CprofRmPrepareProc --
  *
  *	Fill a target for process pid while it runs: libtcl, interps,
  *	modules.
@@ -233,8 +233,8 @@ EndStacks(
  *----------------------------------------------------------------------
  */
 
-static int
-PrepareProc(
+int
+CprofRmPrepareProc(
     Tcl_Interp *interp,
     Target *tPtr,
     int pid)
@@ -376,7 +376,7 @@ CprofRemoteStacksObjCmd(
 		|| strcmp(Tcl_GetString(maps),
 		    Tcl_GetString(sessionPtr->maps)) != 0) {
 	    EndSession();
-	    if (PrepareProc(interp, &sessionPtr->target, pid) != TCL_OK) {
+	    if (CprofRmPrepareProc(interp, &sessionPtr->target, pid) != TCL_OK) {
 		Tcl_DecrRefCount(maps);
 		Tcl_MutexUnlock(&sessionMutex);
 		return TCL_ERROR;
@@ -395,7 +395,7 @@ CprofRemoteStacksObjCmd(
 	    }
 	}
 	tPtr = &sessionPtr->target;
-    } else if (PrepareProc(interp, tPtr, pid) != TCL_OK) {
+    } else if (CprofRmPrepareProc(interp, tPtr, pid) != TCL_OK) {
 	Tcl_MutexUnlock(&sessionMutex);
 	return TCL_ERROR;
     }

@@ -211,6 +211,13 @@ MODULE_SCOPE long	CprofRmThreadCpu(pid_t pid, pid_t tid);
 MODULE_SCOPE void	CprofRmThreadOwners(Target *tPtr);
 
 /*
+ * remote.c
+ */
+
+MODULE_SCOPE int	CprofRmPrepareProc(Tcl_Interp *interp, Target *tPtr,
+			    int pid);
+
+/*
  * remoteinterp.c
  */
 

@@ -212,6 +212,7 @@ namespace eval ::tclcprof_alltests::jobs {
     # The files that take longest, first (their order in a loaded run).
     variable slow {
 	deep.test deepmodes.test export.test regress.test stress.test attach.test
+	attachinject.test
 	serve.test
 	sample.test store.test frames.test history.test events.test
 	exact.test memory.test scope.test badinput.test capture.test

@@ -23,8 +23,8 @@
 #	capture-sensitive files, or those of -file).
 #	TCLCPROF_TEST_JOBS=N runs N test files at a time (see below),
 #	TCLCPROF_TEST_JOBS=1 one at a time, in one child process each;
-#	by default (or "auto") two more than the machine's processors, at
-#	most 8.
+#	by default (or "auto") three more than the machine's processors,
+#	at most 8.
 #	TCLCPROF_TEST_TIMES=FILE records each test's wall and CPU time in
 #	FILE and names the dearest tests at the end. A test whose result
 #	does not depend on the capture has the constraint oncePerSuite
@@ -173,15 +173,14 @@ set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 # lines sum them. The longest files start first (most of the suite's
 # time is spent waiting for wall-clock time: profiles of a fixed
 # duration, event loops, children). The default, "auto", is the number
-# of processors plus two, at most 8: four on a 2-core machine, where the
-# 8.6 suite takes about 2.5 minutes idle, and about 250 s beside two
-# busy loops (three at a time: 296 s; the scheduler shares the
-# processors per runnable process, so more units take a larger share
-# from the busy ones; a unit waiting on a child or the wall clock leaves
-# its share to the others). Issue 28 item 21 hardened the suite's timing
-# tests for that (CPU-clock sampling beside busy processes delivers few,
-# heavy signals: tests that need samples at given places sample on the
-# wall clock).
+# of processors plus three, at most 8: five on a 2-core machine. Beside
+# two busy loops the 8.6 suite took 225 s at five, 251 s at four and
+# 296 s at three (the scheduler shares the processors per runnable
+# process, so more units take a larger share from the busy ones; a unit
+# waiting on a child or the wall clock leaves its share to the others).
+# Issue 28 item 21 hardened the suite's timing tests for that (CPU-clock
+# sampling beside busy processes delivers few, heavy signals: tests that
+# need samples at given places sample on the wall clock).
 proc ::tclcprof_alltests::DefaultJobs {} {
     set n 1
     catch {
@@ -195,7 +194,7 @@ proc ::tclcprof_alltests::DefaultJobs {} {
     if {![string is integer -strict $n] || $n < 1} {
 	return 1
     }
-    return [expr {min($n + 2, 8)}]
+    return [expr {min($n + 3, 8)}]
 }
 set ::tclcprof_alltests::jobs [expr {[info exists ::env(TCLCPROF_TEST_JOBS)]
 	? $::env(TCLCPROF_TEST_JOBS) : "auto"}]

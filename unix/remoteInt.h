@@ -206,6 +206,8 @@ MODULE_SCOPE Tcl_Obj *	CprofRmReadObjString(Target *tPtr, uintptr_t objAddr);
 MODULE_SCOPE int	CprofRmStopAll(Tcl_Interp *interp, Target *tPtr);
 MODULE_SCOPE void	CprofRmResumeAll(Target *tPtr);
 MODULE_SCOPE int	CprofRmProcessGone(pid_t pid);
+MODULE_SCOPE int	CprofRmAttachError(Tcl_Interp *interp, pid_t pid,
+			    int err);
 MODULE_SCOPE Tcl_Obj *	CprofRmReadMaps(pid_t pid);
 MODULE_SCOPE long	CprofRmThreadCpu(pid_t pid, pid_t tid);
 MODULE_SCOPE void	CprofRmThreadOwners(Target *tPtr);

@@ -399,18 +399,7 @@ SeizeAll(
 		    continue;
 		}
 		closedir(d);
-		if (err == EPERM && CprofRmProcessGone(jPtr->pid)) {
-		    return CprofRmError(interp, "NOPID", "process %d has "
-			    "exited", (int) jPtr->pid);
-		}
-		if (err == EPERM || err == EACCES) {
-		    return CprofRmError(interp, "PERM", "cannot trace process "
-			    "%d: %s (already traced, or not permitted: "
-			    "ptrace_scope, capabilities)", (int) jPtr->pid,
-			    strerror(err));
-		}
-		return CprofRmError(interp, "PTRACE", "cannot trace process "
-			"%d: %s", (int) jPtr->pid, strerror(err));
+		return CprofRmAttachError(interp, jPtr->pid, err);
 	    }
 	    AddTid(jPtr, tid, T_RUNNING);
 	    added = 1;

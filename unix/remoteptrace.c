@@ -314,6 +314,32 @@ CprofRmProcessGone(
     return p == NULL || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
 }
 
+/*
+ * CprofRmAttachError --
+ *
+ *	The error of a failed PTRACE_ATTACH/SEIZE of a thread of pid
+ *	(errno err): the process gone, not permitted, or another failure.
+ */
+
+int
+CprofRmAttachError(
+    Tcl_Interp *interp,
+    pid_t pid,
+    int err)
+{
+    if (err == EPERM && CprofRmProcessGone(pid)) {
+	return CprofRmError(interp, "NOPID", "process %d has exited",
+		(int) pid);
+    }
+    if (err == EPERM || err == EACCES) {
+	return CprofRmError(interp, "PERM", "cannot trace process %d: %s "
+		"(already traced, or not permitted: ptrace_scope, "
+		"capabilities)", (int) pid, strerror(err));
+    }
+    return CprofRmError(interp, "PTRACE", "cannot trace process %d: %s",
+	    (int) pid, strerror(err));
+}
+
 int
 CprofRmStopAll(
     Tcl_Interp *interp,
@@ -347,18 +373,7 @@ CprofRmStopAll(
 		    continue;		/* The thread ended. */
 		}
 		CprofRmResumeAll(tPtr);
-		if (err == EPERM && CprofRmProcessGone(tPtr->pid)) {
-		    return CprofRmError(interp, "NOPID", "process %d has "
-			    "exited", (int) tPtr->pid);
-		}
-		if (err == EPERM || err == EACCES) {
-		    return CprofRmError(interp, "PERM", "cannot trace process "
-			    "%d: %s (already traced, or not permitted: "
-			    "ptrace_scope, capabilities)", (int) tPtr->pid,
-			    strerror(err));
-		}
-		return CprofRmError(interp, "PTRACE", "cannot trace process "
-			"%d: %s", (int) tPtr->pid, strerror(err));
+		return CprofRmAttachError(interp, tPtr->pid, err);
 	    }
 	    tPtr->tids[tPtr->numTids] = now[i];
 	    tPtr->seized[tPtr->numTids] = 1;

@@ -1059,6 +1059,19 @@ PushTopScript(
 	    &statePtr->naming, Tcl_GetString(pathObj)), anchor);
 }
 
+/*
+ * A start under way in this thread. A start evaluates scripts of its own
+ * (the frames capture's once-per-process probe, CprofFramesNew), and Tcl
+ * runs asynchronous handlers and traces at their commands: a handler
+ * that starts a run (a request of tclcprof::serve's endpoint, a run
+ * injected by record -pid) would enter a start that is half done, and
+ * the probe's mutex, which is not recursive, hung the thread for good.
+ * Such a start fails instead (TCLCPROF STATE STARTING; the endpoint
+ * answers 409 and the request may be made again).
+ */
+
+static __thread int startingRun;
+
 static int
 DoStart(
     CprofInterp *ciPtr,
@@ -1069,12 +1082,20 @@ DoStart(
     Tcl_Obj *topScriptObj = ciPtr->topScriptObj;
     int code;
 
+    if (startingRun) {
+	return CprofStateError(interp, "a run is being started in this"
+		" thread (tclcprof::start was called from an asynchronous"
+		" handler or a trace that ran during a start)", "STARTING");
+    }
+
     /*
      * tclcprof::TopScript told of the main script for this start only.
      */
 
     ciPtr->topScriptObj = NULL;
+    startingRun = 1;
     code = DoStartRun(ciPtr, interp, objc, objv, topScriptObj);
+    startingRun = 0;
     if (topScriptObj != NULL) {
 	Tcl_DecrRefCount(topScriptObj);
     }

@@ -1596,14 +1596,27 @@ static void
 ProbeCoroutineCaller(
     Tcl_Interp *interp)
 {
+    /*
+     * The probe evaluates scripts with probeMutex held, and Tcl may run
+     * an asynchronous handler or a trace at their commands: one that
+     * gets here again in this thread (a tclcprof::debug frames) finds the
+     * probe under way and goes on without it (starts are refused earlier,
+     * cmdrun.c's DoStart), rather than wait for the mutex for ever.
+     */
+
+    static __thread int probingHere;
     Tcl_InterpState saved;
 
+    if (probingHere) {
+	return;
+    }
     Tcl_MutexLock(&probeMutex);
     if (coroProbed) {
 	Tcl_MutexUnlock(&probeMutex);
 	return;
     }
     coroProbed = 1;
+    probingHere = 1;
     listType = Tcl_GetObjType("list");
     saved = Tcl_SaveInterpState(interp, TCL_OK);
     Tcl_CreateObjCommand(interp, "::tclcprof::FramesProbe", ProbeCmd, NULL,
@@ -1658,6 +1671,7 @@ ProbeCoroutineCaller(
     }
     Tcl_RestoreInterpState(interp, saved);
     CbMaskBuild();
+    probingHere = 0;
     Tcl_MutexUnlock(&probeMutex);
 }
 

@@ -174,8 +174,9 @@ set ::tclcprof_alltests::userFiles [expr {[lsearch -exact $argv -file] >= 0}]
 # time is spent waiting for wall-clock time: profiles of a fixed
 # duration, event loops, children). The default, "auto", is the number
 # of processors plus three, at most 8: five on a 2-core machine. Beside
-# two busy loops the 8.6 suite took 224-273 s at five (seven runs; the
-# VM's host makes the CPU it takes vary by a fifth), 250-251 s at four
+# two busy loops the 8.6 suite took 146-170 s at five, ten runs of ten
+# green (2026-11-29, the tests' own CPU 199-231 s); on a slower host the
+# day before (their CPU 292-354 s) 224-273 s at five, 250-251 s at four
 # and 296 s at three (the scheduler shares the processors per runnable
 # process, so more units take a larger share from the busy ones; a unit
 # waiting on a child or the wall clock leaves its share to the others).

@@ -188,27 +188,19 @@ CprofSeedPrepare(
     Tcl_Interp *interp)
 {
     /*
-     * The probe evaluates scripts with probeMutex held: an asynchronous
-     * handler or a trace that Tcl runs at one of their commands and that
-     * gets here again in this thread goes on without the probe (starts
-     * are refused earlier, cmdrun.c's DoStart) rather than wait for the
-     * mutex for ever.
+     * The probe evaluates scripts with probeMutex held. Only a start gets
+     * here, and a start that an asynchronous handler or a trace would
+     * begin during this one is refused before (cmdrun.c's DoStart), so
+     * this thread never waits here for the mutex it holds.
      */
 
-    static __thread int probingHere;
-
-    if (probingHere) {
-	return;
-    }
     pthread_mutex_lock(&probeMutex);
     if (!probed) {
 	static const CprofGotTarget targets[] = {
 	    {"Tcl_NRCallObjProc", (void *) HookNRCallObjProc}
 	};
 
-	probingHere = 1;
 	Probe(interp);
-	probingHere = 0;
 	probed = 1;
 	if (procObjProc != NULL && procNreProc != NULL) {
 	    realNRCallObjProc = (NRCallObjProcProc *)
